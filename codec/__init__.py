@@ -1,0 +1,52 @@
+"""codec: the two-way codec between LLM chat formats and structured tool calls.
+
+Render OpenAI-style messages and tools into the exact prompt a model was trained on, and parse
+the model's reply (whole or streamed) back into content, reasoning and tool calls.
+"""
+
+from codec.errors import CodecError, ParseError, RenderError, UnknownFormat
+from codec.format import Format
+from codec.formats import formats, get_format
+from codec.models import (
+    Event,
+    Function,
+    FunctionCall,
+    Issue,
+    Message,
+    ParseResult,
+    ReasoningDelta,
+    TextDelta,
+    Tool,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from codec.stream import Stream
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CodecError",
+    "Event",
+    "Format",
+    "Function",
+    "FunctionCall",
+    "Issue",
+    "Message",
+    "ParseError",
+    "ParseResult",
+    "ReasoningDelta",
+    "RenderError",
+    "Stream",
+    "TextDelta",
+    "Tool",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallStart",
+    "UnknownFormat",
+    "__version__",
+    "formats",
+    "get_format",
+]

@@ -1,0 +1,111 @@
+"""The :class:`Format` base class: what every chat format offers (render, render_reply, parse, stream)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from codec import jinja
+from codec.models import Message, ParseResult, Tool
+
+if TYPE_CHECKING:
+    from codec.stream import Stream, Syntax
+
+MessageLike = Mapping[str, Any] | Message
+ToolLike = Mapping[str, Any] | Tool
+
+
+class Format:
+    """One chat format. Subclasses live in ``codec/formats/<name>.py``; the core never names one.
+
+    A subclass sets ``name`` (and optional ``aliases``), implements :meth:`_render` and
+    :meth:`render_reply`, and describes its reply syntax with :meth:`_syntax` (its grammar and
+    the builder that turns parse events into content, reasoning and calls).
+    """
+
+    name: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()
+    #: One line for ``codec formats``.
+    summary: ClassVar[str] = ""
+    #: What the model emits to end its turn; parsing accepts it at the end of a reply.
+    stop_token: ClassVar[str] = ""
+
+    _syntax_cache: Syntax | None = None
+
+    # ------------------------------------------------------------------ render
+
+    def render(
+        self,
+        messages: Iterable[MessageLike],
+        tools: Iterable[ToolLike] | None = None,
+        *,
+        add_generation_prompt: bool = False,
+        template: str | None = None,
+        **variables: Any,
+    ) -> str:
+        """The prompt text for ``messages`` and ``tools``, byte-identical to the format's reference template.
+
+        ``variables`` are the template variables (``bos_token``, ``enable_thinking``...). With
+        ``template``, that chat template is rendered instead, exactly as transformers would.
+        Raises :class:`~codec.errors.RenderError` where the reference template raises.
+        """
+        msgs = jinja.prepare_messages(messages)
+        tls = jinja.prepare_tools(tools)
+        if template is not None:
+            return jinja.render_template(template, msgs, tls, add_generation_prompt=add_generation_prompt, **variables)
+        return self._render(msgs, tls, add_generation_prompt=add_generation_prompt, **variables)
+
+    def _render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        add_generation_prompt: bool,
+        **variables: Any,
+    ) -> str:
+        raise NotImplementedError
+
+    def render_reply(self, message: MessageLike) -> str:
+        """The text the model generates for this assistant message, stop token included."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ parse
+
+    def parse(
+        self,
+        text: str,
+        *,
+        tools: Sequence[ToolLike] | None = None,
+        strict: bool = False,
+        prompt: str | None = None,
+    ) -> ParseResult:
+        """Decode a whole reply: ``stream.feed(text)`` then ``stream.close()``."""
+        stream = self.stream(tools=tools, strict=strict, prompt=prompt)
+        stream.feed(text)
+        stream.close()
+        return stream.result
+
+    def stream(
+        self,
+        *,
+        tools: Sequence[ToolLike] | None = None,
+        strict: bool = False,
+        prompt: str | None = None,
+    ) -> Stream:
+        """A sans-IO incremental parser: ``feed(chunk)`` returns events, ``close()`` flushes."""
+        from codec.stream import Stream
+
+        return Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt)
+
+    def syntax(self) -> Syntax:
+        """The compiled reply syntax, built on first use and shared by every stream of this format."""
+        cls = type(self)
+        if cls._syntax_cache is None:
+            cls._syntax_cache = self._syntax()
+        return cls._syntax_cache
+
+    def _syntax(self) -> Syntax:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<codec format {self.name!r}>"

@@ -1,0 +1,32 @@
+"""The registry of built-in formats: one module per format, listed here once."""
+
+from __future__ import annotations
+
+from codec.errors import UnknownFormat
+from codec.format import Format
+from codec.formats.hermes import Hermes
+
+#: Every built-in format class. Adding a format is one module, one grammar and one line here.
+BUILTINS: tuple[type[Format], ...] = (Hermes,)
+
+_INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
+_ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}
+
+
+def _key(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
+def formats() -> list[str]:
+    """The canonical names of the formats that work, sorted."""
+    return sorted(_INSTANCES)
+
+
+def get_format(name: str) -> Format:
+    """The format called ``name`` (aliases and ``-``/``_`` spellings resolve); raises :class:`UnknownFormat`."""
+    key = _key(name)
+    key = _ALIASES.get(key, key)
+    try:
+        return _INSTANCES[key]
+    except KeyError:
+        raise UnknownFormat(name, list(_INSTANCES) + list(_ALIASES)) from None

@@ -1,0 +1,407 @@
+"""``hermes``: Hermes / Qwen2.5-style JSON tool calls inside ``<tool_call>`` tags.
+
+Reference template: the Portuguese Hermes template of the Tucano2 models
+(``hermes-json-pt.jinja``). A reply looks like::
+
+    Some text
+    <tool_call>
+    {"name": "get_weather", "arguments": {"city": "Paris"}}
+    </tool_call><|im_end|>
+
+Argument values are JSON and keep their JSON types; with ``tools`` they are checked against the
+tool's schema, never coerced. Tolerated (each reported as an Issue): a missing
+``</tool_call>`` (or ``}``) before the end of the reply or before the next block; ``parameters``
+for ``arguments``; ``arguments`` given as a JSON string; Python-literal or single-quoted objects
+(``True``, ``None``); raw control characters in strings; two JSON objects in one block; text
+after ``<|im_end|>``. A leading ``<think>...</think>`` block (Qwen3-style models) is reasoning.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from codec import jinja
+from codec._lark import Token, compile_grammar
+from codec.errors import RenderError
+from codec.format import Format, MessageLike
+from codec.literals import json_value, python_literal
+from codec.models import dump_arguments
+from codec.stream import CONTENT, REASONING, Builder, BuildError, Delimiter, Stream, Syntax
+
+SYSTEM_TOOLS_HEADER = (
+    "# Tools / Ferramentas\n\nVocê pode chamar uma ou mais funções para auxiliar na consulta do usuário.\n\n"
+    "Você recebe assinaturas de funções dentro de tags XML <tools></tools>:\n<tools>"
+)
+SYSTEM_TOOLS_FOOTER = (
+    "\n</tools>\n\nPara cada chamada de função, retorne um objeto json com o nome da função e os "
+    "argumentos dentro das tags XML <tool_call></tool_call>:\n<tool_call>\n"
+    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n'
+)
+CALL_OPEN = "<tool_call>"
+CALL_CLOSE = "</tool_call>"
+STOP = "<|im_end|>"
+
+
+# ---------------------------------------------------------------------------- render
+
+
+def _concat(*parts: Any) -> str:
+    """Jinja's ``+`` on the values the template concatenates: str only, as the template would fail."""
+    for part in parts:
+        if not isinstance(part, str):
+            raise RenderError(f'can only concatenate str (not "{type(part).__name__}") to str')
+    return "".join(parts)
+
+
+def _required(message: dict[str, Any], key: str) -> Any:
+    if key not in message:
+        raise RenderError(f"'dict object' has no attribute '{key}'")
+    return message[key]
+
+
+def _render_call(call: Any) -> str:
+    if not isinstance(call, dict):
+        raise RenderError("tool_calls entries must be objects")
+    function = call.get("function") or call
+    name = function.get("name", "") if isinstance(function, dict) else ""
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    args = arguments if isinstance(arguments, str) else jinja.tojson(arguments)
+    return f'{CALL_OPEN}\n{{"name": "{"" if name is None else name}", "arguments": {args}}}\n{CALL_CLOSE}'
+
+
+def _assistant_body(message: dict[str, Any]) -> str:
+    """What follows ``<|im_start|>assistant\\n`` for this message, ``<|im_end|>`` included."""
+    content = message.get("content")
+    content = content if isinstance(content, str) else ""
+    out = [content]
+    calls = message.get("tool_calls") or []
+    for i, call in enumerate(calls):
+        if i or content:
+            out.append("\n")
+        out.append(_render_call(call))
+    out.append(STOP)
+    return "".join(out)
+
+
+def render_conversation(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, add_generation_prompt: bool
+) -> str:
+    """The prompt, as the reference template renders it."""
+    if not messages:
+        raise RenderError("'list object' has no attribute 'role'")
+    first = messages[0]
+    first_is_system = _required(first, "role") == "system"
+    out: list[str] = []
+    if tools:
+        out.append("<|im_start|>system\n")
+        if first_is_system:
+            out.append(_concat(_required(first, "content"), "\n\n"))
+        out.append(SYSTEM_TOOLS_HEADER)
+        for tool in tools:
+            out.append("\n" + jinja.tojson(tool))
+        out.append(SYSTEM_TOOLS_FOOTER)
+    elif first_is_system:
+        out.append(_concat("<|im_start|>system\n", _required(first, "content"), "<|im_end|>\n"))
+    for i, message in enumerate(messages):
+        role = _required(message, "role")
+        content = message.get("content")
+        content = content if isinstance(content, str) else ""
+        if role == "user" or (role == "system" and i):
+            out.append(_concat("<|im_start|>", role, "\n", content, "<|im_end|>\n"))
+        elif role == "assistant":
+            out.append("<|im_start|>assistant\n" + _assistant_body(message) + "\n")
+        elif role == "tool":
+            if i == 0 or messages[i - 1].get("role") != "tool":
+                out.append("<|im_start|>user")
+            out.append("\n<tool_response>\n" + content + "\n</tool_response>")
+            if i == len(messages) - 1 or messages[i + 1].get("role") != "tool":
+                out.append("<|im_end|>\n")
+    if add_generation_prompt:
+        out.append("<|im_start|>assistant\n")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------- parse
+
+
+@dataclass
+class _Pair:
+    key: str
+    value: Any
+    pos: int
+
+
+@dataclass
+class _Object:
+    """The call object being parsed: its name (once seen), its arguments, the call's index."""
+
+    pos: int
+    name: str | None = None
+    index: int | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    args_seen: int = 0
+
+
+def _string(token: Token) -> str:
+    try:
+        value = json_value(str(token))
+    except ValueError as exc:
+        raise BuildError(f"invalid JSON string: {exc}", token.start_pos) from None
+    assert isinstance(value, str)
+    return value
+
+
+def _fragment(first: bool, key: str, value: Any) -> str:
+    return ("{" if first else ", ") + json.dumps(key, ensure_ascii=False) + ": " + json.dumps(value, ensure_ascii=False)
+
+
+def _decode_objects(body: str) -> tuple[list[Any], str] | None:
+    """The JSON (or Python-literal) objects a broken block holds, and how they were read."""
+    for strict, how in ((True, "JSON"), (False, "JSON with raw control characters in strings")):
+        decoder = json.JSONDecoder(strict=strict)
+        objects: list[Any] = []
+        i, n = 0, len(body)
+        try:
+            while True:
+                while i < n and body[i] in " \t\r\n":
+                    i += 1
+                if i >= n:
+                    break
+                value, i = decoder.raw_decode(body, i)
+                objects.append(value)
+        except (ValueError, RecursionError):
+            continue
+        if objects:
+            return objects, how
+    try:
+        return [python_literal(body)], "a Python literal"
+    except ValueError:
+        return None
+
+
+def _as_call(obj: Any) -> tuple[str, dict[str, Any], list[str]] | None:
+    """(name, arguments, repairs) of a decoded call object, or None if it is not one."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        return None
+    repairs: list[str] = []
+    key = "arguments" if "arguments" in obj else "parameters"
+    if key == "parameters" and key in obj:
+        repairs.append("'parameters' used for 'arguments'")
+    args = obj.get(key, {})
+    if isinstance(args, str):
+        try:
+            args = json_value(args)
+        except ValueError:
+            try:
+                args = python_literal(args)
+            except ValueError:
+                return None
+        repairs.append("arguments given as a string")
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return None
+    return obj["name"], args, repairs
+
+
+class HermesBuilder(Builder):
+    """Builds calls from the hermes grammar's reductions and repairs blocks it rejects."""
+
+    def __init__(self, sink: Stream) -> None:
+        super().__init__(sink)
+        self._obj: _Object | None = None
+        self._done_in_block = 0  # call objects completed in the current block
+
+    # values
+    def string(self, c: list[Any]) -> str:
+        return _string(c[0])
+
+    def number(self, c: list[Any]) -> Any:
+        try:
+            return json_value(str(c[0]))
+        except ValueError as exc:
+            raise BuildError(str(exc), c[0].start_pos) from None
+
+    def true(self, c: list[Any]) -> bool:
+        return True
+
+    def false(self, c: list[Any]) -> bool:
+        return False
+
+    def null(self, c: list[Any]) -> None:
+        return None
+
+    def array(self, c: list[Any]) -> list[Any]:
+        return list(c[1:-1:2])
+
+    def pair(self, c: list[Any]) -> _Pair:
+        return _Pair(_string(c[0]), c[2], c[0].start_pos)
+
+    def object(self, c: list[Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for pair in c[1:-1:2]:
+            if pair.key in out:
+                self.sink.issue("duplicate_key", f"key {pair.key!r} repeated; the last value is kept", pair.pos)
+            out[pair.key] = pair.value
+        return out
+
+    # the call object
+    def _current(self, pos: int) -> _Object:
+        if self._obj is None:
+            self._obj = _Object(pos)
+        return self._obj
+
+    def name_member(self, c: list[Any]) -> None:
+        obj = self._current(c[0].start_pos)
+        name = c[2]
+        if not isinstance(name, str):
+            raise BuildError('"name" must be a string', c[0].start_pos)
+        if obj.name is not None:
+            self.sink.issue("duplicate_key", f'"name" repeated; {obj.name!r} is kept', c[0].start_pos, name)
+            return
+        obj.name = name
+        obj.index = self.sink.start_call(name)
+        for i, (key, value) in enumerate(obj.args.items()):
+            self.sink.add_arguments(obj.index, _fragment(i == 0, key, value))
+
+    def arg(self, c: list[Any]) -> None:
+        obj = self._current(c[0].start_pos)
+        key, value = _string(c[0]), c[2]
+        if key in obj.args:
+            self.sink.issue(
+                "duplicate_argument",
+                f"argument {key!r} repeated; the first value is kept",
+                c[0].start_pos,
+                json.dumps(value, ensure_ascii=False),
+            )
+            return
+        obj.args[key] = value
+        if obj.index is not None:
+            self.sink.add_arguments(obj.index, _fragment(len(obj.args) == 1, key, value))
+
+    def args_member(self, c: list[Any]) -> None:
+        obj = self._current(c[0].start_pos)
+        self._args_key(obj, c[0])
+
+    def args_string_member(self, c: list[Any]) -> None:
+        obj = self._current(c[0].start_pos)
+        self._args_key(obj, c[0])
+        text = _string(c[2])
+        try:
+            args = json_value(text) if text.strip() else {}
+        except ValueError:
+            try:
+                args = python_literal(text)
+            except ValueError:
+                raise BuildError("arguments string is not an object", c[2].start_pos) from None
+        if not isinstance(args, dict):
+            raise BuildError("arguments string is not an object", c[2].start_pos)
+        self.sink.issue("arguments_as_string", "arguments given as a JSON string, decoded", c[2].start_pos)
+        if obj.args:
+            raise BuildError("arguments given twice", c[2].start_pos)
+        obj.args.update(args)
+
+    def _args_key(self, obj: _Object, key: Token) -> None:
+        obj.args_seen += 1
+        if obj.args_seen > 1:
+            self.sink.issue("duplicate_key", "arguments given twice; merged", key.start_pos)
+        if key.value == '"parameters"':
+            self.sink.issue("parameters_key", "'parameters' used for 'arguments'", key.start_pos)
+
+    def other_member(self, c: list[Any]) -> None:
+        key = _string(c[0])
+        text = json.dumps({key: c[2]}, ensure_ascii=False)
+        self.sink.issue("unexpected_key", f"key {key!r} in a tool call object is not used", c[0].start_pos, text)
+
+    def call_object(self, c: list[Any]) -> None:
+        obj = self._current(c[0].start_pos)
+        if obj.index is None:
+            raise BuildError('tool call object has no "name"', c[0].start_pos)
+        self._obj = None
+        self._done_in_block += 1
+        if self._done_in_block == 2:
+            self.sink.issue("several_objects", "several call objects in one <tool_call> block", c[0].start_pos)
+        self.sink.end_call(obj.index, obj.args, obj.pos)
+
+    def call(self, c: list[Any]) -> None:
+        self._done_in_block = 0
+
+    # a block the grammar rejected
+    def recover(self, raw: str, pos: int, error: str) -> bool:
+        obj, self._obj = self._obj, None
+        skip, self._done_in_block = self._done_in_block, 0
+        body = raw[len(CALL_OPEN) :] if raw.startswith(CALL_OPEN) else raw
+        closed = body.rstrip().endswith(CALL_CLOSE)
+        if closed:
+            body = body.rstrip()[: -len(CALL_CLOSE)]
+        decoded = _decode_objects(body)
+        calls = [_as_call(o) for o in decoded[0][skip:]] if decoded else []
+        if decoded is None or not calls or any(call is None for call in calls):
+            if obj is None or obj.index is None:
+                return False
+            self.sink.issue("truncated_call", f"tool call {obj.name!r} cut short: {error}", pos, raw)
+            self.sink.end_call(obj.index, obj.args, obj.pos)
+            return True
+        how = decoded[1]
+        for i, call in enumerate(calls):
+            assert call is not None
+            name, args, repairs = call
+            detail = "; ".join([f"read as {how}", *repairs]) if how != "JSON" or repairs else "read as JSON"
+            if i == 0 and obj is not None and obj.index is not None:
+                if name != obj.name or not dump_arguments(args).startswith(self.sink.sent_arguments(obj.index)):
+                    self.sink.issue("truncated_call", f"tool call {obj.name!r} cut short: {error}", pos, raw)
+                    self.sink.end_call(obj.index, obj.args, obj.pos)
+                    continue
+                index = obj.index
+            else:
+                index = self.sink.start_call(name)
+            self.sink.issue("repaired_call", f"tool call {name!r} repaired ({error}): {detail}", pos)
+            self.sink.end_call(index, args, pos)
+        if not closed and raw.rstrip() == raw and not raw.endswith(CALL_CLOSE):
+            pass
+        return True
+
+
+class Hermes(Format):
+    """Hermes / Qwen2.5 JSON tool calls (reference: the Tucano2 Portuguese Hermes template)."""
+
+    name = "hermes"
+    aliases = ("hermes_json", "qwen2_5", "qwen25")
+    summary = 'Hermes/Qwen2.5 JSON calls: <tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>'
+    stop_token = STOP
+
+    def _render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        add_generation_prompt: bool,
+        **variables: Any,
+    ) -> str:
+        return render_conversation(messages, tools, add_generation_prompt)
+
+    def render_reply(self, message: MessageLike) -> str:
+        (msg,) = jinja.prepare_messages([message])
+        return _assistant_body(msg)
+
+    def _syntax(self) -> Syntax:
+        return Syntax(
+            grammar=compile_grammar("hermes"),
+            builder=HermesBuilder,
+            text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
+            block_open=frozenset({"CALL_OPEN"}),
+            block_close=frozenset({"CALL_CLOSE"}),
+            autoclose={"RBRACK": "]", "RBRACE": "}", "CALL_CLOSE": CALL_CLOSE, "THINK_CLOSE": "</think>"},
+            autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "STOP"}),
+            resync_after=(CALL_CLOSE,),
+            resync_before=(CALL_OPEN, STOP),
+            delimiters=(Delimiter('"', '"', "\\"),),
+            closed_terminals=frozenset({"STRING"}),
+            holdback=len(CALL_CLOSE) + 2,
+            nest_open=frozenset({"LBRACE", "LBRACK"}),
+            nest_close=frozenset({"RBRACE", "RBRACK"}),
+            reasoning_open="THINK_OPEN",
+            prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
+        )

@@ -1,0 +1,70 @@
+"""Safe decoding of Python-style literals, as models write them in place of JSON.
+
+``python_literal`` accepts what ``ast.literal_eval`` accepts for data (strings with either quote,
+numbers, True/False/None, lists, tuples, dicts, signed numbers) and also the JSON spellings
+``true``/``false``/``null``, which models mix in freely. Tuples become lists. Anything else
+(names, calls, operators) raises ``ValueError``; so does input nested too deeply to decode.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from typing import Any
+
+_NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number out of range: {text}")
+    return value
+
+
+def _no_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
+
+
+def json_value(text: str, *, strict: bool = True) -> Any:
+    """``json.loads`` without NaN/Infinity and without numbers that overflow to infinity."""
+    return json.loads(text, strict=strict, parse_float=_finite, parse_constant=_no_constant)
+
+
+def python_literal(text: str) -> Any:
+    """Decode a Python (or JSON) literal; raises ``ValueError`` for anything that is not data."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, MemoryError, RecursionError, ValueError) as exc:
+        raise ValueError(f"not a literal: {exc}") from None
+    try:
+        return _value(node)
+    except RecursionError:
+        raise ValueError("literal nested too deeply") from None
+
+
+def _value(node: ast.AST) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+        if isinstance(node.value, float) and not math.isfinite(node.value):
+            raise ValueError("number out of range")
+        return node.value
+    if isinstance(node, ast.Name) and node.id in _NAMES:
+        return _NAMES[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _value(node.operand)
+        if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+            return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_value(item) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for key, item in zip(node.keys, node.values, strict=True):
+            if key is None:
+                raise ValueError("** unpacking is not a literal")
+            k = _value(key)
+            if not isinstance(k, str):
+                raise ValueError("object keys must be strings")
+            out[k] = _value(item)
+        return out
+    raise ValueError(f"{type(node).__name__} is not a literal")

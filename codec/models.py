@@ -1,0 +1,193 @@
+"""Data models: OpenAI-shaped messages and tools, parse results, issues and stream events.
+
+Messages, tools and results are pydantic models so that they validate plain OpenAI dicts and
+dump back to them. ``FunctionCall.arguments`` is a dict in Python and a JSON string in
+``model_dump(mode="json")``, exactly as OpenAI sends it. Stream events are small frozen
+dataclasses: a stream creates one per delta, and they need no validation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    field_serializer,
+    field_validator,
+    model_serializer,
+)
+
+
+def dump_arguments(arguments: dict[str, Any]) -> str:
+    """The JSON text of a call's arguments, as ``model_dump(mode="json")`` and the stream deltas spell it."""
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+class _Model(BaseModel):
+    """Base: unknown keys are kept (OpenAI payloads carry more than we read), ``None`` fields are not dumped."""
+
+    model_config = ConfigDict(extra="allow")
+
+    @model_serializer(mode="wrap")
+    def _drop_none(self, handler: Any) -> Any:
+        data = handler(self)
+        return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+
+
+class Function(_Model):
+    """A tool's function definition: its name, description and JSON-schema parameters."""
+
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class Tool(_Model):
+    """A tool as OpenAI declares it: ``{"type": "function", "function": {...}}``."""
+
+    type: Literal["function"] = "function"
+    function: Function
+
+
+class FunctionCall(_Model):
+    """The function part of a tool call. ``arguments`` may be given as a dict or as a JSON object string."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _decode(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value) if value.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"arguments is not valid JSON: {exc}") from exc
+            if not isinstance(value, dict):
+                raise ValueError("arguments must encode a JSON object")
+        return value
+
+    @field_serializer("arguments")
+    def _encode(self, value: dict[str, Any], info: SerializationInfo) -> Any:
+        return dump_arguments(value) if info.mode == "json" else value
+
+
+class ToolCall(_Model):
+    """One tool call of an assistant message."""
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class Message(_Model):
+    """An OpenAI chat message. ``reasoning_content`` carries the model's reasoning, where a format has it."""
+
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class Issue(_Model):
+    """Something lenient parsing repaired or could not use, with where it happened in the reply.
+
+    ``pos`` is the 0-based offset in the whole reply, ``line`` and ``column`` are 1-based, and
+    ``text`` holds the reply text the issue is about when that text is not kept anywhere else.
+    """
+
+    kind: str
+    message: str
+    pos: int
+    line: int
+    column: int
+    text: str | None = None
+
+
+class ParseResult(_Model):
+    """What a reply decodes to. Every character of the reply is in one of these fields."""
+
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    issues: list[Issue] = Field(default_factory=list)
+
+    def to_message(self) -> Message:
+        """The OpenAI assistant message; whitespace-only content beside tool calls counts as none."""
+        content: str | None = self.content
+        if not self.content or (self.tool_calls and not self.content.strip()):
+            content = None
+        return Message(
+            role="assistant",
+            content=content,
+            reasoning_content=self.reasoning or None,
+            tool_calls=list(self.tool_calls) or None,
+        )
+
+
+# --------------------------------------------------------------------------- stream events
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """Content text."""
+
+    text: str
+
+    def to_openai(self) -> dict[str, Any] | None:
+        return {"content": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """Reasoning text (sent as ``reasoning_content``, as OpenAI-compatible servers do)."""
+
+    text: str
+
+    def to_openai(self) -> dict[str, Any] | None:
+        return {"reasoning_content": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """A call's name is known; its arguments follow as :class:`ToolCallDelta` fragments."""
+
+    index: int
+    id: str
+    name: str
+
+    def to_openai(self) -> dict[str, Any] | None:
+        function = {"name": self.name, "arguments": ""}
+        return {"tool_calls": [{"index": self.index, "id": self.id, "type": "function", "function": function}]}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of a call's arguments JSON; the fragments of one call concatenate to its arguments string."""
+
+    index: int
+    arguments: str
+
+    def to_openai(self) -> dict[str, Any] | None:
+        return {"tool_calls": [{"index": self.index, "function": {"arguments": self.arguments}}]}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEnd:
+    """A call is complete. It adds nothing to the OpenAI stream, so ``to_openai()`` is ``None``."""
+
+    index: int
+    call: ToolCall
+
+    def to_openai(self) -> dict[str, Any] | None:
+        return None
+
+
+Event = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallEnd

@@ -1,0 +1,102 @@
+"""JSON-schema checking of tool-call arguments (the subset that tool definitions use).
+
+Supported keywords: ``type`` (a name or a list of names), ``nullable``, ``enum``, ``const``,
+``properties``, ``required``, ``additionalProperties`` (``false`` or a schema), ``items``,
+``anyOf``, ``oneOf`` and ``allOf``. Other keywords are ignored: a checker that guessed at them
+would report problems that are not there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+_TYPE_CHECKS = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
+
+
+def tool_parameters(tool: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The parameters schema of an OpenAI tool dict (``{"type": "function", "function": {...}}``) or a bare function."""
+    function = tool.get("function", tool)
+    if not isinstance(function, Mapping):
+        return None
+    params = function.get("parameters")
+    return params if isinstance(params, Mapping) else None
+
+
+def tool_name(tool: Mapping[str, Any]) -> str | None:
+    """The function name of an OpenAI tool dict, or None."""
+    function = tool.get("function", tool)
+    name = function.get("name") if isinstance(function, Mapping) else None
+    return name if isinstance(name, str) else None
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _types(schema: Mapping[str, Any]) -> list[str]:
+    declared = schema.get("type")
+    types = [declared] if isinstance(declared, str) else list(declared or [])
+    if types and schema.get("nullable") is True and "null" not in types:
+        types.append("null")
+    return [t for t in types if isinstance(t, str)]
+
+
+def violations(value: Any, schema: Any, path: str = "") -> list[str]:
+    """Human-readable reasons why ``value`` does not satisfy ``schema`` (empty when it does)."""
+    if not isinstance(schema, Mapping):
+        return []
+    where = path or "arguments"
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options and all(violations(value, o, path) for o in options):
+            return [f"{where}: {_show(value)} matches none of the {key} alternatives"]
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list):
+        for option in all_of:
+            found = violations(value, option, path)
+            if found:
+                return found
+    types = _types(schema)
+    known = [t for t in types if t in _TYPE_CHECKS]
+    if known and not any(_TYPE_CHECKS[t](value) for t in known):
+        return [f"{where}: expected {' or '.join(known)}, got {_show(value)}"]
+    if "enum" in schema and isinstance(schema["enum"], list) and value not in schema["enum"]:
+        return [f"{where}: {_show(value)} is not one of {_show(schema['enum'])}"]
+    if "const" in schema and value != schema["const"]:
+        return [f"{where}: expected {_show(schema['const'])}, got {_show(value)}"]
+    if isinstance(value, dict):
+        return _object_violations(value, schema, path)
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [p for i, item in enumerate(value) for p in violations(item, schema["items"], f"{path}[{i}]")]
+    return []
+
+
+def _object_violations(value: dict[str, Any], schema: Mapping[str, Any], path: str) -> list[str]:
+    found: list[str] = []
+    props = schema.get("properties")
+    props = props if isinstance(props, Mapping) else {}
+    required = schema.get("required")
+    for name in required if isinstance(required, list) else []:
+        if isinstance(name, str) and name not in value:
+            found.append(f"{path + '.' if path else ''}{name}: required argument missing")
+    extra = schema.get("additionalProperties", True)
+    for key, item in value.items():
+        sub = f"{path}.{key}" if path else key
+        if key in props:
+            found += violations(item, props[key], sub)
+        elif extra is False:
+            found.append(f"{sub}: unknown argument")
+        elif isinstance(extra, Mapping):
+            found += violations(item, extra, sub)
+    return found

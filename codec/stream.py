@@ -1,0 +1,611 @@
+"""The format-agnostic incremental parser behind ``Format.parse`` and ``Format.stream``.
+
+A format describes its reply syntax with a :class:`Syntax`: a lark grammar (the judge of what a
+reply means) and a :class:`Builder` whose rule handlers turn reductions into content, reasoning
+and tool calls. :class:`Stream` lexes the text itself, one terminal at a time with a scanner for
+the current LALR state, and feeds lark's parser token by token, so the work over a whole reply
+is O(n) whatever the chunking:
+
+* a token is committed only once enough text follows it to be sure it cannot grow or turn into
+  a marker (``Syntax.holdback`` characters); free-text terminals are committed in pieces, so text
+  is held back only while it could still be the start of a marker;
+* a long delimited token (a JSON string, say) is not re-lexed on every chunk: the stream watches
+  the new text for its closing delimiter and lexes the token once;
+* a block (a tool call) the grammar rejects is not fatal: a missing closer is inserted and
+  reported; otherwise the stream skips to the format's next resync marker, gives the raw block
+  to the builder to repair, and keeps it as content with an :class:`~codec.models.Issue` if the
+  builder cannot. Every other call in the reply is still returned.
+
+``parse(text)`` is ``feed(text)`` then ``close()``: one code path for batch and stream.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from codec import jinja
+from codec._lark import CompiledGrammar, Token, UnexpectedToken
+from codec.errors import CodecError, ParseError, caret_snippet
+from codec.models import (
+    Event,
+    FunctionCall,
+    Issue,
+    ParseResult,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    dump_arguments,
+)
+from codec.schema import tool_name, tool_parameters, violations
+
+CONTENT = "content"
+REASONING = "reasoning"
+
+
+@dataclass(frozen=True)
+class Delimiter:
+    """A token that runs from ``open`` to ``close`` and may be long (a string value).
+
+    While such a token is incomplete the stream only watches new text for ``close`` (skipping
+    characters escaped by ``escape``) instead of re-lexing the token on every chunk.
+    """
+
+    open: str
+    close: str
+    escape: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.escape is not None and len(self.close) != 1:
+            raise ValueError("an escaped delimiter must close with one character")
+
+    @cached_property
+    def _search(self) -> re.Pattern[str]:
+        return re.compile(re.escape(self.escape or "") + "|" + re.escape(self.close))
+
+    def find_close(self, text: str, start: int, escaped: bool) -> tuple[int, bool]:
+        """The index just after the closer in ``text[start:]`` (or -1) and whether the text ends in an escape."""
+        if self.escape is None:
+            j = text.find(self.close, start)
+            return (j + len(self.close) if j >= 0 else -1), False
+        j = start + 1 if escaped else start
+        while True:
+            if j > len(text):
+                return -1, True
+            m = self._search.search(text, j)
+            if m is None:
+                return -1, False
+            if m.group() == self.escape:
+                j = m.end() + 1
+                continue
+            return m.end(), False
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """Everything the stream needs to know about one format's replies."""
+
+    grammar: CompiledGrammar
+    builder: type[Builder]
+    #: Free-text terminals and where their text goes (``"content"`` or ``"reasoning"``).
+    text_terminals: Mapping[str, str]
+    #: Terminals that open a block (a tool call) and close it.
+    block_open: frozenset[str]
+    block_close: frozenset[str]
+    #: Terminals the stream may insert where they are missing, with their spelling for the Issue:
+    #: at the end of the reply, or before a token of ``autoclose_before`` that the parser refused.
+    autoclose: Mapping[str, str] = field(default_factory=dict)
+    autoclose_before: frozenset[str] = frozenset()
+    #: After an error in a block, the block ends after the first ``resync_after`` marker, or
+    #: before the first ``resync_before`` marker, whichever comes first.
+    resync_after: tuple[str, ...] = ()
+    resync_before: tuple[str, ...] = ()
+    delimiters: tuple[Delimiter, ...] = ()
+    #: Terminals complete as soon as they match (they end in their own closing delimiter).
+    closed_terminals: frozenset[str] = frozenset()
+    #: Characters that must follow a token before it is committed: longer than any marker.
+    holdback: int = 16
+    #: Nesting terminals and the deepest nesting accepted in a block (deeper input is an error,
+    #: not a RecursionError later).
+    nest_open: frozenset[str] = frozenset()
+    nest_close: frozenset[str] = frozenset()
+    max_depth: int = 200
+    #: The terminal fed first when the prompt ends inside an open reasoning block.
+    reasoning_open: str | None = None
+    prompt_opens_reasoning: Callable[[str], bool] | None = None
+
+
+class BuildError(Exception):
+    """Raised by a builder handler when a block is grammatical but unusable (e.g. a call without a name)."""
+
+    def __init__(self, message: str, pos: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
+
+
+class Builder:
+    """Turns one stream's grammar reductions into content, reasoning and calls.
+
+    Subclasses add handlers named after grammar rules; each receives the rule's children
+    (tokens, with absolute ``start_pos``, and the values of sub-rules) and returns the rule's
+    value. Handlers report through ``self.sink`` (the :class:`Stream`).
+    """
+
+    def __init__(self, sink: Stream) -> None:
+        self.sink = sink
+        #: Offset of the stop token, once seen.
+        self.stopped_at: int | None = None
+
+    def on_text(self, kind: str, text: str, pos: int) -> None:
+        """Free text from the grammar's text terminals."""
+        if self.stopped_at is not None and kind == CONTENT and text:
+            self.sink.issue("text_after_stop", "text after the stop token", pos, text)
+        self.sink.emit_text(kind, text)
+
+    def stop(self, children: list[Any]) -> None:
+        """The format's stop token (rule ``stop``)."""
+        token = children[0]
+        if self.stopped_at is not None:
+            self.sink.issue("repeated_stop", "stop token repeated", token.start_pos, str(token))
+        self.stopped_at = token.start_pos
+
+    def recover(self, raw: str, pos: int, error: str) -> bool:
+        """A block the grammar rejected: ``raw`` is its whole text from its opener, at offset ``pos``.
+
+        Return True when the builder has produced what the block means (reporting its repairs).
+        Otherwise the stream keeps ``raw`` as content with an Issue. Either way the builder drops
+        the state of the unfinished block, finishing any call it already started.
+        """
+        return False
+
+
+@dataclass
+class _Block:
+    """A block being parsed: where it started and how to undo it."""
+
+    pos: int
+    states: list[Any]
+    values: list[Any]
+    depth: int
+    pieces: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Recovery:
+    """A rejected block whose end the stream is looking for."""
+
+    block: _Block
+    error: str
+    error_pos: int
+
+
+class _Reject(Exception):
+    def __init__(
+        self, pos: int, message: str, expected: Sequence[str] = (), semantic: bool = False, token: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.token = token
+        self.pos = pos
+        self.message = message
+        self.expected = list(expected)
+        self.semantic = semantic
+
+
+class Stream:
+    """A sans-IO incremental parser for one reply.
+
+    ``feed(chunk)`` returns the events the new text completes; ``close()`` flushes what was held
+    back and finishes; ``result`` is the :class:`~codec.models.ParseResult` (complete after
+    ``close()``). For any chunking, the events concatenate to the same result.
+    """
+
+    def __init__(
+        self,
+        syntax: Syntax,
+        *,
+        tools: Sequence[Any] | None = None,
+        strict: bool = False,
+        prompt: str | None = None,
+        call_id: Callable[[int], str] | None = None,
+    ) -> None:
+        self.syntax = syntax
+        self.strict = strict
+        prepared = jinja.prepare_tools(tools)
+        self.tools: dict[str, Mapping[str, Any]] | None = None
+        if prepared is not None:
+            self.tools = {}
+            for tool in prepared:
+                name = tool_name(tool)
+                if name is not None:
+                    self.tools[name] = tool
+        self._call_id = call_id or (lambda index: f"call_{index}")
+        g = syntax.grammar
+        self._g = g
+        self._ignore = frozenset(g.lark.ignore_tokens)
+        self._builder = syntax.builder(self)
+        self._ps = g.parser(self._builder)
+        self._buf = ""
+        self._base = 0  # offset of _buf[0] in the reply
+        self._pending: list[str] = []  # chunks that arrived while waiting for a delimiter's closer
+        self._wait: Delimiter | None = None
+        self._wait_escaped = False
+        self._wait_tail = ""
+        self._block: _Block | None = None
+        self._recovery: _Recovery | None = None
+        self._depth = 0
+        self._newlines: list[int] = []
+        self._length = 0
+        self._events: list[Event] = []
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[ToolCall] = []
+        self._issues: list[Issue] = []
+        self._names: list[str] = []
+        self._args_sent: list[list[str]] = []
+        self._closed = False
+        self._resync_len = max((len(m) for m in (*syntax.resync_after, *syntax.resync_before)), default=1)
+        opens = syntax.prompt_opens_reasoning
+        if prompt is not None and opens is not None and syntax.reasoning_open and opens(prompt):
+            self._push(Token(syntax.reasoning_open, "", start_pos=0))
+
+    # ------------------------------------------------------------------ public
+
+    def feed(self, chunk: str) -> list[Event]:
+        """Take the next piece of the reply; return the events it completes."""
+        if self._closed:
+            raise CodecError("feed() after close()")
+        if not isinstance(chunk, str):
+            raise TypeError(f"feed() takes str, not {type(chunk).__name__}")
+        self._events = []
+        self._count_lines(chunk)
+        if self._wait is not None:
+            self._pending.append(chunk)
+            if not self._watch(chunk):
+                return self._events
+            self._buf += "".join(self._pending)
+            self._pending = []
+        else:
+            self._buf += chunk
+        self._run(final=False)
+        return self._events
+
+    def close(self) -> list[Event]:
+        """The reply is complete: flush held-back text, close what can be closed, finish."""
+        if self._closed:
+            return []
+        self._events = []
+        if self._pending:
+            self._buf += "".join(self._pending)
+            self._pending = []
+        self._wait = None
+        self._run(final=True)
+        self._finish()
+        self._closed = True
+        return self._events
+
+    @property
+    def result(self) -> ParseResult:
+        """What the reply decodes to so far (all of it after ``close()``)."""
+        return ParseResult(
+            content="".join(self._content),
+            reasoning="".join(self._reasoning),
+            tool_calls=list(self._calls),
+            issues=list(self._issues),
+        )
+
+    # ------------------------------------------------------------------ sink API for builders
+
+    def emit_text(self, kind: str, text: str) -> None:
+        if not text:
+            return
+        if kind == REASONING:
+            self._reasoning.append(text)
+            self._events.append(ReasoningDelta(text))
+        else:
+            self._content.append(text)
+            self._events.append(TextDelta(text))
+
+    def start_call(self, name: str) -> int:
+        """Announce a call whose name is known; returns its index."""
+        index = len(self._names)
+        self._names.append(name)
+        self._args_sent.append([])
+        self._events.append(ToolCallStart(index, self._call_id(index), name))
+        return index
+
+    def add_arguments(self, index: int, fragment: str) -> None:
+        """Send the next fragment of a call's arguments JSON (append-only)."""
+        if fragment:
+            self._args_sent[index].append(fragment)
+            self._events.append(ToolCallDelta(index, fragment))
+
+    def end_call(self, index: int, arguments: dict[str, Any], pos: int) -> None:
+        """Finish a call: send what is left of its arguments JSON and check it against the tools."""
+        text = dump_arguments(arguments)
+        sent = "".join(self._args_sent[index])
+        if text.startswith(sent):
+            self.add_arguments(index, text[len(sent) :])
+        else:  # a builder bug: what was sent cannot be taken back
+            raise AssertionError(f"call {index}: arguments {text!r} do not extend what was sent ({sent!r})")
+        name = self._names[index]
+        call = ToolCall(id=self._call_id(index), function=FunctionCall(name=name, arguments=arguments))
+        self._calls.append(call)
+        self._check_call(name, arguments, pos)
+        self._events.append(ToolCallEnd(index, call))
+
+    def sent_arguments(self, index: int) -> str:
+        """The arguments JSON of call ``index`` sent so far."""
+        return "".join(self._args_sent[index])
+
+    def tool_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The parameters schema of tool ``name``, if tools were given and declare it."""
+        if self.tools is None or name not in self.tools:
+            return None
+        return tool_parameters(self.tools[name])
+
+    def issue(self, kind: str, message: str, pos: int, text: str | None = None) -> None:
+        """Report a repair or a problem; in strict mode, raise :class:`ParseError` instead."""
+        line, column = self.line_column(pos)
+        if self.strict:
+            raise ParseError(message, pos=pos, line=line, column=column, snippet=self._snippet(pos), kind=kind)
+        self._issues.append(Issue(kind=kind, message=message, pos=pos, line=line, column=column, text=text))
+
+    def line_column(self, pos: int) -> tuple[int, int]:
+        """1-based line and column of offset ``pos`` in the reply."""
+        line = bisect_right(self._newlines, pos - 1)
+        start = self._newlines[line - 1] + 1 if line else 0
+        return line + 1, pos - start + 1
+
+    # ------------------------------------------------------------------ internals
+
+    def _count_lines(self, chunk: str) -> None:
+        j = chunk.find("\n")
+        while j >= 0:
+            self._newlines.append(self._length + j)
+            j = chunk.find("\n", j + 1)
+        self._length += len(chunk)
+
+    def _snippet(self, pos: int) -> str:
+        i = pos - self._base
+        return caret_snippet(self._buf, i) if 0 <= i <= len(self._buf) else ""
+
+    def _check_call(self, name: str, arguments: dict[str, Any], pos: int) -> None:
+        if self.tools is None:
+            return
+        if name not in self.tools:
+            known = ", ".join(sorted(self.tools)) or "none"
+            self.issue("unknown_tool", f"tool {name!r} is not declared (declared: {known})", pos)
+            return
+        for problem in violations(arguments, tool_parameters(self.tools[name]) or {}):
+            self.issue("schema", f"{name}: {problem}", pos)
+
+    def _watch(self, chunk: str) -> bool:
+        """While a delimited token is incomplete: does this chunk bring its closer?"""
+        delim = self._wait
+        assert delim is not None
+        text = self._wait_tail + chunk
+        end, self._wait_escaped = delim.find_close(text, 0, self._wait_escaped)
+        if end >= 0:
+            self._wait = None
+            return True
+        keep = len(delim.close) - 1
+        self._wait_tail = text[-keep:] if keep else ""
+        return False
+
+    def _wait_for(self, buf: str, i: int) -> bool:
+        """At ``buf[i]`` nothing matches yet: is it a delimited token whose closer has not come?"""
+        for delim in self.syntax.delimiters:
+            if buf.startswith(delim.open, i):
+                end, escaped = delim.find_close(buf, i + len(delim.open), False)
+                if end >= 0:
+                    return False  # complete, yet no terminal matches: a real error
+                self._wait, self._wait_escaped = delim, escaped
+                keep = len(delim.close) - 1
+                self._wait_tail = buf[len(buf) - keep :] if keep else ""
+                return True
+            if delim.open.startswith(buf[i : i + len(delim.open)]) and len(buf) - i < len(delim.open):
+                return True  # the opener itself is still arriving
+        return False
+
+    def _run(self, *, final: bool) -> None:
+        buf = self._buf
+        n = len(buf)
+        i = 0
+        hold = self.syntax.holdback
+        text_terms = self.syntax.text_terminals
+        closed_terms = self.syntax.closed_terminals
+        ps = self._ps
+        while i < n:
+            if self._recovery is not None:
+                i = self._recover(buf, i, final)
+                if self._recovery is not None:
+                    break
+                continue
+            scanner = self._g.scanner(ps.state_stack[-1])
+            m = scanner.match(buf, i) if scanner is not None else None
+            if m is None or m.end() == i:
+                if not final and (n - i < hold or self._wait_for(buf, i)):
+                    break
+                i = self._error(buf, i, f"unexpected {buf[i : i + 10]!r}")
+                continue
+            kind = m.lastgroup
+            assert kind is not None
+            end = m.end()
+            if end + hold > n and not final and kind not in closed_terms:
+                if kind in text_terms and n - hold > i:
+                    end = n - hold
+                else:
+                    break
+            value = buf[i:end]
+            pos = self._base + i
+            i = end
+            if kind in self._ignore:
+                if self._block is not None:
+                    self._block.pieces.append(value)
+                continue
+            try:
+                self._push(Token(kind, value, start_pos=pos))
+            except _Reject as rej:
+                i = pos - self._base  # lexing resumes at the refused token
+                if rej.semantic or not self._autoclose(pos, rej.token):
+                    i = self._error(buf, i, rej.message, rej.expected, semantic=rej.semantic, at=rej.pos)
+                continue
+            if kind in text_terms:
+                self._builder.on_text(text_terms[kind], value, pos)
+        self._buf = buf[i:]
+        self._base += i
+
+    def _push(self, tok: Token) -> None:
+        """Feed one token to the parser, tracking blocks and nesting."""
+        kind = tok.type
+        syntax = self.syntax
+        ps = self._ps
+        if kind in syntax.block_open and self._block is None:
+            self._block = _Block(tok.start_pos, list(ps.state_stack), list(ps.value_stack), self._depth)
+        if kind in syntax.nest_open:
+            self._depth += 1
+            if self._depth > syntax.max_depth:
+                raise _Reject(tok.start_pos, f"nesting deeper than {syntax.max_depth} levels", semantic=True)
+        elif kind in syntax.nest_close:
+            self._depth -= 1
+        try:
+            ps.feed_token(tok)
+        except UnexpectedToken as exc:
+            expected = self._g.expected(exc.state.position)
+            raise _Reject(tok.start_pos, f"unexpected {tok.value!r}", expected, token=kind) from None
+        except BuildError as exc:
+            raise _Reject(exc.pos if exc.pos is not None else tok.start_pos, exc.message, semantic=True) from None
+        if self._block is not None:
+            self._block.pieces.append(str(tok))
+            if kind in syntax.block_close:
+                self._block = None
+
+    def _autoclose(self, pos: int, before: str | None) -> bool:
+        """Insert a missing closer the grammar accepts here (reported), if the format allows one.
+
+        ``before`` is the terminal found at ``pos`` (None at the end of the reply).
+        """
+        if before is not None and before not in self.syntax.autoclose_before:
+            return False
+        state = self._ps.state_stack[-1]
+        for terminal, spelling in self.syntax.autoclose.items():
+            if self._g.accepts(state, terminal):
+                self.issue("missing_closer", f"missing {spelling!r} inserted", pos)
+                self._push(Token(terminal, "", start_pos=pos))
+                return True
+        return False
+
+    def _error(
+        self,
+        buf: str,
+        i: int,
+        message: str,
+        expected: Sequence[str] = (),
+        semantic: bool = False,
+        at: int | None = None,
+    ) -> int:
+        """Nothing acceptable at ``buf[i]``; returns where lexing continues.
+
+        ``at`` is where the problem lies when it is not ``buf[i]`` (a builder's semantic error).
+        """
+        pos = self._base + i if at is None else at
+        if not semantic:
+            before = self._g.first_match(self.syntax.autoclose_before, buf, i)
+            if before is not None and self._autoclose(pos, before):
+                return i
+        if not expected and not semantic:
+            expected = self._g.expected(self._ps.state_stack[-1])
+        if self.strict:
+            line, column = self.line_column(pos)
+            raise ParseError(message, pos=pos, line=line, column=column, expected=expected, snippet=self._snippet(pos))
+        if self._block is not None:
+            self._recovery = _Recovery(self._block, message, pos)
+            self._block = None
+            return i
+        pos = self._base + i
+        # Outside any block the grammar takes nothing here: keep the character as content.
+        last = self._issues[-1] if self._issues else None
+        if last is not None and last.kind == "unexpected_text" and last.pos + len(last.text or "") == pos:
+            last.text = (last.text or "") + buf[i]
+        else:
+            self.issue("unexpected_text", f"{message}, kept as content", pos, buf[i])
+        self._builder.on_text(CONTENT, buf[i], pos)
+        return i + 1
+
+    def _recover(self, buf: str, i: int, final: bool) -> int:
+        """Look for the end of a rejected block from ``buf[i]``; return where lexing continues."""
+        rec = self._recovery
+        assert rec is not None
+        syntax = self.syntax
+        best = -1
+        resume = -1
+        for marker in syntax.resync_after:
+            j = buf.find(marker, i)
+            if j >= 0 and (best < 0 or j < best):
+                best, resume = j, j + len(marker)
+        for marker in syntax.resync_before:
+            j = buf.find(marker, i)
+            if j >= 0 and (best < 0 or j < best):
+                best, resume = j, j
+        if best < 0:
+            if not final:
+                keep = max(i, len(buf) - self._resync_len + 1)
+                rec.block.pieces.append(buf[i:keep])
+                return keep
+            resume = len(buf)
+        rec.block.pieces.append(buf[i:resume])
+        self._finish_recovery("".join(rec.block.pieces))
+        return resume
+
+    def _finish_recovery(self, raw: str) -> None:
+        rec = self._recovery
+        assert rec is not None
+        self._recovery = None
+        block = rec.block
+        self._ps.state_stack[:] = block.states
+        self._ps.value_stack[:] = block.values
+        self._depth = block.depth
+        if not self._builder.recover(raw, block.pos, rec.error):
+            line, column = self.line_column(rec.error_pos)
+            self.issue(
+                "invalid_tool_call",
+                f"tool call kept as content: {rec.error} at line {line}, column {column}",
+                block.pos,
+            )
+            self._builder.on_text(CONTENT, raw, block.pos)
+
+    def _finish(self) -> None:
+        """End of reply: close open structures (reporting each), recover a broken block, feed $END."""
+        for _ in range(10_000):
+            if self._recovery is not None:
+                self._recover(self._buf, len(self._buf), True)
+                continue
+            state = self._ps.state_stack[-1]
+            if self._g.accepts(state, "$END"):
+                break
+            if self._autoclose(self._base + len(self._buf), None):
+                continue
+            pos = self._base + len(self._buf)
+            if self._block is None:  # pragma: no cover - every grammar lets its top level end
+                raise AssertionError(f"grammar cannot end in state {state}")
+            if self.strict:
+                line, column = self.line_column(pos)
+                raise ParseError(
+                    "reply ends inside a tool call",
+                    pos=pos,
+                    line=line,
+                    column=column,
+                    expected=self._g.expected(state),
+                    snippet=self._snippet(pos),
+                )
+            self._recovery = _Recovery(self._block, "reply ends inside a tool call", pos)
+            self._block = None
+        self._ps.feed_token(Token("$END", "", start_pos=self._base + len(self._buf)), True)
