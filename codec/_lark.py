@@ -21,7 +21,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedToken
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
-__all__ = ["CompiledGrammar", "ParserState", "Splice", "Token", "UnexpectedToken", "load_grammar_text"]
+__all__ = ["CompiledGrammar", "ParserState", "Splice", "Token", "UnexpectedToken", "ValueToken", "load_grammar_text"]
 
 _GRAMMAR_DIRS = (
     Path(__file__).resolve().parent / "grammars",  # installed wheel: grammars/ ships as codec/grammars
@@ -36,6 +36,13 @@ def load_grammar_text(name: str) -> str:
         if path.is_file():
             return path.read_text(encoding="utf-8")
     raise FileNotFoundError(f"grammar {name}.lark not found in {', '.join(map(str, _GRAMMAR_DIRS))}")
+
+
+class ValueToken(Token):  # type: ignore[misc]
+    """A token whose value was decoded by a fast lexer (see ``Syntax.fast_terminals``)."""
+
+    __slots__ = ("decoded",)
+    decoded: Any
 
 
 class Splice(list[Any]):

@@ -29,6 +29,8 @@ class Format:
     summary: ClassVar[str] = ""
     #: What the model emits to end its turn; parsing accepts it at the end of a reply.
     stop_token: ClassVar[str] = ""
+    #: File name of the reference chat template this format reproduces (for docs and tests).
+    reference_template: ClassVar[str] = ""
 
     _syntax_cache: Syntax | None = None
 

@@ -29,7 +29,7 @@ from functools import cached_property
 from typing import Any
 
 from codec import jinja
-from codec._lark import CompiledGrammar, Token, UnexpectedToken
+from codec._lark import CompiledGrammar, Token, UnexpectedToken, ValueToken
 from codec.errors import CodecError, ParseError, caret_snippet
 from codec.models import (
     Event,
@@ -45,6 +45,8 @@ from codec.models import (
     dump_arguments,
 )
 from codec.schema import tool_name, tool_parameters, violations
+
+FastLexer = Callable[[str, int], "tuple[Any, int] | None"]
 
 CONTENT = "content"
 REASONING = "reasoning"
@@ -117,6 +119,12 @@ class Syntax:
     nest_open: frozenset[str] = frozenset()
     nest_close: frozenset[str] = frozenset()
     max_depth: int = 200
+    #: Terminals lexed by a function rather than a regex, for speed: ``lexer(text, pos)`` returns
+    #: ``(decoded value, end)`` for a complete, self-delimited token at ``pos``, or None to let the
+    #: regular terminals lex that text. They must mean exactly what the regular path would make
+    #: of the same text (a C-speed JSON decoder standing in for the JSON rules, say).
+    fast_terminals: Mapping[str, FastLexer] = field(default_factory=dict)
+    fast_by_state: dict[Any, tuple[tuple[str, FastLexer], ...] | None] = field(default_factory=dict, compare=False)
     #: The terminal fed first when the prompt ends inside an open reasoning block.
     reasoning_open: str | None = None
     prompt_opens_reasoning: Callable[[str], bool] | None = None
@@ -251,6 +259,9 @@ class Stream:
         self._names: list[str] = []
         self._args_sent: list[list[str]] = []
         self._closed = False
+        #: Characters examined by the lexer and the delimiter and resync searches so far. It grows
+        #: linearly with the reply whatever the chunking; tests use it to catch quadratic rescans.
+        self.work = 0
         self._resync_len = max((len(m) for m in (*syntax.resync_after, *syntax.resync_before)), default=1)
         opens = syntax.prompt_opens_reasoning
         if prompt is not None and opens is not None and syntax.reasoning_open and opens(prompt):
@@ -392,6 +403,7 @@ class Stream:
         delim = self._wait
         assert delim is not None
         text = self._wait_tail + chunk
+        self.work += len(text)
         end, self._wait_escaped = delim.find_close(text, 0, self._wait_escaped)
         if end >= 0:
             self._wait = None
@@ -404,6 +416,7 @@ class Stream:
         """At ``buf[i]`` nothing matches yet: is it a delimited token whose closer has not come?"""
         for delim in self.syntax.delimiters:
             if buf.startswith(delim.open, i):
+                self.work += len(buf) - i
                 end, escaped = delim.find_close(buf, i + len(delim.open), False)
                 if end >= 0:
                     return False  # complete, yet no terminal matches: a real error
@@ -429,8 +442,16 @@ class Stream:
                 if self._recovery is not None:
                     break
                 continue
-            scanner = self._g.scanner(ps.state_stack[-1])
+            state = ps.state_stack[-1]
+            fast = self._fast(state)
+            if fast is not None:
+                got = self._try_fast(fast, buf, i)
+                if got is not None:
+                    i = self._take(got, buf, i + len(got))
+                    continue
+            scanner = self._g.scanner(state)
             m = scanner.match(buf, i) if scanner is not None else None
+            self.work += (m.end() if m is not None else n) - i
             if m is None or m.end() == i:
                 if not final and (n - i < hold or self._wait_for(buf, i)):
                     break
@@ -451,17 +472,45 @@ class Stream:
                 if self._block is not None:
                     self._block.pieces.append(value)
                 continue
-            try:
-                self._push(Token(kind, value, start_pos=pos))
-            except _Reject as rej:
-                i = pos - self._base  # lexing resumes at the refused token
-                if rej.semantic or not self._autoclose(pos, rej.token):
-                    i = self._error(buf, i, rej.message, rej.expected, semantic=rej.semantic, at=rej.pos)
-                continue
-            if kind in text_terms:
+            i = self._take(Token(kind, value, start_pos=pos), buf, i)
+            if i == end and kind in text_terms:
                 self._builder.on_text(text_terms[kind], value, pos)
         self._buf = buf[i:]
         self._base += i
+
+    def _take(self, tok: Token, buf: str, end: int) -> int:
+        """Feed a lexed token that ends at ``buf[end]``; returns where lexing continues."""
+        try:
+            self._push(tok)
+        except _Reject as rej:
+            pos = tok.start_pos
+            i = pos - self._base  # lexing resumes at the refused token
+            if rej.semantic or not self._autoclose(pos, rej.token):
+                i = self._error(buf, i, rej.message, rej.expected, semantic=rej.semantic, at=rej.pos)
+            return i
+        return end
+
+    def _fast(self, state: Any) -> tuple[tuple[str, FastLexer], ...] | None:
+        """The fast lexers of the terminals ``state`` accepts (cached per syntax)."""
+        table = self.syntax.fast_by_state
+        try:
+            return table[state]
+        except KeyError:
+            found = tuple((t, f) for t, f in self.syntax.fast_terminals.items() if self._g.accepts(state, t))
+            table[state] = found or None
+            return table[state]
+
+    def _try_fast(self, fast: tuple[tuple[str, FastLexer], ...], buf: str, i: int) -> ValueToken | None:
+        for terminal, lexer in fast:
+            got = lexer(buf, i)
+            if got is None:
+                continue
+            value, end = got
+            self.work += end - i
+            tok = ValueToken(terminal, buf[i:end], start_pos=self._base + i)
+            tok.decoded = value
+            return tok
+        return None
 
     def _push(self, tok: Token) -> None:
         """Feed one token to the parser, tracking blocks and nesting."""
@@ -547,6 +596,7 @@ class Stream:
         syntax = self.syntax
         best = -1
         resume = -1
+        self.work += (len(buf) - i) * (len(syntax.resync_after) + len(syntax.resync_before))
         for marker in syntax.resync_after:
             j = buf.find(marker, i)
             if j >= 0 and (best < 0 or j < best):

@@ -48,11 +48,16 @@ STOP = "<|im_end|>"
 
 
 def _concat(*parts: Any) -> str:
-    """Jinja's ``+`` on the values the template concatenates: str only, as the template would fail."""
-    for part in parts:
-        if not isinstance(part, str):
-            raise RenderError(f'can only concatenate str (not "{type(part).__name__}") to str')
-    return "".join(parts)
+    """The template's ``a + b + ...``: fails as Python (and so the template) fails on non-strings."""
+    result = parts[0]
+    try:
+        for part in parts[1:]:
+            result = result + part
+    except TypeError as exc:
+        raise RenderError(str(exc)) from None
+    if not isinstance(result, str):
+        raise RenderError(f"expected text, got {type(result).__name__}")
+    return result
 
 
 def _required(message: dict[str, Any], key: str) -> Any:
@@ -89,8 +94,6 @@ def render_conversation(
     messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, add_generation_prompt: bool
 ) -> str:
     """The prompt, as the reference template renders it."""
-    if not messages:
-        raise RenderError("'list object' has no attribute 'role'")
     first = messages[0]
     first_is_system = _required(first, "role") == "system"
     out: list[str] = []
@@ -204,6 +207,67 @@ def _as_call(obj: Any) -> tuple[str, dict[str, Any], list[str]] | None:
     if not isinstance(args, dict):
         return None
     return obj["name"], args, repairs
+
+
+class _Unusual(Exception):
+    """A call object the fast path leaves to the grammar (duplicate keys, extra keys...)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Unusual
+    return out
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value - value != 0:  # inf or nan
+        raise _Unusual
+    return value
+
+
+def _reject_constant(text: str) -> Any:
+    raise _Unusual
+
+
+_FAST_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_reject_constant)
+
+
+def lex_call_json(text: str, pos: int) -> tuple[Any, int] | None:
+    """Fast path: a complete, ordinary call object at ``pos``, decoded in C.
+
+    Only ``{"name": str, "arguments": {...}}`` with no repeated key and no non-finite number is
+    taken; anything else is left to the grammar, which reports what is unusual about it.
+    """
+    if not text.startswith("{", pos):
+        return None
+    try:
+        value, end = _FAST_DECODER.raw_decode(text, pos)
+    except (ValueError, _Unusual, RecursionError):
+        return None
+    if (
+        len(value) == 2
+        and isinstance(value.get("name"), str)
+        and isinstance(value.get("arguments"), dict)
+        and _depth_ok(value["arguments"], 190)
+    ):
+        return value, end
+    return None
+
+
+def _depth_ok(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests no deeper than ``limit`` (iteratively: deep input must not recurse)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return True
 
 
 class HermesBuilder(Builder):
@@ -320,10 +384,18 @@ class HermesBuilder(Builder):
         if obj.index is None:
             raise BuildError('tool call object has no "name"', c[0].start_pos)
         self._obj = None
+        self._end_object(obj.index, obj.args, c[0].start_pos)
+
+    def fast_call(self, c: list[Any]) -> None:
+        token = c[0]
+        call = token.decoded
+        self._end_object(self.sink.start_call(call["name"]), call["arguments"], token.start_pos)
+
+    def _end_object(self, index: int, args: dict[str, Any], pos: int) -> None:
         self._done_in_block += 1
         if self._done_in_block == 2:
-            self.sink.issue("several_objects", "several call objects in one <tool_call> block", c[0].start_pos)
-        self.sink.end_call(obj.index, obj.args, obj.pos)
+            self.sink.issue("several_objects", "several call objects in one <tool_call> block", pos)
+        self.sink.end_call(index, args, pos)
 
     def call(self, c: list[Any]) -> None:
         self._done_in_block = 0
@@ -371,6 +443,7 @@ class Hermes(Format):
     aliases = ("hermes_json", "qwen2_5", "qwen25")
     summary = 'Hermes/Qwen2.5 JSON calls: <tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>'
     stop_token = STOP
+    reference_template = "hermes-json-pt.jinja"
 
     def _render(
         self,
@@ -402,6 +475,7 @@ class Hermes(Format):
             holdback=len(CALL_CLOSE) + 2,
             nest_open=frozenset({"LBRACE", "LBRACK"}),
             nest_close=frozenset({"RBRACE", "RBRACK"}),
+            fast_terminals={"CALL_JSON": lex_call_json},
             reasoning_open="THINK_OPEN",
             prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
         )

@@ -1,0 +1,198 @@
+"""Regenerate the golden renders from the reference templates in ../shared/seeds.
+
+    python tests/golden_renders/make.py [FORMAT ...]
+
+Each case is a readable conversation (``<case>.json``) and what the reference template renders
+for it (``<case>.txt``), or, where the template raises, the reason in the JSON's ``error``.
+Run it only when a case is added: the files are the record the renderers are tested against.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+import codec  # noqa: E402
+from codec import jinja  # noqa: E402
+from codec.errors import RenderError  # noqa: E402
+
+SEEDS = HERE.parents[2] / "shared" / "seeds"
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "City name, e.g. São Paulo"},
+                "days": {"type": "integer", "description": "Forecast days"},
+                "unit": {"type": "string", "enum": ["c", "f"]},
+            },
+            "required": ["city"],
+        },
+    },
+}
+SEARCH = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "description": "Search the web.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "filters": {"type": "object", "properties": {"lang": {"type": "string"}}},
+                "limit": {"type": ["integer", "null"]},
+            },
+            "required": ["query"],
+        },
+    },
+}
+
+
+def call(id_: str, name: str, arguments: Any) -> dict[str, Any]:
+    return {"id": id_, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
+USER = {"role": "user", "content": "What's the weather in Paris and in São Paulo?"}
+CALLS = {
+    "role": "assistant",
+    "content": "",
+    "tool_calls": [
+        call("call_1", "get_weather", {"city": "Paris", "days": 3}),
+        call("call_2", "get_weather", {"city": 'São "Paulo"\nline2 \\ end', "unit": "c"}),
+    ],
+}
+RESULTS = [
+    {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "Sunny, 22°C"},
+    {"role": "tool", "tool_call_id": "call_2", "name": "get_weather", "content": "Rain, 18°C"},
+]
+ANSWER = {"role": "assistant", "content": "Paris is sunny (22°C); São Paulo has rain (18°C)."}
+
+CASES: dict[str, dict[str, Any]] = {
+    "plain_chat": {"messages": [USER, ANSWER], "tools": None, "add_generation_prompt": False},
+    "system_and_prompt": {"messages": [SYSTEM, USER], "tools": None, "add_generation_prompt": True},
+    "tools_no_system": {"messages": [USER], "tools": [WEATHER, SEARCH], "add_generation_prompt": True},
+    "tools_with_system": {"messages": [SYSTEM, USER], "tools": [WEATHER], "add_generation_prompt": True},
+    "full_tool_round": {
+        "messages": [SYSTEM, USER, CALLS, *RESULTS, ANSWER],
+        "tools": [WEATHER],
+        "add_generation_prompt": False,
+    },
+    "content_with_call": {
+        "messages": [
+            USER,
+            {
+                "role": "assistant",
+                "content": "Let me check.",
+                "tool_calls": [call("c1", "search", {"query": "a</tool_call>b", "filters": {}, "limit": None})],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "nothing found"},
+        ],
+        "tools": [SEARCH],
+        "add_generation_prompt": True,
+    },
+    "values_of_every_type": {
+        "messages": [
+            USER,
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    call(
+                        "c1",
+                        "f",
+                        {
+                            "b": 1,
+                            "A": 2.0,
+                            "a": 1e20,
+                            "Z": -0.5,
+                            "flag": False,
+                            "n": None,
+                            "big": 12345678901234567890,
+                            "emp": "",
+                            "lst": [],
+                            "obj": {},
+                        },
+                    )
+                ],
+            },
+        ],
+        "tools": None,
+        "add_generation_prompt": False,
+    },
+    "string_arguments": {
+        "messages": [USER, {"role": "assistant", "tool_calls": [call("c1", "get_weather", '{"city": "Paris"}')]}],
+        "tools": [WEATHER],
+        "add_generation_prompt": False,
+    },
+    "reasoning_and_thinking": {
+        "messages": [
+            USER,
+            {"role": "assistant", "reasoning_content": "I should call the tool.", "tool_calls": CALLS["tool_calls"]},
+            *RESULTS,
+        ],
+        "tools": [WEATHER],
+        "add_generation_prompt": True,
+        "variables": {"enable_thinking": True},
+    },
+    "tool_message_first": {
+        "messages": [{"role": "tool", "tool_call_id": "x", "content": "orphan result"}, USER],
+        "tools": None,
+        "add_generation_prompt": True,
+    },
+    "later_system_message": {
+        "messages": [SYSTEM, USER, ANSWER, {"role": "system", "content": "Be brief."}, USER],
+        "tools": None,
+        "add_generation_prompt": True,
+    },
+    "whitespace_content": {
+        "messages": [
+            {"role": "user", "content": "  Hi  "},
+            {"role": "assistant", "content": "  ", "tool_calls": [call("c1", "noop", {})]},
+        ],
+        "tools": None,
+        "add_generation_prompt": False,
+    },
+    "list_system_content_with_tools": {
+        "messages": [{"role": "system", "content": [{"type": "text", "text": "Sys"}]}, USER],
+        "tools": [WEATHER],
+        "add_generation_prompt": True,
+    },
+}
+
+
+def main(names: list[str]) -> None:
+    for name in names or codec.formats():
+        fmt = codec.get_format(name)
+        template = (SEEDS / fmt.reference_template).read_text(encoding="utf-8")
+        folder = HERE / fmt.name
+        folder.mkdir(exist_ok=True)
+        for case_name, case in CASES.items():
+            case = {"variables": {}, **case}
+            kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
+            out = folder / f"{case_name}.txt"
+            try:
+                text = jinja.render_template(
+                    template, jinja.prepare_messages(case["messages"]), jinja.prepare_tools(case["tools"]), **kwargs
+                )
+            except RenderError as exc:
+                case = {**case, "error": str(exc)}
+                out.unlink(missing_ok=True)
+            else:
+                out.write_text(text, encoding="utf-8")
+            (folder / f"{case_name}.json").write_text(
+                json.dumps(case, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+            )
+        print(f"{fmt.name}: {len(CASES)} cases in {folder}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

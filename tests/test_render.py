@@ -1,0 +1,81 @@
+"""Render parity: every format's renderer against its reference template.
+
+Two sources of truth: the reference templates in ``../shared/seeds`` rendered by ``codec.jinja``
+(itself checked against transformers in test_jinja.py) on generated conversations, and the
+golden renders committed under ``tests/golden_renders/<format>/`` so that parity is also checked
+where ``../shared`` is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import conversations
+
+import codec
+from codec import jinja
+from codec.errors import RenderError
+
+SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
+GOLDEN = Path(__file__).resolve().parent / "golden_renders"
+FORMATS = [codec.get_format(name) for name in codec.formats()]
+
+
+def render_both(fmt: codec.Format, template: str, case: dict[str, Any]) -> tuple[str, str]:
+    """(ours, reference): the prompts, or ``RenderError: <reason>`` where rendering raised.
+
+    Ours must raise nothing but RenderError, and with the reference template's reason.
+    """
+    args = (case["messages"], case["tools"])
+    kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
+    try:
+        ours = fmt.render(*args, **kwargs)
+    except RenderError as exc:
+        ours = f"RenderError: {exc}"
+    try:
+        ref = jinja.render_template(template, jinja.prepare_messages(args[0]), jinja.prepare_tools(args[1]), **kwargs)
+    except RenderError as exc:
+        ref = f"RenderError: {exc}"
+    return ours, ref
+
+
+def _seed(fmt: codec.Format) -> str:
+    path = SEEDS / fmt.reference_template
+    if not path.is_file():
+        pytest.skip(f"reference template {path} is not available (../shared is absent)")
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(case=st.one_of(conversations(), conversations(content_parts=True)))
+def test_render_matches_reference(fmt: codec.Format, case: dict[str, Any]) -> None:
+    ours, ref = render_both(fmt, _seed(fmt), case)
+    assert ours == ref
+
+
+def golden_cases() -> list[tuple[codec.Format, Path]]:
+    return [(fmt, path) for fmt in FORMATS for path in sorted((GOLDEN / fmt.name).glob("*.json"))]
+
+
+@pytest.mark.parametrize(("fmt", "path"), golden_cases(), ids=lambda v: getattr(v, "stem", getattr(v, "name", "")))
+def test_golden_render(fmt: codec.Format, path: Path) -> None:
+    case = json.loads(path.read_text(encoding="utf-8"))
+    expected_path = path.with_suffix(".txt")
+    kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
+    if not expected_path.exists():  # the reference template raises on this conversation
+        with pytest.raises(RenderError, match=re.escape(case["error"])):
+            fmt.render(case["messages"], case["tools"], **kwargs)
+        return
+    assert fmt.render(case["messages"], case["tools"], **kwargs) == expected_path.read_text(encoding="utf-8")
+
+
+def test_every_format_has_golden_renders() -> None:
+    for fmt in FORMATS:
+        assert len(list((GOLDEN / fmt.name).glob("*.json"))) >= 8, fmt.name
