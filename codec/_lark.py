@@ -19,9 +19,19 @@ from typing import Any
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedToken
+from lark.parsers.lalr_analysis import Shift
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
-__all__ = ["CompiledGrammar", "ParserState", "Splice", "Token", "UnexpectedToken", "ValueToken", "load_grammar_text"]
+__all__ = [
+    "CompiledGrammar",
+    "ParserState",
+    "Splice",
+    "Token",
+    "UnexpectedToken",
+    "ValueToken",
+    "load_grammar_text",
+    "make_token",
+]
 
 _GRAMMAR_DIRS = (
     Path(__file__).resolve().parent / "grammars",  # installed wheel: grammars/ ships as codec/grammars
@@ -43,6 +53,48 @@ class ValueToken(Token):  # type: ignore[misc]
 
     __slots__ = ("decoded",)
     decoded: Any
+
+
+class _Rule:
+    """A grammar rule as the parse table needs it, hashed by identity (lark's Rule hashes its
+    whole expansion in Python at every reduction)."""
+
+    __slots__ = ("alias", "expansion", "options", "order", "origin")
+
+    def __init__(self, rule: Any) -> None:
+        self.origin = rule.origin
+        self.expansion = rule.expansion
+        self.alias = rule.alias
+        self.options = rule.options
+        self.order = rule.order
+
+
+class _Table:
+    """lark's LALR parse table with :class:`_Rule` in place of lark's rules."""
+
+    def __init__(self, table: Any) -> None:
+        fast: dict[Any, _Rule] = {}
+        self.states: dict[Any, dict[str, tuple[Any, Any]]] = {}
+        for state, actions in table.states.items():
+            row = {}
+            for symbol, (action, arg) in actions.items():
+                if action is not Shift:
+                    arg = fast.setdefault(arg, _Rule(arg))
+                row[symbol] = (action, arg)
+            self.states[state] = row
+        self.rules = list(fast.values())
+        self.start_states = table.start_states
+        self.end_states = table.end_states
+
+
+def make_token(kind: str, value: str, pos: int) -> Token:
+    """A lark Token, built without lark's slower constructor (the parser reads only ``type``)."""
+    token: Token = str.__new__(Token, value)
+    token.type = kind
+    token.value = value
+    token.start_pos = pos
+    token.line = token.column = None
+    return token
 
 
 class Splice(list[Any]):
@@ -83,8 +135,11 @@ class CompiledGrammar:
     """A lark grammar compiled for LALR, with a scanner per parser state.
 
     Builders name their rule handlers after grammar rules (or rule aliases). A rule without a
-    handler passes a single child through and drops anything else; inlined rules splice their
-    children into the parent's list. Handlers receive every child, punctuation tokens included.
+    handler passes a single child through and drops anything else; inlined rules (``_x``, and
+    lark's helpers for ``x*``) splice their children into the parent's list. Handlers receive
+    every child, punctuation tokens included. Grammars therefore write unbounded repetition as
+    a named left-recursive rule (``items: items item | item``): its value is dropped at each
+    step, where ``item*`` would build a list as long as the reply.
     """
 
     def __init__(self, source: str, *, start: str = "start", strict: bool = False) -> None:
@@ -96,33 +151,63 @@ class CompiledGrammar:
             maybe_placeholders=False,
             strict=strict,
         )
-        frontend = self.lark.parser.parser
-        self.parse_table = frontend._parse_table
+        self.parse_table = _Table(self.lark.parser.parser._parse_table)
         self.start = start
         self.states: dict[Any, dict[str, Any]] = self.parse_table.states
         self.start_state = self.parse_table.start_states[start]
         self.terminals = {t.name: t for t in self.lark.terminals}
-        self._rules = [(rule, rule.alias or rule.origin.name) for rule in self.lark.rules]
-        self._scanners: dict[Any, re.Pattern[str] | None] = {}
+        self._rules = [
+            (
+                rule,
+                rule.alias or rule.origin.name,
+                any(s.name.startswith("_") and not s.is_term for s in rule.expansion),
+            )
+            for rule in self.parse_table.rules
+        ]
+        self._defaults = {
+            rule: _inline if rule.origin.name.startswith("_") else _pass_or_drop for rule, _, _ in self._rules
+        }
+        self.scanners: dict[Any, re.Pattern[str] | None] = {}
         self._single: dict[str, re.Pattern[str]] = {}
 
     def parser(self, builder: object) -> ParserState:
         """A fresh LALR parser state whose reductions call ``builder``'s rule handlers."""
-        callbacks: dict[Any, Callback] = {}
-        for rule, name in self._rules:
+        callbacks: dict[Any, Callback] = dict(self._defaults)
+        for rule, name, splices in self._rules:
             method = getattr(builder, name, None)
             if method is not None:
-                callbacks[rule] = _bind(method)
-            elif rule.origin.name.startswith("_"):
-                callbacks[rule] = _inline
-            else:
-                callbacks[rule] = _pass_or_drop
+                callbacks[rule] = _bind(method) if splices else method
         conf = ParseConf(self.parse_table, callbacks, self.start)
         return ParserState(conf, None)  # no lexer thread: the stream feeds tokens itself
 
     def accepts(self, state: Any, terminal: str) -> bool:
-        """Whether the parser in ``state`` can take ``terminal`` next (``$END`` included)."""
+        """Whether ``state``'s table has an action for ``terminal`` (LALR may still refuse it later)."""
         return terminal in self.states[state]
+
+    def can_feed(self, stack: list[Any], terminal: str) -> bool:
+        """Whether a parser with this state stack would take ``terminal`` (``$END`` included).
+
+        LALR tables merge lookaheads, so a terminal listed in the current state can still be
+        refused after the reductions it triggers: simulate them on a copy of the stack.
+        """
+        stack = list(stack)
+        end_state = self.parse_table.end_states[self.start]
+        while True:
+            action = self.states[stack[-1]].get(terminal)
+            if action is None:
+                return False
+            kind, arg = action
+            if kind is Shift:
+                return True
+            size = len(arg.expansion)
+            if size:
+                del stack[-size:]
+            goto = self.states[stack[-1]].get(arg.origin.name)
+            if goto is None:
+                return False
+            stack.append(goto[1])
+            if terminal == "$END" and stack[-1] == end_state:
+                return True
 
     def expected(self, state: Any) -> list[str]:
         """The terminals the parser in ``state`` can take next."""
@@ -145,13 +230,13 @@ class CompiledGrammar:
         Alternatives are ordered as lark's lexer orders them: priority, then width, then length.
         """
         try:
-            return self._scanners[state]
+            return self.scanners[state]
         except KeyError:
             pass
         names = [n for n in self.states[state] if n in self.terminals]
         names += [n for n in self.lark.ignore_tokens if n not in names]
         compiled = self._compile([self.terminals[n] for n in names])
-        self._scanners[state] = compiled
+        self.scanners[state] = compiled
         return compiled
 
     @staticmethod

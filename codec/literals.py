@@ -27,9 +27,30 @@ def _no_constant(text: str) -> Any:
     raise ValueError(f"{text} is not JSON")
 
 
+#: JSON decoders without NaN/Infinity and without numbers that overflow to infinity; the lax one
+#: also takes raw control characters (a raw newline) inside strings.
+JSON_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
+LAX_JSON_DECODER = json.JSONDecoder(strict=False, parse_float=_finite, parse_constant=_no_constant)
+
+
 def json_value(text: str, *, strict: bool = True) -> Any:
-    """``json.loads`` without NaN/Infinity and without numbers that overflow to infinity."""
-    return json.loads(text, strict=strict, parse_float=_finite, parse_constant=_no_constant)
+    """``json.loads`` with :data:`JSON_DECODER` (or the lax one)."""
+    return (JSON_DECODER if strict else LAX_JSON_DECODER).decode(text)
+
+
+def nesting(value: Any) -> int:
+    """How deep ``value`` nests lists and dicts (0 for a scalar), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
 
 
 def python_literal(text: str) -> Any:

@@ -21,16 +21,15 @@ is O(n) whatever the chunking:
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from codec import jinja
-from codec._lark import CompiledGrammar, Token, UnexpectedToken, ValueToken
+from codec._lark import CompiledGrammar, Token, UnexpectedToken, ValueToken, make_token
 from codec.errors import CodecError, ParseError, caret_snippet
+from codec.literals import nesting
 from codec.models import (
     Event,
     FunctionCall,
@@ -45,49 +44,10 @@ from codec.models import (
     dump_arguments,
 )
 from codec.schema import tool_name, tool_parameters, violations
-
-FastLexer = Callable[[str, int], "tuple[Any, int] | None"]
+from codec.watch import Delimiter, FastLexer, Watch
 
 CONTENT = "content"
 REASONING = "reasoning"
-
-
-@dataclass(frozen=True)
-class Delimiter:
-    """A token that runs from ``open`` to ``close`` and may be long (a string value).
-
-    While such a token is incomplete the stream only watches new text for ``close`` (skipping
-    characters escaped by ``escape``) instead of re-lexing the token on every chunk.
-    """
-
-    open: str
-    close: str
-    escape: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.escape is not None and len(self.close) != 1:
-            raise ValueError("an escaped delimiter must close with one character")
-
-    @cached_property
-    def _search(self) -> re.Pattern[str]:
-        return re.compile(re.escape(self.escape or "") + "|" + re.escape(self.close))
-
-    def find_close(self, text: str, start: int, escaped: bool) -> tuple[int, bool]:
-        """The index just after the closer in ``text[start:]`` (or -1) and whether the text ends in an escape."""
-        if self.escape is None:
-            j = text.find(self.close, start)
-            return (j + len(self.close) if j >= 0 else -1), False
-        j = start + 1 if escaped else start
-        while True:
-            if j > len(text):
-                return -1, True
-            m = self._search.search(text, j)
-            if m is None:
-                return -1, False
-            if m.group() == self.escape:
-                j = m.end() + 1
-                continue
-            return m.end(), False
 
 
 @dataclass(frozen=True)
@@ -119,12 +79,12 @@ class Syntax:
     nest_open: frozenset[str] = frozenset()
     nest_close: frozenset[str] = frozenset()
     max_depth: int = 200
-    #: Terminals lexed by a function rather than a regex, for speed: ``lexer(text, pos)`` returns
-    #: ``(decoded value, end)`` for a complete, self-delimited token at ``pos``, or None to let the
-    #: regular terminals lex that text. They must mean exactly what the regular path would make
-    #: of the same text (a C-speed JSON decoder standing in for the JSON rules, say).
+    #: Terminals lexed by a function rather than a regex, for speed (see ``codec.watch.FastLexer``).
+    #: A fast token must mean exactly what the grammar's regular rules make of the same text (a
+    #: C-speed JSON decoder standing in for the JSON rules, say), so that results do not depend
+    #: on which path a chunking happened to take.
     fast_terminals: Mapping[str, FastLexer] = field(default_factory=dict)
-    fast_by_state: dict[Any, tuple[tuple[str, FastLexer], ...] | None] = field(default_factory=dict, compare=False)
+    fast_by_state: dict[Any, tuple[tuple[str, FastLexer], ...]] = field(default_factory=dict, compare=False)
     #: The terminal fed first when the prompt ends inside an open reasoning block.
     reasoning_open: str | None = None
     prompt_opens_reasoning: Callable[[str], bool] | None = None
@@ -243,9 +203,9 @@ class Stream:
         self._buf = ""
         self._base = 0  # offset of _buf[0] in the reply
         self._pending: list[str] = []  # chunks that arrived while waiting for a delimiter's closer
-        self._wait: Delimiter | None = None
-        self._wait_escaped = False
-        self._wait_tail = ""
+        self._wait: Watch | None = None  # follows a long token that has not ended yet
+        self._watched = -1  # offset of the token the last watch ended: lex it for good now
+        self._need = 0  # reply length before which the lexer cannot decide anything new
         self._block: _Block | None = None
         self._recovery: _Recovery | None = None
         self._depth = 0
@@ -279,13 +239,17 @@ class Stream:
         self._count_lines(chunk)
         if self._wait is not None:
             self._pending.append(chunk)
-            if not self._watch(chunk):
+            self.work += len(chunk)
+            if not self._wait.scan(chunk):
                 return self._events
+            self._wait = None
+            self._watched = self._base
             self._buf += "".join(self._pending)
             self._pending = []
         else:
             self._buf += chunk
-        self._run(final=False)
+        if self._length >= self._need:
+            self._run(final=False)
         return self._events
 
     def close(self) -> list[Event]:
@@ -305,7 +269,7 @@ class Stream:
     @property
     def result(self) -> ParseResult:
         """What the reply decodes to so far (all of it after ``close()``)."""
-        return ParseResult(
+        return ParseResult.model_construct(
             content="".join(self._content),
             reasoning="".join(self._reasoning),
             tool_calls=list(self._calls),
@@ -347,7 +311,9 @@ class Stream:
         else:  # a builder bug: what was sent cannot be taken back
             raise AssertionError(f"call {index}: arguments {text!r} do not extend what was sent ({sent!r})")
         name = self._names[index]
-        call = ToolCall(id=self._call_id(index), function=FunctionCall(name=name, arguments=arguments))
+        # Built without validation: the name is a str and the arguments a JSON-able dict by construction.
+        function = FunctionCall.model_construct(name=name, arguments=arguments)
+        call = ToolCall.model_construct(id=self._call_id(index), type="function", function=function)
         self._calls.append(call)
         self._check_call(name, arguments, pos)
         self._events.append(ToolCallEnd(index, call))
@@ -398,33 +364,14 @@ class Stream:
         for problem in violations(arguments, tool_parameters(self.tools[name]) or {}):
             self.issue("schema", f"{name}: {problem}", pos)
 
-    def _watch(self, chunk: str) -> bool:
-        """While a delimited token is incomplete: does this chunk bring its closer?"""
-        delim = self._wait
-        assert delim is not None
-        text = self._wait_tail + chunk
-        self.work += len(text)
-        end, self._wait_escaped = delim.find_close(text, 0, self._wait_escaped)
-        if end >= 0:
-            self._wait = None
-            return True
-        keep = len(delim.close) - 1
-        self._wait_tail = text[-keep:] if keep else ""
-        return False
-
     def _wait_for(self, buf: str, i: int) -> bool:
-        """At ``buf[i]`` nothing matches yet: is it a delimited token whose closer has not come?"""
+        """Nothing matches at ``buf[i]`` yet: is it a long delimited token that has not ended?"""
         for delim in self.syntax.delimiters:
             if buf.startswith(delim.open, i):
                 self.work += len(buf) - i
-                end, escaped = delim.find_close(buf, i + len(delim.open), False)
-                if end >= 0:
-                    return False  # complete, yet no terminal matches: a real error
-                self._wait, self._wait_escaped = delim, escaped
-                keep = len(delim.close) - 1
-                self._wait_tail = buf[len(buf) - keep :] if keep else ""
-                return True
-            if delim.open.startswith(buf[i : i + len(delim.open)]) and len(buf) - i < len(delim.open):
+                self._wait = delim.watch(buf, i)
+                return self._wait is not None  # closed, yet nothing matches: a real error
+            if len(buf) - i < len(delim.open) and delim.open.startswith(buf[i:]):
                 return True  # the opener itself is still arriving
         return False
 
@@ -435,44 +382,51 @@ class Stream:
         hold = self.syntax.holdback
         text_terms = self.syntax.text_terminals
         closed_terms = self.syntax.closed_terminals
-        ps = self._ps
+        ignore = self._ignore
+        scanners = self._g.scanners
+        fast_by_state = self.syntax.fast_by_state
+        states = self._ps.state_stack
+        self._need = 0
         while i < n:
             if self._recovery is not None:
                 i = self._recover(buf, i, final)
                 if self._recovery is not None:
                     break
                 continue
-            state = ps.state_stack[-1]
-            fast = self._fast(state)
-            if fast is not None:
-                got = self._try_fast(fast, buf, i)
-                if got is not None:
+            state = states[-1]
+            fast = fast_by_state[state] if state in fast_by_state else self._fast(state)
+            if fast:
+                got = self._try_fast(fast, buf, i, final or self._base + i == self._watched)
+                if isinstance(got, ValueToken):
                     i = self._take(got, buf, i + len(got))
                     continue
-            scanner = self._g.scanner(state)
+                if got is not None:
+                    self._wait = got
+                    break
+            scanner = scanners[state] if state in scanners else self._g.scanner(state)
             m = scanner.match(buf, i) if scanner is not None else None
-            self.work += (m.end() if m is not None else n) - i
-            if m is None or m.end() == i:
+            end = m.end() if m is not None else i
+            self.work += (end if m is not None else n) - i
+            if end == i:
                 if not final and (n - i < hold or self._wait_for(buf, i)):
                     break
                 i = self._error(buf, i, f"unexpected {buf[i : i + 10]!r}")
                 continue
-            kind = m.lastgroup
-            assert kind is not None
-            end = m.end()
+            kind: str = m.lastgroup  # type: ignore[union-attr,assignment]
             if end + hold > n and not final and kind not in closed_terms:
                 if kind in text_terms and n - hold > i:
                     end = n - hold
                 else:
+                    self._need = self._base + end + hold
                     break
             value = buf[i:end]
             pos = self._base + i
             i = end
-            if kind in self._ignore:
+            if kind in ignore:
                 if self._block is not None:
                     self._block.pieces.append(value)
                 continue
-            i = self._take(Token(kind, value, start_pos=pos), buf, i)
+            i = self._take(make_token(kind, value, pos), buf, i)
             if i == end and kind in text_terms:
                 self._builder.on_text(text_terms[kind], value, pos)
         self._buf = buf[i:]
@@ -483,34 +437,43 @@ class Stream:
         try:
             self._push(tok)
         except _Reject as rej:
-            pos = tok.start_pos
+            pos: int = tok.start_pos
             i = pos - self._base  # lexing resumes at the refused token
             if rej.semantic or not self._autoclose(pos, rej.token):
                 i = self._error(buf, i, rej.message, rej.expected, semantic=rej.semantic, at=rej.pos)
             return i
         return end
 
-    def _fast(self, state: Any) -> tuple[tuple[str, FastLexer], ...] | None:
+    def _fast(self, state: Any) -> tuple[tuple[str, FastLexer], ...]:
         """The fast lexers of the terminals ``state`` accepts (cached per syntax)."""
-        table = self.syntax.fast_by_state
-        try:
-            return table[state]
-        except KeyError:
-            found = tuple((t, f) for t, f in self.syntax.fast_terminals.items() if self._g.accepts(state, t))
-            table[state] = found or None
-            return table[state]
+        found = tuple((t, f) for t, f in self.syntax.fast_terminals.items() if self._g.accepts(state, t))
+        self.syntax.fast_by_state[state] = found
+        return found
 
-    def _try_fast(self, fast: tuple[tuple[str, FastLexer], ...], buf: str, i: int) -> ValueToken | None:
+    def _try_fast(
+        self, fast: tuple[tuple[str, FastLexer], ...], buf: str, i: int, final: bool
+    ) -> ValueToken | Watch | None:
         for terminal, lexer in fast:
-            got = lexer(buf, i)
+            got = lexer(buf, i, final)
             if got is None:
                 continue
+            if not isinstance(got, tuple):
+                self.work += len(buf) - i
+                return got
             value, end = got
             self.work += end - i
+            if self._too_deep(value, buf, i, end):
+                continue  # the grammar's rules will reject it, exactly as they would have
             tok = ValueToken(terminal, buf[i:end], start_pos=self._base + i)
             tok.decoded = value
             return tok
         return None
+
+    def _too_deep(self, value: Any, buf: str, start: int, end: int) -> bool:
+        limit = self.syntax.max_depth - self._depth
+        if not self.syntax.nest_open or buf.count("{", start, end) + buf.count("[", start, end) <= limit:
+            return False
+        return nesting(value) > limit
 
     def _push(self, tok: Token) -> None:
         """Feed one token to the parser, tracking blocks and nesting."""
@@ -544,9 +507,9 @@ class Stream:
         """
         if before is not None and before not in self.syntax.autoclose_before:
             return False
-        state = self._ps.state_stack[-1]
+        stack = self._ps.state_stack
         for terminal, spelling in self.syntax.autoclose.items():
-            if self._g.accepts(state, terminal):
+            if self._g.can_feed(stack, terminal):
                 self.issue("missing_closer", f"missing {spelling!r} inserted", pos)
                 self._push(Token(terminal, "", start_pos=pos))
                 return True
@@ -639,7 +602,7 @@ class Stream:
                 self._recover(self._buf, len(self._buf), True)
                 continue
             state = self._ps.state_stack[-1]
-            if self._g.accepts(state, "$END"):
+            if self._g.can_feed(self._ps.state_stack, "$END"):
                 break
             if self._autoclose(self._base + len(self._buf), None):
                 continue

@@ -19,6 +19,7 @@ after ``<|im_end|>``. A leading ``<think>...</think>`` block (Qwen3-style models
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +27,10 @@ from codec import jinja
 from codec._lark import Token, compile_grammar
 from codec.errors import RenderError
 from codec.format import Format, MessageLike
-from codec.literals import json_value, python_literal
+from codec.literals import JSON_DECODER, LAX_JSON_DECODER, json_value, nesting, python_literal
 from codec.models import dump_arguments
-from codec.stream import CONTENT, REASONING, Builder, BuildError, Delimiter, Stream, Syntax
+from codec.stream import CONTENT, REASONING, Builder, BuildError, Stream, Syntax
+from codec.watch import Delimiter, json_fast_lexer
 
 SYSTEM_TOOLS_HEADER = (
     "# Tools / Ferramentas\n\nVocê pode chamar uma ou mais funções para auxiliar na consulta do usuário.\n\n"
@@ -42,6 +44,8 @@ SYSTEM_TOOLS_FOOTER = (
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
 STOP = "<|im_end|>"
+#: Deepest nesting of lists and objects accepted in a call (deeper input is reported, not parsed).
+MAX_DEPTH = 200
 
 
 # ---------------------------------------------------------------------------- render
@@ -162,8 +166,7 @@ def _fragment(first: bool, key: str, value: Any) -> str:
 
 def _decode_objects(body: str) -> tuple[list[Any], str] | None:
     """The JSON (or Python-literal) objects a broken block holds, and how they were read."""
-    for strict, how in ((True, "JSON"), (False, "JSON with raw control characters in strings")):
-        decoder = json.JSONDecoder(strict=strict)
+    for decoder, how in ((JSON_DECODER, "JSON"), (LAX_JSON_DECODER, "JSON with raw control characters in strings")):
         objects: list[Any] = []
         i, n = 0, len(body)
         try:
@@ -177,11 +180,12 @@ def _decode_objects(body: str) -> tuple[list[Any], str] | None:
         except (ValueError, RecursionError):
             continue
         if objects:
-            return objects, how
+            return (objects, how) if all(nesting(o) <= MAX_DEPTH for o in objects) else None
     try:
-        return [python_literal(body)], "a Python literal"
+        value = python_literal(body)
     except ValueError:
         return None
+    return ([value], "a Python literal") if nesting(value) <= MAX_DEPTH else None
 
 
 def _as_call(obj: Any) -> tuple[str, dict[str, Any], list[str]] | None:
@@ -209,65 +213,69 @@ def _as_call(obj: Any) -> tuple[str, dict[str, Any], list[str]] | None:
     return obj["name"], args, repairs
 
 
-class _Unusual(Exception):
-    """A call object the fast path leaves to the grammar (duplicate keys, extra keys...)."""
+class _Unusual(ValueError):
+    """JSON the fast path leaves to the grammar's rules (a repeated key, a non-finite number)."""
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
-        raise _Unusual
+        raise _Unusual("repeated key")
     return out
 
 
 def _finite(text: str) -> float:
     value = float(text)
     if value - value != 0:  # inf or nan
-        raise _Unusual
+        raise _Unusual("number out of range")
     return value
 
 
 def _reject_constant(text: str) -> Any:
-    raise _Unusual
+    raise _Unusual(text)
 
 
 _FAST_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_reject_constant)
+#: Any JSON object or array in a value position, decoded in C when it is complete.
+lex_json_container = json_fast_lexer(_FAST_DECODER)
 
 
-def lex_call_json(text: str, pos: int) -> tuple[Any, int] | None:
+def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
     """Fast path: a complete, ordinary call object at ``pos``, decoded in C.
 
     Only ``{"name": str, "arguments": {...}}`` with no repeated key and no non-finite number is
-    taken; anything else is left to the grammar, which reports what is unusual about it.
+    taken; anything else, and an object still arriving (whose name and arguments should stream),
+    is left to the grammar's rules.
     """
     if not text.startswith("{", pos):
         return None
     try:
         value, end = _FAST_DECODER.raw_decode(text, pos)
-    except (ValueError, _Unusual, RecursionError):
+    except (ValueError, RecursionError):
         return None
-    if (
-        len(value) == 2
-        and isinstance(value.get("name"), str)
-        and isinstance(value.get("arguments"), dict)
-        and _depth_ok(value["arguments"], 190)
-    ):
+    if len(value) == 2 and isinstance(value.get("name"), str) and isinstance(value.get("arguments"), dict):
         return value, end
     return None
 
 
-def _depth_ok(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests no deeper than ``limit`` (iteratively: deep input must not recurse)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return False
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return True
+_SPACE = re.compile(r"[ \t\r\n]*")
+
+
+def lex_call_block(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
+    """Fast path for a whole ``<tool_call> {ordinary object} </tool_call>`` block.
+
+    Decodes to the call object; None for anything else (the grammar's rules take it).
+    """
+    if not text.startswith(CALL_OPEN, pos):
+        return None
+    brace = _SPACE.match(text, pos + len(CALL_OPEN)).end()  # type: ignore[union-attr]
+    got = lex_call_json(text, brace, final)
+    if got is None:
+        return None
+    close = _SPACE.match(text, got[1]).end()  # type: ignore[union-attr]
+    if not text.startswith(CALL_CLOSE, close):
+        return None
+    return got[0], close + len(CALL_CLOSE)
 
 
 class HermesBuilder(Builder):
@@ -296,6 +304,9 @@ class HermesBuilder(Builder):
 
     def null(self, c: list[Any]) -> None:
         return None
+
+    def container(self, c: list[Any]) -> Any:
+        return c[0].decoded
 
     def array(self, c: list[Any]) -> list[Any]:
         return list(c[1:-1:2])
@@ -391,6 +402,12 @@ class HermesBuilder(Builder):
         call = token.decoded
         self._end_object(self.sink.start_call(call["name"]), call["arguments"], token.start_pos)
 
+    def fast_block(self, c: list[Any]) -> None:
+        token = c[0]
+        call = token.decoded
+        self._end_object(self.sink.start_call(call["name"]), call["arguments"], token.start_pos + token.index("{"))
+        self._done_in_block = 0
+
     def _end_object(self, index: int, args: dict[str, Any], pos: int) -> None:
         self._done_in_block += 1
         if self._done_in_block == 2:
@@ -475,7 +492,12 @@ class Hermes(Format):
             holdback=len(CALL_CLOSE) + 2,
             nest_open=frozenset({"LBRACE", "LBRACK"}),
             nest_close=frozenset({"RBRACE", "RBRACK"}),
-            fast_terminals={"CALL_JSON": lex_call_json},
+            max_depth=MAX_DEPTH,
+            fast_terminals={
+                "CALL_BLOCK": lex_call_block,
+                "CALL_JSON": lex_call_json,
+                "JSON_CONTAINER": lex_json_container,
+            },
             reasoning_open="THINK_OPEN",
             prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
         )

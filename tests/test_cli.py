@@ -1,0 +1,445 @@
+"""The ``codec`` command: in-process through ``main()``, and once per command as a real subprocess."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import codec
+from codec.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+REPLY = EXAMPLES / "replies" / "hermes.txt"
+TOOLS = EXAMPLES / "tools.json"
+CONVERSATION = EXAMPLES / "conversation.json"
+
+BAD_REPLY = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": }}\n</tool_call><|im_end|>'
+
+
+def read(path: Path) -> str:
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def set_stdin(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8"))
+
+
+def subprocess_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def run_module(*argv: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "codec", *argv],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        env=subprocess_env(),
+        timeout=120,
+    )
+
+
+def without_ids(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message dump with the (possibly generated) tool-call ids removed."""
+    calls = [{k: v for k, v in call.items() if k != "id"} for call in message.get("tool_calls") or []]
+    return {**message, "tool_calls": calls}
+
+
+@pytest.fixture(scope="module")
+def fmt() -> codec.Format:
+    return codec.get_format("hermes")
+
+
+@pytest.fixture()
+def bad_reply(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.txt"
+    path.write_text(BAD_REPLY, encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def test_formats_lists_every_format_with_its_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "formats")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines] == codec.formats()
+    for line, name in zip(lines, codec.formats(), strict=True):
+        summary = codec.get_format(name).summary
+        assert summary in line
+
+
+def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "render" in out and "parse" in out
+    code, out, _ = run(capsys, "parse", "--help")
+    assert code == 0 and "--stream" in out
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and codec.__version__ in out
+
+
+# --------------------------------------------------------------------------- render
+
+
+def test_render_from_file_is_exact(capsys: pytest.CaptureFixture[str], fmt: codec.Format) -> None:
+    data = load(CONVERSATION)
+    code, out, err = run(capsys, "render", "-f", "hermes", str(CONVERSATION))
+    assert code == 0 and err == ""
+    assert out == fmt.render(data["messages"], data["tools"])
+
+
+def test_render_from_stdin_with_options(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fmt: codec.Format
+) -> None:
+    messages = load(CONVERSATION)["messages"][:2]
+    set_stdin(monkeypatch, json.dumps(messages))
+    argv = ["render", "-f", "hermes", "--tools", str(TOOLS), "--generation-prompt", "--var", "flag=true"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and err == ""
+    assert out == fmt.render(messages, load(TOOLS), add_generation_prompt=True, flag=True)
+    assert out.endswith("<|im_start|>assistant\n")
+
+
+def test_render_stdin_dash_and_list_input(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fmt: codec.Format
+) -> None:
+    messages = [{"role": "user", "content": "Olá!"}]
+    set_stdin(monkeypatch, json.dumps(messages))
+    code, out, _ = run(capsys, "render", "-f", "hermes", "-")
+    assert code == 0
+    assert out == fmt.render(messages)
+
+
+def test_render_var_values(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # The variables reach the template: use a custom template that prints them with their types.
+    template = tmp_path / "t.jinja"
+    template.write_text("{{ a }}|{{ a is number }}|{{ b }}|{{ b is string }}|{{ c }}|{{ c is sameas true }}")
+    messages = tmp_path / "m.json"
+    messages.write_text('[{"role": "user", "content": "hi"}]')
+    argv = ["render", "-f", "hermes", "--template", str(template), str(messages)]
+    code, out, err = run(capsys, *argv, "--var", "a=3", "--var", "b=hello world", "--var", "c=true")
+    assert (code, err) == (0, "")
+    assert out == "3|True|hello world|True|True|True"
+
+
+def test_render_subprocess_writes_exact_bytes(tmp_path: Path, fmt: codec.Format) -> None:
+    messages = [
+        {"role": "system", "content": "Sé breve.\r\nObrigado."},
+        {"role": "user", "content": "Previsão para Lisboa?\n"},
+    ]
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(messages, ensure_ascii=False), encoding="utf-8")
+    proc = run_module("render", "-f", "hermes", "--generation-prompt", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == fmt.render(messages, add_generation_prompt=True).encode("utf-8")
+    assert b"\r\n" in proc.stdout
+    # And from stdin:
+    proc = run_module("render", "-f", "hermes", stdin=path.read_bytes())
+    assert proc.returncode == 0 and proc.stdout == fmt.render(messages).encode("utf-8")
+
+
+# --------------------------------------------------------------------------- parse
+
+
+def test_parse_prints_the_openai_message(capsys: pytest.CaptureFixture[str], fmt: codec.Format) -> None:
+    code, out, err = run(capsys, "parse", "-f", "hermes", "--tools", str(TOOLS), str(REPLY))
+    assert code == 0 and err == ""
+    message = json.loads(out)
+    expected = fmt.parse(read(REPLY), tools=load(TOOLS)).to_message().model_dump(mode="json")
+    assert without_ids(message) == without_ids(expected)
+    assert message["role"] == "assistant"
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather", "search"]
+    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"city": "Lisboa", "days": 3}
+    assert "música" in out  # ensure_ascii=False
+
+
+def test_parse_from_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fmt: codec.Format
+) -> None:
+    set_stdin(monkeypatch, "Just text.<|im_end|>")
+    code, out, _ = run(capsys, "parse", "-f", "hermes")
+    assert code == 0
+    assert json.loads(out) == fmt.parse("Just text.<|im_end|>").to_message().model_dump(mode="json")
+
+
+def test_parse_lenient_reports_issues_as_warnings(capsys: pytest.CaptureFixture[str], bad_reply: Path) -> None:
+    code, out, err = run(capsys, "parse", "-f", "hermes", str(bad_reply))
+    assert code == 0
+    json.loads(out)
+    lines = err.splitlines()
+    assert lines, "a broken call must be reported"
+    for line in lines:
+        assert line.startswith("warning: ") and " at line " in line and ", column " in line
+
+
+def test_parse_strict_failure_is_one_line_exit_1(capsys: pytest.CaptureFixture[str], bad_reply: Path) -> None:
+    code, out, err = run(capsys, "parse", "-f", "hermes", "--strict", str(bad_reply))
+    assert code == 1
+    assert out == ""
+    assert len(err.splitlines()) == 1 and err.startswith("codec: error: ") and "line" in err
+    assert "Traceback" not in err
+
+
+def test_parse_strict_success(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "parse", "-f", "hermes", "--strict", "--tools", str(TOOLS), str(REPLY))
+    assert (code, err) == (0, "")
+    assert len(json.loads(out)["tool_calls"]) == 2
+
+
+def collect_stream(out: str) -> tuple[str, dict[int, dict[str, str]], str]:
+    """Reassemble streamed chunks as an OpenAI client does: content, calls by index, finish reason."""
+    lines = out.splitlines()
+    assert lines
+    chunks = [json.loads(line) for line in lines]
+    content = ""
+    calls: dict[int, dict[str, str]] = {}
+    for chunk in chunks:
+        assert chunk["object"] == "chat.completion.chunk"
+        [choice] = chunk["choices"]
+        assert choice["index"] == 0
+    for chunk in chunks[:-1]:
+        choice = chunk["choices"][0]
+        assert choice["finish_reason"] is None
+        delta = choice["delta"]
+        assert delta
+        content += delta.get("content") or ""
+        for tc in delta.get("tool_calls", []):
+            call = calls.setdefault(tc["index"], {"id": "", "name": "", "arguments": ""})
+            call["id"] += tc.get("id", "")
+            call["name"] += tc.get("function", {}).get("name", "")
+            call["arguments"] += tc.get("function", {}).get("arguments", "")
+    last = chunks[-1]["choices"][0]
+    assert last["delta"] == {}
+    return content, calls, last["finish_reason"]
+
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 7, 1000])
+def test_parse_stream_fragments_concatenate_to_the_arguments(
+    capsys: pytest.CaptureFixture[str], fmt: codec.Format, chunk_size: int
+) -> None:
+    argv = ["parse", "-f", "hermes", "--tools", str(TOOLS), "--stream", "--chunk-size", str(chunk_size)]
+    code, out, err = run(capsys, *argv, str(REPLY))
+    assert (code, err) == (0, "")
+    content, calls, finish = collect_stream(out)
+    assert finish == "tool_calls"
+    expected = fmt.parse(read(REPLY), tools=load(TOOLS))
+    assert content == expected.content
+    dumped = expected.to_message().model_dump(mode="json")["tool_calls"]
+    assert sorted(calls) == list(range(len(dumped)))
+    for index, call in enumerate(dumped):
+        assert calls[index]["name"] == call["function"]["name"]
+        assert calls[index]["arguments"] == call["function"]["arguments"]
+        assert calls[index]["id"]
+
+
+def test_parse_stream_text_only_finishes_with_stop(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    set_stdin(monkeypatch, "Bom dia! Como posso ajudar?<|im_end|>")
+    code, out, _ = run(capsys, "parse", "-f", "hermes", "--stream")
+    assert code == 0
+    content, calls, finish = collect_stream(out)
+    assert (content, calls, finish) == ("Bom dia! Como posso ajudar?", {}, "stop")
+
+
+def test_parse_stream_strict_failure(capsys: pytest.CaptureFixture[str], bad_reply: Path) -> None:
+    code, _, err = run(capsys, "parse", "-f", "hermes", "--stream", "--strict", str(bad_reply))
+    assert code == 1
+    assert len(err.splitlines()) == 1 and err.startswith("codec: error: ")
+
+
+def test_parse_subprocess_stream_and_strict(bad_reply: Path) -> None:
+    proc = run_module("parse", "-f", "hermes", "--stream", "--tools", str(TOOLS), stdin=REPLY.read_bytes())
+    assert proc.returncode == 0, proc.stderr
+    _, calls, finish = collect_stream(proc.stdout.decode("utf-8"))
+    assert finish == "tool_calls" and [c["name"] for c in calls.values()] == ["get_weather", "search"]
+    assert json.loads(calls[1]["arguments"])["filters"]["category"] == "música"
+
+    proc = run_module("parse", "-f", "hermes", "--strict", str(bad_reply))
+    err = proc.stderr.decode("utf-8")
+    assert proc.returncode == 1 and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_subprocess_formats() -> None:
+    proc = run_module("formats")
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert "hermes" in proc.stdout.decode("utf-8")
+
+
+def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
+    reply = tmp_path / "long.txt"
+    reply.write_text("x" * 200_000 + "<|im_end|>", encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codec", "parse", "-f", "hermes", "--stream", "--chunk-size", "1", str(reply)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=subprocess_env(),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader goes away before the output comes (like `codec ... | head -0`)
+    err = proc.stderr.read().decode("utf-8", "replace")
+    code = proc.wait(timeout=120)
+    assert "Traceback" not in err and "Error" not in err, err
+    assert code == 141
+
+
+def test_keyboard_interrupt(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(name: str) -> codec.Format:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("codec.cli.get_format", interrupted)
+    code, _, err = run(capsys, "parse", "-f", "hermes", str(REPLY))
+    assert code == 130 and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _write(tmp_path: Path, name: str, content: str | bytes) -> str:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return str(path)
+
+
+ERROR_CASES: dict[str, tuple[list[str], str]] = {
+    # name: (argv with {tmp} placeholders resolved below, a word the message must contain)
+    "missing messages file": (["render", "-f", "hermes", "{tmp}/nope.json"], "nope.json"),
+    "missing reply file": (["parse", "-f", "hermes", "{tmp}/nope.txt"], "nope.txt"),
+    "missing tools file": (["parse", "-f", "hermes", "--tools", "{tmp}/nope.json", "{reply}"], "nope.json"),
+    "missing template": (["render", "-f", "hermes", "--template", "{tmp}/nope.jinja", "{user}"], "nope"),
+    "missing prompt": (["parse", "-f", "hermes", "--prompt", "{tmp}/nope.txt", "{reply}"], "nope"),
+    "invalid JSON": (["render", "-f", "hermes", "{badjson}"], "JSON"),
+    "invalid tools JSON": (["parse", "-f", "hermes", "--tools", "{badjson}", "{reply}"], "JSON"),
+    "unknown format": (["render", "-f", "nosuch", "{user}"], "nosuch"),
+    "unknown format parse": (["parse", "-f", "nosuch", "{reply}"], "hermes"),
+    "messages not a list": (["render", "-f", "hermes", "{string}"], "list"),
+    "object without messages": (["render", "-f", "hermes", "{object}"], "messages"),
+    "message not an object": (["render", "-f", "hermes", "{listofnumbers}"], "messages[0]"),
+    "message without role": (["render", "-f", "hermes", "{norole}"], "role"),
+    "tools without tools key": (["parse", "-f", "hermes", "--tools", "{object}", "{reply}"], "tools"),
+    "tool without function": (["parse", "-f", "hermes", "--tools", "{badtool}", "{reply}"], "tools[0]"),
+    "tools not a list": (["render", "-f", "hermes", "--tools", "{string}", "{user}"], "list"),
+    "render error": (["render", "-f", "hermes", "{listsystem}"], ""),
+    "template error": (["render", "-f", "hermes", "--template", "{badtemplate}", "{user}"], "bad.jinja"),
+    "var without =": (["render", "-f", "hermes", "--var", "oops", "{user}"], "KEY=VALUE"),
+    "reserved var": (["render", "-f", "hermes", "--var", "tools=[]", "{user}"], "reserved"),
+    "chunk size 0": (["parse", "-f", "hermes", "--stream", "--chunk-size", "0", "{reply}"], "chunk size"),
+    "no command": ([], "required"),
+    "unknown command": (["frobnicate"], "frobnicate"),
+    "missing -f": (["parse", "{reply}"], "-f"),
+    "unknown option": (["parse", "-f", "hermes", "--bogus", "{reply}"], "--bogus"),
+    "reply not UTF-8": (["parse", "-f", "hermes", "{latin1}"], "UTF-8"),
+    "directory as file": (["parse", "-f", "hermes", "{tmp}"], ""),
+}
+
+
+@pytest.fixture()
+def placeholders(tmp_path: Path) -> dict[str, str]:
+    return {
+        "tmp": str(tmp_path),
+        "reply": str(REPLY),
+        "user": _write(tmp_path, "user.json", '[{"role": "user", "content": "hi"}]'),
+        "badjson": _write(tmp_path, "bad.json", '{"messages": [}'),
+        "string": _write(tmp_path, "string.json", '"hello"'),
+        "object": _write(tmp_path, "object.json", '{"foo": 1}'),
+        "listofnumbers": _write(tmp_path, "numbers.json", "[1, 2]"),
+        "norole": _write(tmp_path, "norole.json", '[{"content": "hi"}]'),
+        "badtool": _write(tmp_path, "badtool.json", '[{"type": "function"}]'),
+        "listsystem": _write(
+            tmp_path,
+            "listsystem.json",
+            json.dumps(
+                {
+                    "messages": [
+                        {"role": "system", "content": [{"type": "text", "text": "be brief"}]},
+                        {"role": "user", "content": "hi"},
+                    ],
+                    "tools": load(TOOLS),
+                }
+            ),
+        ),
+        "badtemplate": _write(tmp_path, "bad.jinja", "{% for x in %}"),
+        "latin1": _write(tmp_path, "latin1.txt", "previs\u00e3o".encode("latin-1")),
+    }
+
+
+@pytest.mark.parametrize("case", list(ERROR_CASES))
+def test_bad_input_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], placeholders: dict[str, str], case: str
+) -> None:
+    argv, word = ERROR_CASES[case]
+    code, out, err = run(capsys, *[arg.format(**placeholders) for arg in argv])
+    assert code == 2, err
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("codec: error: ")
+    assert "Traceback" not in err
+    assert word in err
+
+
+def test_bad_input_subprocess(tmp_path: Path) -> None:
+    proc = run_module("render", "-f", "nosuch", str(tmp_path / "missing.json"))
+    err = proc.stderr.decode("utf-8")
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert len(err.splitlines()) == 1 and err.startswith("codec: error: ") and "Traceback" not in err
+    proc = run_module("render", "-f", "hermes", stdin=b"[not json")
+    err = proc.stderr.decode("utf-8")
+    assert proc.returncode == 2 and len(err.splitlines()) == 1 and "JSON" in err
+
+
+# --------------------------------------------------------------------------- examples
+
+
+@pytest.mark.parametrize("script", ["parse_reply.py", "stream_reply.py"])
+def test_example_scripts_run(script: str, tmp_path: Path) -> None:
+    # Run from elsewhere: the scripts find their files relative to themselves.
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script)],
+        capture_output=True,
+        cwd=tmp_path,
+        env=subprocess_env(),
+        timeout=120,
+    )
+    out = proc.stdout.decode("utf-8")
+    assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
+    assert "get_weather" in out and "search" in out and "Lisboa" in out
+    assert "MISMATCH" not in out and "NO" not in out.split()
+    if script == "stream_reply.py":
+        assert out.count("[ok]") == 2 and "same as fmt.parse(whole reply): yes" in out
+    else:
+        assert "<tool_call>" in out and "identical to the reply: yes" in out  # rendered back
+
+
+def test_example_docstrings() -> None:
+    for script in ["parse_reply.py", "stream_reply.py"]:
+        text = (EXAMPLES / script).read_text(encoding="utf-8")
+        assert text.startswith('"""'), script
+        title = text[3:].splitlines()[0]
+        assert title and title.endswith("."), script
