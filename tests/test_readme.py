@@ -1,0 +1,50 @@
+"""README.md's examples are executed, in order, in one namespace: what it shows is what runs."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.DOTALL)
+
+
+def test_python_examples_run() -> None:
+    code = blocks("python")
+    assert len(code) >= 3
+    namespace: dict[str, object] = {"__name__": "readme"}
+    for block in code:
+        exec(compile(block, "README.md", "exec"), namespace)
+
+
+def test_two_setup_commands() -> None:
+    setup = [b.strip() for b in blocks("sh") if b.strip().startswith("pip install")]
+    assert setup == [
+        "pip install . && codec parse -f hermes examples/replies/hermes.txt",
+        'pip install ".[test]" && pytest',
+    ]
+
+
+def test_cli_examples_run() -> None:
+    """Every `codec ...` line of the CLI section whose input files exist runs and exits 0."""
+    (section,) = [b for b in blocks("sh") if b.startswith("codec formats")]
+    ran = 0
+    for line in section.splitlines():
+        command = shlex.split(line.split("#")[0])
+        files = [arg for arg in command if arg.endswith((".json", ".txt"))]
+        if not command or not all((ROOT / f).exists() for f in files):
+            continue
+        proc = subprocess.run(
+            [sys.executable, "-m", "codec", *command[1:]], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
+        assert proc.returncode == 0, (line, proc.stderr)
+        assert proc.stdout
+        ran += 1
+    assert ran >= 4
