@@ -51,7 +51,7 @@ class Format:
         ``template``, that chat template is rendered instead, exactly as transformers would.
         Raises :class:`~codec.errors.RenderError` where the reference template raises.
         """
-        msgs = jinja.prepare_messages(messages)
+        msgs = jinja.require_messages(jinja.prepare_messages(messages))
         tls = jinja.prepare_tools(tools)
         if template is not None:
             return jinja.render_template(template, msgs, tls, add_generation_prompt=add_generation_prompt, **variables)

@@ -242,6 +242,13 @@ def prepare_tools(tools: Iterable[Mapping[str, Any] | BaseModel] | None) -> list
 # --------------------------------------------------------------------------- rendering
 
 
+def require_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages``, or :class:`~codec.errors.RenderError` for an empty conversation (as transformers)."""
+    if not messages:
+        raise RenderError("Cannot apply chat template to an empty conversation. Provide at least one message.")
+    return messages
+
+
 def render_template(
     template: str,
     messages: Iterable[Mapping[str, Any] | BaseModel],
@@ -261,9 +268,7 @@ def render_template(
     Raises :class:`~codec.errors.RenderError` with the template's message when the template
     raises or does not compile, and for an empty conversation (as ``apply_chat_template`` does).
     """
-    chat = prepare_messages(messages)
-    if not chat:
-        raise RenderError("Cannot apply chat template to an empty conversation. Provide at least one message.")
+    chat = require_messages(prepare_messages(messages))
     tool_list = prepare_tools(tools)
     documents = variables.pop("documents", None)
     if documents is not None:

@@ -1,0 +1,27 @@
+"""Every format's grammar compiles for LALR in lark's strict mode (no terminal collisions)."""
+
+from __future__ import annotations
+
+import pytest
+
+import codec
+from codec._lark import CompiledGrammar, load_grammar_text
+
+pytest.importorskip("interegular", reason="lark's strict mode needs interegular")
+
+
+@pytest.mark.parametrize("name", codec.formats())
+def test_grammar_is_strict_lalr(name: str) -> None:
+    grammar = CompiledGrammar(load_grammar_text(name), strict=True)
+    assert grammar.states
+
+
+def test_grammar_loader_reports_a_missing_grammar() -> None:
+    with pytest.raises(FileNotFoundError, match=r"nope\.lark"):
+        load_grammar_text("nope")
+
+
+def test_render_refuses_an_empty_conversation() -> None:
+    for name in codec.formats():
+        with pytest.raises(codec.RenderError, match="empty conversation"):
+            codec.get_format(name).render([])
