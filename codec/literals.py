@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import warnings
 from typing import Any
 
 _NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
@@ -56,7 +57,9 @@ def nesting(value: Any) -> int:
 def python_literal(text: str) -> Any:
     """Decode a Python (or JSON) literal; raises ``ValueError`` for anything that is not data."""
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        with warnings.catch_warnings():  # "invalid escape sequence" and the like: the text is data
+            warnings.simplefilter("ignore")
+            node = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, MemoryError, RecursionError, ValueError) as exc:
         raise ValueError(f"not a literal: {exc}") from None
     try:

@@ -9,6 +9,7 @@ would report problems that are not there.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -100,3 +101,98 @@ def _object_violations(value: dict[str, Any], schema: Mapping[str, Any], path: s
         elif isinstance(extra, Mapping):
             found += violations(item, extra, sub)
     return found
+
+
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.0+)?")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+def declared_types(schema: Any) -> list[str]:
+    """The JSON types a schema allows, in declaration order (``anyOf``/``oneOf`` flattened)."""
+    if not isinstance(schema, Mapping):
+        return []
+    types = _types(schema)
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            for option in options:
+                types += [t for t in declared_types(option) if t not in types]
+    if not types and isinstance(schema.get("enum"), list) and all(isinstance(v, str) for v in schema["enum"]):
+        types = ["string"]
+    return types
+
+
+def _decode_container(raw: str, kind: type) -> Any:
+    from codec.literals import json_value, nesting, python_literal
+
+    value: Any = _NO_VALUE
+    for decode in (json_value, python_literal):
+        try:
+            value = decode(raw)
+        except ValueError:
+            continue
+        if isinstance(value, str):  # encoded twice
+            try:
+                value = json_value(value)
+            except ValueError:
+                continue
+        if isinstance(value, kind):
+            break
+    if not isinstance(value, kind) or nesting(value) > MAX_VALUE_DEPTH:
+        raise ValueError("not a " + kind.__name__)
+    return value
+
+
+_NO_VALUE = object()
+#: Deepest nesting accepted in a decoded object or array value.
+MAX_VALUE_DEPTH = 200
+
+
+def _typed(raw: str, kind: str) -> Any:
+    """``raw`` read as JSON type ``kind``; ValueError when it is not one."""
+    text = raw.strip()
+    if kind == "string":
+        return raw
+    if kind == "integer" and _INTEGER.fullmatch(text):
+        return int(text.split(".")[0])
+    if kind == "number" and _NUMBER.fullmatch(text):
+        if _INTEGER.fullmatch(text) and "." not in text:
+            return int(text)
+        value = float(text)
+        if value - value != 0:
+            raise ValueError("number out of range")
+        return value
+    if kind == "boolean" and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if kind == "null" and text in ("null", "None"):
+        return None
+    if kind == "object":
+        return _decode_container(text, dict)
+    if kind == "array":
+        return _decode_container(text, list)
+    raise ValueError(f"not {kind}")
+
+
+def type_text(raw: str, schema: Any) -> tuple[Any, str | None]:
+    """Type a raw text value (Qwen3-Coder's parameters) by its JSON schema: ``(value, problem)``.
+
+    Without a schema, or with one that names no type, the text stays a string. A nullable
+    parameter reads ``null``/``None`` as null; otherwise each declared type is tried in order
+    (a string type keeps the text exactly: ``"0042"`` stays a string). Integers are exact at
+    any size; objects and arrays are JSON, else Python literals. A value that fits no declared
+    type stays a string and ``problem`` says why.
+    """
+    types = declared_types(schema)
+    if not types:
+        return raw, None
+    if "null" in types and raw.strip() in ("null", "None"):
+        return None, None
+    for kind in types:
+        if kind == "null":
+            continue
+        try:
+            return _typed(raw, kind), None
+        except ValueError:
+            continue
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
+    return raw, f"{shown!r} is not {' or '.join(types)}; kept as text"

@@ -511,9 +511,23 @@ class Stream:
         for terminal, spelling in self.syntax.autoclose.items():
             if self._g.can_feed(stack, terminal):
                 self.issue("missing_closer", f"missing {spelling!r} inserted", pos)
-                self._push(Token(terminal, "", start_pos=pos))
+                try:
+                    self._push(Token(terminal, "", start_pos=pos))
+                except _Reject as rej:  # the closer completed something the builder refuses
+                    self._fail_block(rej.message, rej.pos, ())
                 return True
         return False
+
+    def _fail_block(self, message: str, pos: int, expected: Sequence[str]) -> bool:
+        """A problem at ``pos``: strict mode raises; in a block, start recovering it (True)."""
+        if self.strict:
+            line, column = self.line_column(pos)
+            raise ParseError(message, pos=pos, line=line, column=column, expected=expected, snippet=self._snippet(pos))
+        if self._block is None:
+            return False
+        self._recovery = _Recovery(self._block, message, pos)
+        self._block = None
+        return True
 
     def _error(
         self,
@@ -535,12 +549,7 @@ class Stream:
                 return i
         if not expected and not semantic:
             expected = self._g.expected(self._ps.state_stack[-1])
-        if self.strict:
-            line, column = self.line_column(pos)
-            raise ParseError(message, pos=pos, line=line, column=column, expected=expected, snippet=self._snippet(pos))
-        if self._block is not None:
-            self._recovery = _Recovery(self._block, message, pos)
-            self._block = None
+        if self._fail_block(message, pos, expected):
             return i
         pos = self._base + i
         # Outside any block the grammar takes nothing here: keep the character as content.
@@ -607,18 +616,6 @@ class Stream:
             if self._autoclose(self._base + len(self._buf), None):
                 continue
             pos = self._base + len(self._buf)
-            if self._block is None:  # pragma: no cover - every grammar lets its top level end
-                raise AssertionError(f"grammar cannot end in state {state}")
-            if self.strict:
-                line, column = self.line_column(pos)
-                raise ParseError(
-                    "reply ends inside a tool call",
-                    pos=pos,
-                    line=line,
-                    column=column,
-                    expected=self._g.expected(state),
-                    snippet=self._snippet(pos),
-                )
-            self._recovery = _Recovery(self._block, "reply ends inside a tool call", pos)
-            self._block = None
+            if not self._fail_block("reply ends inside a tool call", pos, self._g.expected(state)):
+                raise AssertionError(f"grammar cannot end in state {state}")  # pragma: no cover
         self._ps.feed_token(Token("$END", "", start_pos=self._base + len(self._buf)), True)

@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import strategies
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,17 +28,18 @@ from codec import jinja as codec_jinja
 from codec.errors import RenderError
 from codec.jinja import prepare_messages, prepare_tools, render_template
 from codec.models import FunctionCall, Message, Tool, ToolCall
-from tests import strategies
 
 SEEDS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
 SEEDS = sorted(SEEDS_DIR.glob("*.jinja")) if SEEDS_DIR.is_dir() else []
 
 
 def _transformers() -> ModuleType:
-    return pytest.importorskip(
+    module = pytest.importorskip(
         "transformers.utils.chat_template_utils",
         reason="transformers is needed to compare with the reference renderer",
     )
+    assert isinstance(module, ModuleType)
+    return module
 
 
 def reference(
@@ -433,7 +435,11 @@ def test_prepare_messages_from_pydantic_keeps_argument_dicts() -> None:
     message = Message(
         role="assistant",
         reasoning_content="because",
-        tool_calls=[ToolCall(id="c1", function=FunctionCall(name="f", arguments='{"a": [1, {"b": null}]}'))],
+        tool_calls=[
+            ToolCall(
+                id="c1", function=FunctionCall.model_validate({"name": "f", "arguments": '{"a": [1, {"b": null}]}'})
+            )
+        ],
     )
     assert prepare_messages([message]) == [
         {
@@ -477,7 +483,7 @@ def test_plain_types_only() -> None:
     )
     assert render_template(template, messages, None) == "red 3 <datetime> hi"
     assert render_template(template, messages, None) == reference(template, messages)
-    variables = {"bos_token": Color.RED, "obj": object()}
+    variables: dict[str, Any] = {"bos_token": Color.RED, "obj": object()}
     assert render_template("{{ bos_token }} {{ obj }}", CHAT, None, **variables) == "red <object>"
 
 
@@ -508,11 +514,12 @@ def test_apply_chat_template_is_the_reference_path() -> None:
 
     vocab = {"[UNK]": 0, "<bos>": 1, "<eos>": 2}
     backend = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="[UNK]"))
-    tokenizer = PreTrainedTokenizerFast(
+    tokenizer = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=backend, bos_token="<bos>", eos_token="<eos>", unk_token="[UNK]"
     )
-    template = SEEDS[0].read_text(encoding="utf-8") if SEEDS else "{{ bos_token }}{{ messages | tojson }}{{ tools }}"
-    messages = [
+    templates = [seed.read_text(encoding="utf-8") for seed in SEEDS]
+    templates.append("{{ bos_token }}{{ messages | tojson }}{{ tools }}{{ eos_token }}")
+    messages: list[dict[str, Any]] = [
         {"role": "system", "content": "Sé breve.", "name": None},
         {"role": "user", "content": 'tempo em <tool_call> "SP"?'},
         {
@@ -525,17 +532,21 @@ def test_apply_chat_template_is_the_reference_path() -> None:
         },
         {"role": "tool", "tool_call_id": "c1", "content": "21°C"},
     ]
-    tools = [
+    tools: list[dict[str, Any]] = [
         {
             "type": "function",
             "function": {"name": "w", "parameters": {"type": "object", "properties": {"c": {"type": "string"}}}},
         }
     ]
-    for agp in (False, True):
+    variables = {"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "[UNK]"}  # the tokenizer's special tokens
+    for template, agp in itertools.product(templates, (False, True)):
         real = tokenizer.apply_chat_template(
-            copy.deepcopy(messages), tools=tools, chat_template=template, tokenize=False, add_generation_prompt=agp
+            copy.deepcopy(messages),
+            tools=list(tools),
+            chat_template=template,
+            tokenize=False,
+            add_generation_prompt=agp,
         )
-        variables = {"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "[UNK]"}
         assert real == reference(template, messages, tools, add_generation_prompt=agp, **variables)
         assert real == render_template(template, messages, tools, add_generation_prompt=agp, **variables)
 
