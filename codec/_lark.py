@@ -124,6 +124,16 @@ def _bind(method: Callback) -> Callback:
 
 
 def _inline(children: list[Any]) -> Splice:
+    # Left-recursive helpers (``x*``) hand back their own list first: extend it in place, so a
+    # long repetition costs O(n), not a copy per element.
+    first = children[0] if children else None
+    if type(first) is Splice:
+        for child in children[1:]:
+            if type(child) is Splice:
+                first.extend(child)
+            else:
+                first.append(child)
+        return first
     return Splice(_splice(children))
 
 

@@ -37,7 +37,7 @@ from pydantic import BaseModel
 
 from codec.errors import RenderError
 
-__all__ = ["environment", "prepare_messages", "prepare_tools", "render_template"]
+__all__ = ["environment", "prepare_messages", "prepare_tools", "render_template", "require_messages"]
 
 #: The names a message's reasoning may come under, in the order transformers looks for it.
 REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")

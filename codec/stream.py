@@ -74,6 +74,9 @@ class Syntax:
     closed_terminals: frozenset[str] = frozenset()
     #: Characters that must follow a token before it is committed: longer than any marker.
     holdback: int = 16
+    #: Characters that can begin a marker (or a lookahead) inside free text: text is held back
+    #: only from the first of them near the end of what has arrived.
+    marker_starts: str = "<\n"
     #: Nesting terminals and the deepest nesting accepted in a block (deeper input is an error,
     #: not a RecursionError later).
     nest_open: frozenset[str] = frozenset()
@@ -111,11 +114,13 @@ class Builder:
         self.sink = sink
         #: Offset of the stop token, once seen.
         self.stopped_at: int | None = None
+        self._reported_after_stop = False
 
     def on_text(self, kind: str, text: str, pos: int) -> None:
         """Free text from the grammar's text terminals."""
-        if self.stopped_at is not None and kind == CONTENT and text:
-            self.sink.issue("text_after_stop", "text after the stop token", pos, text)
+        if self.stopped_at is not None and kind == CONTENT and text and not self._reported_after_stop:
+            self._reported_after_stop = True
+            self.sink.issue("text_after_stop", "text after the stop token (kept as content)", pos)
         self.sink.emit_text(kind, text)
 
     def stop(self, children: list[Any]) -> None:
@@ -124,6 +129,7 @@ class Builder:
         if self.stopped_at is not None:
             self.sink.issue("repeated_stop", "stop token repeated", token.start_pos, str(token))
         self.stopped_at = token.start_pos
+        self._reported_after_stop = False
 
     def recover(self, raw: str, pos: int, error: str) -> bool:
         """A block the grammar rejected: ``raw`` is its whole text from its opener, at offset ``pos``.
@@ -206,6 +212,7 @@ class Stream:
         self._wait: Watch | None = None  # follows a long token that has not ended yet
         self._watched = -1  # offset of the token the last watch ended: lex it for good now
         self._need = 0  # reply length before which the lexer cannot decide anything new
+        self._marker_cache: dict[str, tuple[int, int]] = {}  # marker -> (found at, searched up to)
         self._block: _Block | None = None
         self._recovery: _Recovery | None = None
         self._depth = 0
@@ -406,7 +413,7 @@ class Stream:
             scanner = scanners[state] if state in scanners else self._g.scanner(state)
             m = scanner.match(buf, i) if scanner is not None else None
             end = m.end() if m is not None else i
-            self.work += (end if m is not None else n) - i
+            self.work += end - i + 1
             if end == i:
                 if not final and (n - i < hold or self._wait_for(buf, i)):
                     break
@@ -414,8 +421,11 @@ class Stream:
                 continue
             kind: str = m.lastgroup  # type: ignore[union-attr,assignment]
             if end + hold > n and not final and kind not in closed_terms:
-                if kind in text_terms and n - hold > i:
-                    end = n - hold
+                if kind in text_terms:
+                    # Hold back only from the first character that could start a marker.
+                    end = self._text_end(buf, i, end, n - hold)
+                    if end == i:
+                        break
                 else:
                     self._need = self._base + end + hold
                     break
@@ -431,6 +441,15 @@ class Stream:
                 self._builder.on_text(text_terms[kind], value, pos)
         self._buf = buf[i:]
         self._base += i
+
+    def _text_end(self, buf: str, start: int, end: int, safe: int) -> int:
+        """How much of a text token ``buf[start:end]`` can be committed: all of it up to ``safe``,
+        and past that, up to the first character that could start a marker."""
+        starts = self.syntax.marker_starts
+        for j in range(max(start, safe), end):
+            if buf[j] in starts:
+                return j
+        return end
 
     def _take(self, tok: Token, buf: str, end: int) -> int:
         """Feed a lexed token that ends at ``buf[end]``; returns where lexing continues."""
@@ -480,8 +499,7 @@ class Stream:
         kind = tok.type
         syntax = self.syntax
         ps = self._ps
-        if kind in syntax.block_open and self._block is None:
-            self._block = _Block(tok.start_pos, list(ps.state_stack), list(ps.value_stack), self._depth)
+        depth = self._depth
         if kind in syntax.nest_open:
             self._depth += 1
             if self._depth > syntax.max_depth:
@@ -499,6 +517,10 @@ class Stream:
             self._block.pieces.append(str(tok))
             if kind in syntax.block_close:
                 self._block = None
+        elif kind in syntax.block_open:
+            # The checkpoint is the parser as the opener found it, after the reductions the
+            # opener triggered (they belong to what came before): the stack minus the opener.
+            self._block = _Block(tok.start_pos, ps.state_stack[:-1], ps.value_stack[:-1], depth, [str(tok)])
 
     def _autoclose(self, pos: int, before: str | None) -> bool:
         """Insert a missing closer the grammar accepts here (reported), if the format allows one.
@@ -568,13 +590,12 @@ class Stream:
         syntax = self.syntax
         best = -1
         resume = -1
-        self.work += (len(buf) - i) * (len(syntax.resync_after) + len(syntax.resync_before))
         for marker in syntax.resync_after:
-            j = buf.find(marker, i)
+            j = self._find_marker(marker, buf, i)
             if j >= 0 and (best < 0 or j < best):
                 best, resume = j, j + len(marker)
         for marker in syntax.resync_before:
-            j = buf.find(marker, i)
+            j = self._find_marker(marker, buf, i)
             if j >= 0 and (best < 0 or j < best):
                 best, resume = j, j
         if best < 0:
@@ -586,6 +607,21 @@ class Stream:
         rec.block.pieces.append(buf[i:resume])
         self._finish_recovery("".join(rec.block.pieces))
         return resume
+
+    def _find_marker(self, marker: str, buf: str, i: int) -> int:
+        """``buf.find(marker, i)``, remembering earlier searches so that no text is searched twice
+        for the same marker (many broken blocks in a row must not cost O(n^2))."""
+        here = self._base + i
+        found, searched = self._marker_cache.get(marker, (-1, -1))
+        if found >= here:
+            return found - self._base
+        start = i
+        if found < 0 and searched > here:
+            start = max(i, searched - self._base - len(marker) + 1)
+        j = buf.find(marker, start)
+        self.work += (j + len(marker) if j >= 0 else len(buf)) - start
+        self._marker_cache[marker] = (self._base + j if j >= 0 else -1, self._base + len(buf))
+        return j
 
     def _finish_recovery(self, raw: str) -> None:
         rec = self._recovery

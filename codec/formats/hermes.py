@@ -27,6 +27,7 @@ from codec import jinja
 from codec._lark import Token, compile_grammar
 from codec.errors import RenderError
 from codec.format import Format, MessageLike
+from codec.formats._render import concat, required
 from codec.literals import JSON_DECODER, LAX_JSON_DECODER, json_value, nesting, python_literal
 from codec.models import dump_arguments
 from codec.stream import CONTENT, REASONING, Builder, BuildError, Stream, Syntax
@@ -49,25 +50,6 @@ MAX_DEPTH = 200
 
 
 # ---------------------------------------------------------------------------- render
-
-
-def _concat(*parts: Any) -> str:
-    """The template's ``a + b + ...``: fails as Python (and so the template) fails on non-strings."""
-    result = parts[0]
-    try:
-        for part in parts[1:]:
-            result = result + part
-    except TypeError as exc:
-        raise RenderError(str(exc)) from None
-    if not isinstance(result, str):
-        raise RenderError(f"expected text, got {type(result).__name__}")
-    return result
-
-
-def _required(message: dict[str, Any], key: str) -> Any:
-    if key not in message:
-        raise RenderError(f"'dict object' has no attribute '{key}'")
-    return message[key]
 
 
 def _render_call(call: Any) -> str:
@@ -99,24 +81,24 @@ def render_conversation(
 ) -> str:
     """The prompt, as the reference template renders it."""
     first = messages[0]
-    first_is_system = _required(first, "role") == "system"
+    first_is_system = required(first, "role") == "system"
     out: list[str] = []
     if tools:
         out.append("<|im_start|>system\n")
         if first_is_system:
-            out.append(_concat(_required(first, "content"), "\n\n"))
+            out.append(concat(required(first, "content"), "\n\n"))
         out.append(SYSTEM_TOOLS_HEADER)
         for tool in tools:
             out.append("\n" + jinja.tojson(tool))
         out.append(SYSTEM_TOOLS_FOOTER)
     elif first_is_system:
-        out.append(_concat("<|im_start|>system\n", _required(first, "content"), "<|im_end|>\n"))
+        out.append(concat("<|im_start|>system\n", required(first, "content"), "<|im_end|>\n"))
     for i, message in enumerate(messages):
-        role = _required(message, "role")
+        role = required(message, "role")
         content = message.get("content")
         content = content if isinstance(content, str) else ""
         if role == "user" or (role == "system" and i):
-            out.append(_concat("<|im_start|>", role, "\n", content, "<|im_end|>\n"))
+            out.append(concat("<|im_start|>", role, "\n", content, "<|im_end|>\n"))
         elif role == "assistant":
             out.append("<|im_start|>assistant\n" + _assistant_body(message) + "\n")
         elif role == "tool":
@@ -235,6 +217,7 @@ def _reject_constant(text: str) -> Any:
     raise _Unusual(text)
 
 
+_SPACE = re.compile(r"[ \t\r\n]*")
 _FAST_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_reject_constant)
 #: Any JSON object or array in a value position, decoded in C when it is complete.
 lex_json_container = json_fast_lexer(_FAST_DECODER)
@@ -253,12 +236,17 @@ def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
         value, end = _FAST_DECODER.raw_decode(text, pos)
     except (ValueError, RecursionError):
         return None
-    if len(value) == 2 and isinstance(value.get("name"), str) and isinstance(value.get("arguments"), dict):
+    if not (len(value) == 2 and isinstance(value.get("name"), str) and isinstance(value.get("arguments"), dict)):
+        return None
+    # Only where the grammar's rules could go on too: what follows must be able to end or
+    # continue the block, else the rules (which see the object only with what follows) decide.
+    after = _SPACE.match(text, end).end()  # type: ignore[union-attr]
+    if text.startswith(_AFTER_OBJECT, after) or (final and after == len(text)):
         return value, end
     return None
 
 
-_SPACE = re.compile(r"[ \t\r\n]*")
+_AFTER_OBJECT = (CALL_CLOSE, "{", CALL_OPEN, STOP)
 
 
 def lex_call_block(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
@@ -488,7 +476,7 @@ class Hermes(Format):
             resync_after=(CALL_CLOSE,),
             resync_before=(CALL_OPEN, STOP),
             delimiters=(Delimiter('"', '"', "\\"),),
-            closed_terminals=frozenset({"STRING"}),
+            closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
             holdback=len(CALL_CLOSE) + 2,
             nest_open=frozenset({"LBRACE", "LBRACK"}),
             nest_close=frozenset({"RBRACE", "RBRACK"}),

@@ -166,6 +166,63 @@ CASES: dict[str, dict[str, Any]] = {
         "tools": [WEATHER],
         "add_generation_prompt": True,
     },
+    # schema keys beyond name/type/description, list-typed "type", no description, blank system text
+    "schema_details": {
+        "messages": [{"role": "system", "content": " \n "}, USER],
+        "tools": [
+            SEARCH,
+            {
+                "type": "function",
+                "function": {
+                    "name": "convert",
+                    "strict": True,
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "amount": {"type": "number", "description": "  Amount.\n", "minimum": 0, "default": 1.0},
+                            "to": {"type": "string", "enum": ["EUR", "BRL"], "title": "Target"},
+                            "note": {"type": ["string", "null"]},
+                            "raw": True,
+                        },
+                        "required": ["amount", "to"],
+                        "additionalProperties": False,
+                    },
+                },
+            },
+            {"name": "ping", "description": "\tBare function object, no wrapper. "},
+        ],
+        "add_generation_prompt": True,
+    },
+    # text parts joined, surrounding whitespace trimmed everywhere, content glued to a call
+    "content_parts_and_trimming": {
+        "messages": [
+            {"role": "system", "content": "\n  Be precise.  \n"},
+            {"role": "user", "content": [{"type": "text", "text": "  Part one, "}, {"type": "text", "text": "two.\n"}]},
+            {
+                "role": "assistant",
+                "content": "\n<think>\nhmm\n</think>\n\nChecking.  \n",
+                "tool_calls": [call("c1", "get_weather", {"city": "Paris"}), call("c2", "noop", {})],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "\n  Sunny  \n"},
+            {"role": "tool", "tool_call_id": "c2", "content": [{"type": "text", "text": "ok"}]},
+            {"role": "user", "content": "  Thanks!  "},
+        ],
+        "tools": None,
+        "add_generation_prompt": True,
+    },
+    "image_content": {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is this?"},
+                    {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}},
+                ],
+            }
+        ],
+        "tools": None,
+        "add_generation_prompt": True,
+    },
 }
 
 

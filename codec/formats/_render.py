@@ -1,0 +1,160 @@
+"""Jinja semantics shared by the renderers, in plain Python.
+
+A byte-exact renderer has to copy how the reference templates, rendered by transformers' Jinja
+environment, look attributes up, join text and apply filters, and also how they fail on odd input:
+the failure's message becomes the :class:`~codec.errors.RenderError`'s. Each helper names the
+template construct it stands for. Values are what :func:`codec.jinja.prepare_messages` and
+:func:`codec.jinja.prepare_tools` produce: plain dicts, lists, tuples, strings, numbers, None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from codec import jinja
+from codec.errors import RenderError
+
+__all__ = [
+    "Undefined",
+    "attr",
+    "concat",
+    "defined",
+    "is_iterable",
+    "is_mapping",
+    "items",
+    "required",
+    "string",
+    "tojson",
+    "trim",
+]
+
+
+def _type_repr(obj: Any) -> str:
+    """How Jinja names an object in "has no attribute" errors (``'dict object'``, ``'None'``)."""
+    if obj is None:
+        return "None"
+    cls = type(obj)
+    return f"{cls.__name__} object" if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__} object"
+
+
+class Undefined:
+    """Jinja's ``Undefined`` for ``obj.name`` when there is no such key.
+
+    As in Jinja it is ``''`` as text (``~``, ``| string``, ``| trim``, ``{{ }}``), false, an empty
+    iterable, and an error as soon as it takes part in ``+`` (see :func:`concat`).
+    """
+
+    __slots__ = ("name", "obj")
+
+    def __init__(self, obj: Any, name: str) -> None:
+        self.obj = obj
+        self.name = name
+
+    def __str__(self) -> str:
+        return ""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())
+
+    def __repr__(self) -> str:
+        return f"Undefined({self.message})"
+
+    @property
+    def message(self) -> str:
+        """Jinja's ``UndefinedError`` text, e.g. ``'dict object' has no attribute 'name'``."""
+        return f"{_type_repr(self.obj)!r} has no attribute {self.name!r}"
+
+
+def attr(obj: Any, name: str) -> Any:
+    """``obj.name``: the mapping's value for key ``name``, else :class:`Undefined`.
+
+    Jinja tries a Python attribute first; the names the templates look up (``role``, ``content``,
+    ``function``, ``name``, ``arguments``...) are not attributes of dicts, lists or strings, so for
+    them the key lookup is all there is.
+    """
+    if isinstance(obj, Mapping) and name in obj:
+        return obj[name]
+    return Undefined(obj, name)
+
+
+def defined(value: Any) -> bool:
+    """``value is defined``."""
+    return not isinstance(value, Undefined)
+
+
+def required(obj: Any, name: str) -> Any:
+    """``obj.name`` where the template goes on to use the value in ``+``: a missing key raises Jinja's error."""
+    value = attr(obj, name)
+    if isinstance(value, Undefined):
+        raise RenderError(value.message)
+    return value
+
+
+def concat(*parts: Any) -> str:
+    """``a + b + ...``: Python ``+`` from the left, so it fails where the template fails.
+
+    An undefined operand raises Jinja's "has no attribute" error; ``str + None`` raises
+    ``can only concatenate str (not "NoneType") to str``.
+    """
+    result = parts[0]
+    for part in parts[1:]:
+        for operand in (result, part):
+            if isinstance(operand, Undefined):
+                raise RenderError(operand.message)
+        try:
+            result = result + part
+        except TypeError as exc:
+            raise RenderError(str(exc)) from None
+    if isinstance(result, Undefined):
+        raise RenderError(result.message)
+    if not isinstance(result, str):
+        raise RenderError(f"expected text, got {type(result).__name__}")
+    return result
+
+
+def string(value: Any) -> str:
+    """``{{ value }}``, ``value | string`` and ``a ~ b``: Python ``str()``.
+
+    So ``None``, ``True``, ``3.0``, ``['integer', 'null']``, ``{'a': 1}``; undefined is ``''``.
+    """
+    return str(value)
+
+
+def trim(value: Any) -> str:
+    """``value | trim``: :func:`string` then ``str.strip()`` (Unicode whitespace at both ends)."""
+    return str(value).strip()
+
+
+def tojson(value: Any) -> str:
+    """``value | tojson`` as transformers defines it (``json.dumps``, non-ASCII kept, ``", "`` / ``": "``)."""
+    try:
+        return jinja.tojson(value)
+    except (TypeError, ValueError) as exc:
+        raise RenderError(str(exc)) from None
+
+
+def is_mapping(value: Any) -> bool:
+    """``value is mapping``."""
+    return isinstance(value, Mapping)
+
+
+def is_iterable(value: Any) -> bool:
+    """``value is iterable``: strings, lists, tuples, dicts and undefined values are; numbers are not."""
+    try:
+        iter(value)
+    except TypeError:
+        return False
+    return True
+
+
+def items(value: Any) -> Iterable[tuple[Any, Any]]:
+    """``value | items``: a mapping's pairs, nothing for an undefined value, an error for anything else."""
+    if isinstance(value, Undefined):
+        return ()
+    if not isinstance(value, Mapping):
+        raise RenderError("Can only get item pairs from a mapping.")
+    return value.items()

@@ -1,0 +1,272 @@
+"""``qwen3_coder``: Qwen3-Coder XML tool calls, ``<function=NAME>`` with one ``<parameter=KEY>`` per argument.
+
+Reference template: a modified Qwen3-Coder template (``qwen3-coder-xml.jinja``). A reply looks like::
+
+    Let me check.
+    <tool_call>
+    <function=get_weather>
+    <parameter=city>
+    São Paulo
+    </parameter>
+    <parameter=days>
+    3
+    </parameter>
+    </function>
+    </tool_call><|im_end|>
+
+A value is written raw between a newline after ``<parameter=KEY>`` and a newline before
+``</parameter>``: strings as they are (nothing escaped), everything else as JSON (``true``,
+``null``, ``1e+20``, ``{"k": [1]}``). Types are therefore recovered from the tool's schema.
+Parallel calls are consecutive blocks separated by a newline; a call without arguments is
+``<function=f>\\n</function>``.
+
+Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
+
+* X1. An assistant turn opens ``<|im_start|>assistant`` and adds ``\\n`` + content only when the
+  trimmed content is not empty, so a turn with only calls is ``<|im_start|>assistant<tool_call>``
+  (no newline) while the generation prompt is ``<|im_start|>assistant\\n``. Content and the first
+  call are separated by one ``\\n`` (no blank line).
+* X2. String values are emitted raw, even one containing ``\\n</parameter>\\n``; an empty string is
+  ``<parameter=k>\\n\\n</parameter>``.
+* X3. Tool results are grouped as ``<|im_start|>user`` + ``\\n<tool_response>\\nR\\n</tool_response>``
+  per result + ``<|im_end|>\\n``; a tool message that is the first of the conversation (after
+  the system message) gets no ``<|im_start|>user`` opener.
+* X4. Errors: a system message that is not first (``System message must be at the beginning.``),
+  roles other than system/user/assistant/tool (``Unexpected message role.``), mapping or numeric
+  content (``Unexpected content type.``), image/video content parts (``This template is
+  text-only and does not support image/video content.``), string ``arguments`` (``Can only get
+  item pairs from a mapping.``), a call without a name.
+* X5. With tools, the system turn holds the system text (or, without one, "You are Qwen, ...")
+  and an XML declaration of every tool: ``<type>`` via Python ``str()`` (a list type becomes
+  ``['integer', 'null']``), descriptions trimmed and omitted when absent, every other schema key
+  as ``<key>value</key>`` (strings raw, anything else JSON).
+* X6. ``reasoning_content`` is ignored; ``<think>`` in content is kept verbatim. User, system,
+  assistant and tool content is trimmed; lists of text parts are joined.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codec import jinja
+from codec.errors import RenderError
+from codec.format import Format, MessageLike
+from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
+from codec.stream import Syntax
+
+CALL_OPEN = "<tool_call>"
+CALL_CLOSE = "</tool_call>"
+STOP = "<|im_end|>"
+
+DEFAULT_SYSTEM = "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks."
+TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tools>"
+TOOLS_FOOTER = (
+    "\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n"
+    "<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n"
+    "<parameter=example_parameter_2>\nThis is the value for the second parameter\nthat can span\nmultiple lines\n"
+    "</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n"
+    "- Function calls MUST follow the specified format: an inner <function=...></function> block must be nested "
+    "within <tool_call></tool_call> XML tags\n"
+    "- Required parameters MUST be specified\n"
+    "- Do not add any text after a function call\n"
+    "- If there is no function call available, answer the question normally using your current knowledge and do "
+    "not mention function calling\n</IMPORTANT>"
+)
+
+TEXT_ONLY = "This template is text-only and does not support image/video content."
+
+# Schema keys written as their own elements; every other key of the object is an "extra key".
+_FUNCTION_KEYS = ("type", "name", "description", "parameters")
+_PARAMETERS_KEYS = ("type", "properties")
+_PROPERTY_KEYS = ("name", "type", "description")
+
+
+# ---------------------------------------------------------------------------- render
+
+
+def content_text(content: Any) -> str:
+    """A message's content as the template writes it: text, or text parts joined, then trimmed.
+
+    A part is a string, ``{"type": "text", "text": ...}`` or any mapping with ``text`` (its value
+    through ``str()``); image/video parts and other items raise, as do mapping or numeric content.
+    Absent content is empty.
+    """
+    if isinstance(content, str):
+        return content.strip()
+    if content is None or (is_iterable(content) and not is_mapping(content)):
+        parts: list[str] = []
+        for item in content or ():
+            if is_mapping(item):
+                if attr(item, "type") == "text":
+                    parts.append(string(attr(item, "text")))
+                elif "text" in item:
+                    parts.append(string(item["text"]))
+                elif "image" in item or "image_url" in item or "video" in item:
+                    raise RenderError(TEXT_ONLY)
+                else:
+                    raise RenderError("Unexpected item type in content.")
+            elif isinstance(item, str):
+                parts.append(item)
+            else:
+                raise RenderError("Unexpected non-text item in content.")
+        return "".join(parts).strip()
+    raise RenderError("Unexpected content type.")
+
+
+def _extra_keys(fields: Any, handled: tuple[str, ...]) -> str:
+    """``\\n<key>value</key>`` for each key of a schema mapping not written otherwise (non-strings as JSON)."""
+    if not is_mapping(fields):
+        return ""
+    out = []
+    for key, value in fields.items():
+        if key not in handled:
+            text = value if isinstance(value, str) else tojson(value)
+            out.append(f"\n<{key}>{text}</{key}>")
+    return "".join(out)
+
+
+def render_declaration(tool: dict[str, Any]) -> str:
+    """One tool's ``<function>...</function>`` element of the system turn's ``<tools>`` list."""
+    function = attr(tool, "function")
+    spec = function if defined(function) else tool
+    out = ["\n<function>\n<name>", string(attr(spec, "name")), "</name>"]
+    description = attr(spec, "description")
+    if defined(description):
+        out += ["\n<description>", trim(description), "</description>"]
+    out.append("\n<parameters>")
+    parameters = attr(spec, "parameters")
+    properties = attr(parameters, "properties")
+    if is_mapping(parameters) and is_mapping(properties):
+        for name, fields in properties.items():
+            out += ["\n<parameter>\n<name>", string(name), "</name>"]
+            kind = attr(fields, "type")
+            if defined(kind):
+                out += ["\n<type>", string(kind), "</type>"]
+            description = attr(fields, "description")
+            if defined(description):
+                out += ["\n<description>", trim(description), "</description>"]
+            out += [_extra_keys(fields, _PROPERTY_KEYS), "\n</parameter>"]
+    out += [_extra_keys(parameters, _PARAMETERS_KEYS), "\n</parameters>"]
+    out += [_extra_keys(spec, _FUNCTION_KEYS), "\n</function>"]
+    return "".join(out)
+
+
+def render_call(call: Any) -> str:
+    """One ``<tool_call>`` block: ``call`` is an OpenAI tool call or its ``function`` object."""
+    function = attr(call, "function")
+    if defined(function):
+        call = function
+    out = [concat(CALL_OPEN + "\n<function=", attr(call, "name"), ">\n")]
+    arguments = attr(call, "arguments")
+    if defined(arguments):
+        for key, value in items(arguments):
+            out.append(concat("<parameter=", key, ">\n"))
+            out.append(value if isinstance(value, str) else tojson(value))
+            out.append("\n</parameter>\n")
+    out.append("</function>\n" + CALL_CLOSE)
+    return "".join(out)
+
+
+def assistant_turn(message: dict[str, Any]) -> tuple[str, str]:
+    """(content, calls): the trimmed content, and the ``<tool_call>`` blocks followed by ``<|im_end|>``.
+
+    Each block but a leading one is preceded by ``\\n``. The template writes the turn as
+    ``<|im_start|>assistant`` + (``\\n`` + content when the content is not empty) + calls + ``\\n``.
+    """
+    content = content_text(attr(message, "content"))
+    out = []
+    calls = attr(message, "tool_calls")
+    if is_iterable(calls) and not is_mapping(calls):
+        for index, call in enumerate(calls):
+            if content or index:
+                out.append("\n")
+            out.append(render_call(call))
+    out.append(STOP)
+    return content, "".join(out)
+
+
+def render_system(system: str | None, tools: list[dict[str, Any]] | None) -> str:
+    """The system turn: the tool declarations (with the system text or the default one), or the system text alone."""
+    if tools:
+        head = f"{system}\n\n" if system else f"{DEFAULT_SYSTEM}\n\n"
+        declarations = "".join(render_declaration(tool) for tool in tools)
+        return f"<|im_start|>system\n{head}{TOOLS_HEADER}{declarations}{TOOLS_FOOTER}{STOP}\n"
+    if system is not None:
+        return f"<|im_start|>system\n{system}{STOP}\n"
+    return ""
+
+
+def render_conversation(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, add_generation_prompt: bool
+) -> str:
+    """The prompt, as the reference template renders it (errors raised in the template's order)."""
+    system: str | None = None
+    turns = messages
+    if attr(messages[0], "role") == "system":
+        system = content_text(attr(messages[0], "content"))
+        turns = messages[1:]
+    out = [render_system(system, tools)]
+    last = len(turns) - 1
+    for i, message in enumerate(turns):
+        role = attr(message, "role")
+        if role == "user":
+            out.append(f"<|im_start|>user\n{content_text(attr(message, 'content'))}{STOP}\n")
+        elif role == "assistant":
+            content, calls = assistant_turn(message)
+            out.append(f"<|im_start|>assistant\n{content}{calls}\n" if content else f"<|im_start|>assistant{calls}\n")
+        elif role == "tool":
+            content = content_text(attr(message, "content"))
+            if i and attr(turns[i - 1], "role") != "tool":
+                out.append("<|im_start|>user")
+            out.append(f"\n<tool_response>\n{content}\n</tool_response>")
+            if i == last or attr(turns[i + 1], "role") != "tool":
+                out.append(f"{STOP}\n")
+        elif role == "system":
+            raise RenderError("System message must be at the beginning.")
+        else:
+            raise RenderError("Unexpected message role.")
+    if add_generation_prompt:
+        out.append("<|im_start|>assistant\n")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------- format
+
+
+class Qwen3Coder(Format):
+    """Qwen3-Coder XML tool calls (reference: a modified Qwen3-Coder template)."""
+
+    name = "qwen3_coder"
+    aliases = ("qwen3-coder", "qwen3_xml", "qwen_xml")
+    summary = "Qwen3-Coder XML calls: <tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n..."
+    stop_token = STOP
+    reference_template = "qwen3-coder-xml.jinja"
+
+    def _render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        add_generation_prompt: bool,
+        **variables: Any,
+    ) -> str:
+        return render_conversation(messages, tools, add_generation_prompt)
+
+    def render_reply(self, message: MessageLike) -> str:
+        """What the model generates after the generation prompt ``<|im_start|>assistant\\n``.
+
+        The trimmed content, the ``<tool_call>`` blocks (separated from the content and from each
+        other by one ``\\n``) and ``<|im_end|>``, with no trailing newline. This is the rendered
+        turn minus its ``<|im_start|>assistant`` head and the ``\\n`` that the template writes
+        before non-empty content; for a turn with calls only, the template writes no newline at
+        all (quirk X1), so the rendered turn is not the generation prompt + this reply.
+        """
+        (msg,) = jinja.prepare_messages([message])
+        content, calls = assistant_turn(msg)
+        return content + calls
+
+    # ------------------------------------------------------------------ parse
+    # PLACEHOLDER: the reply parser (grammar ``grammars/qwen3_coder.lark`` and its builder) is
+    # written separately and replaces this method.
+    def _syntax(self) -> Syntax:
+        raise NotImplementedError("qwen3_coder: the reply parser is not written yet")

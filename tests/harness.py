@@ -1,0 +1,329 @@
+"""Format-agnostic helpers for parse tests: golden cases, whole / chunked / char-by-char parsing,
+rebuilding the OpenAI message from stream events, and the append-only check of stream deltas.
+
+Nothing here names a format. A format's golden cases live in ``tests/golden/<name>/``: each case
+is ``<case>.txt`` (the exact reply bytes, UTF-8) beside ``<case>.json``::
+
+    {
+      "description": "what the case is about (optional)",
+      "tools": [...] or null,
+      "prompt": null or "the rendered prompt",
+      "expected": {"content": "...", "reasoning": "...",
+                   "tool_calls": [{"name": "...", "arguments": {...}}],
+                   "issues": ["kind", ...]},
+      "xfail": {"<aspect>": "reason", ...}
+    }
+
+``xfail`` (optional) names the aspects the parser is known to get wrong on this case, each with
+the reason: ``expected`` (the whole parse equals ``expected``), ``streaming`` (every chunking
+gives exactly the whole parse's result), ``events`` (the events are append-only and rebuild the
+message), ``positions`` (issue positions) and ``strict`` (strict mode raises exactly when issues
+are expected). Tests mark those aspects ``xfail(strict=True)``, so a fix shows up as XPASS.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import codec
+from codec.models import Event, ParseResult, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+#: What a golden case checks; a case's ``xfail`` names some of these.
+ASPECTS = ("expected", "streaming", "events", "positions", "strict")
+
+
+# --------------------------------------------------------------------------- golden cases
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    """One golden reply of one format and what it must parse to."""
+
+    format: str
+    name: str
+    text: str
+    tools: list[dict[str, Any]] | None
+    prompt: str | None
+    expected: dict[str, Any]
+    description: str = ""
+    xfail: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.format}/{self.name}"
+
+    @property
+    def has_issues(self) -> bool:
+        return bool(self.expected.get("issues"))
+
+    def kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``parse``/``stream`` for this case (tools and prompt)."""
+        return {"tools": self.tools, "prompt": self.prompt}
+
+
+def golden_formats() -> list[str]:
+    """Registered formats that have a golden folder."""
+    return [name for name in codec.formats() if (GOLDEN_DIR / name).is_dir()]
+
+
+def read_reply(path: Path) -> str:
+    """A reply file's exact text: no newline translation, no stripping."""
+    return path.read_bytes().decode("utf-8")
+
+
+def load_golden(format_name: str) -> list[GoldenCase]:
+    """Every golden case of ``format_name``, sorted by name. A ``.txt`` without its ``.json`` is an error."""
+    folder = GOLDEN_DIR / format_name
+    cases = []
+    for txt in sorted(folder.glob("*.txt")):
+        spec_path = txt.with_suffix(".json")
+        if not spec_path.is_file():
+            raise FileNotFoundError(f"{txt} has no {spec_path.name}")
+        spec = json.loads(spec_path.read_text(encoding="utf-8"))
+        expected = spec["expected"]
+        missing = {"content", "reasoning", "tool_calls", "issues"} - set(expected)
+        if missing:
+            raise ValueError(f"{spec_path}: expected lacks {sorted(missing)}")
+        unknown = set(spec.get("xfail") or {}) - set(ASPECTS)
+        if unknown:
+            raise ValueError(f"{spec_path}: unknown xfail aspects {sorted(unknown)}")
+        cases.append(
+            GoldenCase(
+                format=format_name,
+                name=txt.stem,
+                text=read_reply(txt),
+                tools=spec.get("tools"),
+                prompt=spec.get("prompt"),
+                expected=expected,
+                description=spec.get("description", ""),
+                xfail=dict(spec.get("xfail") or {}),
+            )
+        )
+    return cases
+
+
+def write_golden(format_name: str, name: str, text: str, spec: dict[str, Any]) -> None:
+    """Write one golden case (exact bytes for the reply; the JSON pretty-printed, non-ASCII kept)."""
+    folder = GOLDEN_DIR / format_name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.txt").write_bytes(text.encode("utf-8"))
+    (folder / f"{name}.json").write_text(json.dumps(spec, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def summary(result: ParseResult) -> dict[str, Any]:
+    """A result in the shape of a golden case's ``expected`` (issue kinds only, call ids left out)."""
+    return {
+        "content": result.content,
+        "reasoning": result.reasoning,
+        "tool_calls": [{"name": c.function.name, "arguments": c.function.arguments} for c in result.tool_calls],
+        "issues": [issue.kind for issue in result.issues],
+    }
+
+
+# --------------------------------------------------------------------------- running a parse
+
+
+@dataclass
+class Run:
+    """One parse of a reply through a stream: its result, every event, the chunks fed and the lexer work."""
+
+    result: ParseResult
+    events: list[Event]
+    chunks: list[str]
+    work: int
+
+
+def run_chunks(fmt: codec.Format, chunks: Iterable[str], **kwargs: Any) -> Run:
+    """Feed ``chunks`` to a fresh stream of ``fmt``, then close it."""
+    stream = fmt.stream(**kwargs)
+    events: list[Event] = []
+    fed: list[str] = []
+    for chunk in chunks:
+        fed.append(chunk)
+        events.extend(stream.feed(chunk))
+    events.extend(stream.close())
+    return Run(stream.result, events, fed, stream.work)
+
+
+def split(text: str, sizes: int | Sequence[int] | random.Random, *, max_size: int = 12) -> list[str]:
+    """Cut ``text`` into chunks.
+
+    ``sizes`` is a fixed chunk size, a sequence of sizes used in turn (cycled), or a
+    ``random.Random`` drawing each size in ``1..max_size`` (a size of 0 is allowed in a sequence
+    and gives an empty chunk, which a stream must accept).
+    """
+    if isinstance(sizes, int):
+        if sizes < 1:
+            raise ValueError("chunk size must be positive")
+        return [text[i : i + sizes] for i in range(0, len(text), sizes)]
+    chunks = []
+    i = 0
+    k = 0
+    while i < len(text):
+        if isinstance(sizes, random.Random):
+            size = sizes.randint(1, max_size)
+        else:
+            if not sizes or not any(sizes):
+                raise ValueError("sizes must contain a positive size")
+            size = sizes[k % len(sizes)]
+            k += 1
+        chunks.append(text[i : i + size])
+        i += size
+    return chunks
+
+
+def parse_whole(fmt: codec.Format, text: str, **kwargs: Any) -> Run:
+    """The reply fed in one piece (what ``fmt.parse`` does), keeping the events."""
+    return run_chunks(fmt, [text], **kwargs)
+
+
+def parse_chunked(fmt: codec.Format, text: str, sizes: int | Sequence[int] | random.Random, **kwargs: Any) -> Run:
+    """The reply fed in chunks (see :func:`split` for ``sizes``)."""
+    return run_chunks(fmt, split(text, sizes), **kwargs)
+
+
+def parse_char_by_char(fmt: codec.Format, text: str, **kwargs: Any) -> Run:
+    """The reply fed one character at a time."""
+    return run_chunks(fmt, list(text), **kwargs)
+
+
+def chunkings(text: str, seed: int | str, count: int = 5, max_size: int = 12) -> Iterator[list[str]]:
+    """``count`` reproducible random chunkings of ``text`` (seeded by ``seed``)."""
+    rng = random.Random(f"{seed}")
+    for _ in range(count):
+        yield split(text, rng, max_size=max_size)
+
+
+# --------------------------------------------------------------------------- events
+
+
+def events_to_message(events: Iterable[Event]) -> dict[str, Any]:
+    """The assistant message an OpenAI client assembles from the events' ``to_openai()`` deltas.
+
+    Content and ``reasoning_content`` are concatenated; tool calls are accumulated per ``index``
+    (the first delta of an index carries ``id``, ``type`` and ``function.name``, every delta may
+    carry an ``arguments`` fragment that is appended). Fields that never arrived are left out,
+    as ``model_dump`` leaves out ``None`` fields.
+    """
+    content: list[str] | None = None
+    reasoning: list[str] | None = None
+    calls: dict[int, dict[str, Any]] = {}
+    for event in events:
+        delta = event.to_openai()
+        if delta is None:
+            continue
+        if "content" in delta:
+            content = (content or []) + [delta["content"]]
+        if "reasoning_content" in delta:
+            reasoning = (reasoning or []) + [delta["reasoning_content"]]
+        for piece in delta.get("tool_calls", []):
+            call = calls.setdefault(piece["index"], {"function": {"arguments": ""}})
+            for key in ("id", "type"):
+                if key in piece:
+                    call[key] = piece[key]
+            function = piece.get("function", {})
+            if "name" in function:
+                call["function"]["name"] = call["function"].get("name", "") + function["name"]
+            call["function"]["arguments"] += function.get("arguments", "")
+    message: dict[str, Any] = {"role": "assistant"}
+    if content is not None:
+        message["content"] = "".join(content)
+    if reasoning is not None:
+        message["reasoning_content"] = "".join(reasoning)
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": c.get("id"),
+                "type": c.get("type"),
+                "function": {"name": c["function"].get("name"), "arguments": c["function"]["arguments"]},
+            }
+            for _, c in sorted(calls.items())
+        ]
+    return message
+
+
+def client_view(message: dict[str, Any]) -> dict[str, Any]:
+    """Apply ``ParseResult.to_message``'s documented rules to a client-assembled message.
+
+    ``to_message`` drops empty content, and whitespace-only content beside tool calls; a client
+    sees that whitespace in the stream. Tests compare messages after this normalisation.
+    """
+    out = dict(message)
+    content = out.get("content")
+    if content is not None and (not content or (out.get("tool_calls") and not content.strip())):
+        del out["content"]
+    if out.get("reasoning_content") == "":
+        del out["reasoning_content"]
+    return out
+
+
+def assert_events_rebuild(events: Sequence[Event], result: ParseResult) -> None:
+    """The message rebuilt from the events is ``result.to_message().model_dump(mode="json")``."""
+    rebuilt = client_view(events_to_message(events))
+    expected = result.to_message().model_dump(mode="json")
+    assert rebuilt == expected
+
+
+def assert_append_only(events: Sequence[Event], result: ParseResult) -> None:
+    """The stream's tool-call events are well ordered and append-only.
+
+    Every call of ``result`` has exactly one Start (with its id and name), then its deltas, then
+    exactly one End carrying the final call; indices start in order 0, 1, 2...; no event of a call
+    comes after its End; the deltas of a call concatenate to exactly its ``arguments`` string in
+    ``result.to_message().model_dump(mode="json")``; text and reasoning deltas are never empty.
+    """
+    dumped = result.to_message().model_dump(mode="json").get("tool_calls") or []
+    started: dict[int, ToolCallStart] = {}
+    ended: dict[int, ToolCallEnd] = {}
+    fragments: dict[int, list[str]] = {}
+    for n, event in enumerate(events):
+        if isinstance(event, (TextDelta, ReasoningDelta)):
+            assert event.text, f"event {n}: empty {type(event).__name__}"
+        elif isinstance(event, ToolCallStart):
+            assert event.index not in started, f"event {n}: call {event.index} started twice"
+            assert event.index == len(started), f"event {n}: call {event.index} started out of order"
+            started[event.index] = event
+            fragments[event.index] = []
+        elif isinstance(event, ToolCallDelta):
+            assert event.index in started, f"event {n}: delta of call {event.index} before its start"
+            assert event.index not in ended, f"event {n}: delta of call {event.index} after its end"
+            assert event.arguments, f"event {n}: empty arguments delta"
+            fragments[event.index].append(event.arguments)
+        elif isinstance(event, ToolCallEnd):
+            assert event.index in started, f"event {n}: end of call {event.index} before its start"
+            assert event.index not in ended, f"event {n}: call {event.index} ended twice"
+            ended[event.index] = event
+        else:  # pragma: no cover - a new event type must be added here
+            raise AssertionError(f"event {n}: unknown event {event!r}")
+    assert sorted(started) == list(range(len(result.tool_calls))), "every call of the result is started once"
+    assert sorted(ended) == sorted(started), "every started call is ended"
+    for index, call in enumerate(result.tool_calls):
+        start, end = started[index], ended[index]
+        assert (start.id, start.name) == (call.id, call.function.name), f"call {index}: start differs from result"
+        assert end.call == call, f"call {index}: end differs from result"
+        assert "".join(fragments[index]) == dumped[index]["function"]["arguments"], (
+            f"call {index}: deltas {fragments[index]!r} do not concatenate to the arguments string"
+        )
+
+
+def assert_issue_positions(text: str, result: ParseResult) -> None:
+    """Every issue's ``pos`` is inside the reply and its ``line``/``column`` agree with it."""
+    for issue in result.issues:
+        assert 0 <= issue.pos <= len(text), f"{issue.kind}: pos {issue.pos} outside the reply"
+        line = text.count("\n", 0, issue.pos) + 1
+        column = issue.pos - (text.rfind("\n", 0, issue.pos) + 1) + 1
+        assert (issue.line, issue.column) == (line, column), f"{issue.kind}: line/column do not match pos"
+
+
+def assert_consistent(fmt: codec.Format, text: str, run: Run, **kwargs: Any) -> None:
+    """A streamed run agrees exactly with ``fmt.parse`` and its events are sound."""
+    assert "".join(run.chunks) == text
+    assert run.result == fmt.parse(text, **kwargs)
+    assert_append_only(run.events, run.result)
+    assert_events_rebuild(run.events, run.result)
