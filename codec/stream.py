@@ -59,8 +59,7 @@ class Syntax:
     #: Free-text terminals and where their text goes (``"content"`` or ``"reasoning"``).
     text_terminals: Mapping[str, str]
     #: Terminals that open a block (a tool call) and close it.
-    block_open: frozenset[str]
-    block_close: frozenset[str]
+    blocks: Mapping[str, str]
     #: Terminals the stream may insert where they are missing, with their spelling for the Issue:
     #: at the end of the reply, or before a token of ``autoclose_before`` that the parser refused.
     autoclose: Mapping[str, str] = field(default_factory=dict)
@@ -146,6 +145,7 @@ class _Block:
     """A block being parsed: where it started and how to undo it."""
 
     pos: int
+    closer: str
     states: list[Any]
     values: list[Any]
     depth: int
@@ -515,12 +515,14 @@ class Stream:
             raise _Reject(exc.pos if exc.pos is not None else tok.start_pos, exc.message, semantic=True) from None
         if self._block is not None:
             self._block.pieces.append(str(tok))
-            if kind in syntax.block_close:
+            if kind == self._block.closer:
                 self._block = None
-        elif kind in syntax.block_open:
+        elif kind in syntax.blocks:
             # The checkpoint is the parser as the opener found it, after the reductions the
             # opener triggered (they belong to what came before): the stack minus the opener.
-            self._block = _Block(tok.start_pos, ps.state_stack[:-1], ps.value_stack[:-1], depth, [str(tok)])
+            self._block = _Block(
+                tok.start_pos, syntax.blocks[kind], ps.state_stack[:-1], ps.value_stack[:-1], depth, [str(tok)]
+            )
 
     def _autoclose(self, pos: int, before: str | None) -> bool:
         """Insert a missing closer the grammar accepts here (reported), if the format allows one.

@@ -46,13 +46,18 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from codec import jinja
+from codec._lark import Token, compile_grammar
 from codec.errors import RenderError
 from codec.format import Format, MessageLike
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
-from codec.stream import Syntax
+from codec.schema import declared_types, type_text
+from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
+from codec.watch import Delimiter
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
@@ -72,6 +77,9 @@ TOOLS_FOOTER = (
     "- If there is no function call available, answer the question normally using your current knowledge and do "
     "not mention function calling\n</IMPORTANT>"
 )
+
+#: Text kind of the parameter-value terminal: the builder types it, or streams it as a string.
+VALUE = "value"
 
 TEXT_ONLY = "This template is text-only and does not support image/video content."
 
@@ -230,6 +238,133 @@ def render_conversation(
     return "".join(out)
 
 
+# ---------------------------------------------------------------------------- parse
+
+
+@dataclass
+class _Param:
+    name: str
+    pos: int
+    schema: Any
+    streams: bool  # a plain string: its text is sent as it arrives
+    duplicate: bool
+    raw: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Call:
+    name: str
+    index: int
+    pos: int
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+def _param_name(token: Token) -> str:
+    return str(token)[len("<parameter=") :].rstrip("\n")[:-1].strip()
+
+
+def _escaped(text: str) -> str:
+    """``text`` as it reads inside a JSON string (escapes apply character by character)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+class Qwen3CoderBuilder(Builder):
+    """Builds calls from the qwen3_coder grammar, typing each value by the tool's schema."""
+
+    def __init__(self, sink: Stream) -> None:
+        super().__init__(sink)
+        self._wrapped = False  # inside <tool_call>
+        self._call: _Call | None = None
+        self._param: _Param | None = None
+
+    def call_open(self, c: list[Any]) -> None:
+        self._wrapped = True
+
+    def function_head(self, c: list[Any]) -> None:
+        token = c[0]
+        name = str(token)[len("<function=") : -1].strip()
+        if not self._wrapped:
+            if self.sink.tools is not None and name not in self.sink.tools:
+                raise BuildError(f"<function={name}> without <tool_call> names no declared tool", token.start_pos)
+            self.sink.issue("bare_function", f"<function={name}> without <tool_call> accepted", token.start_pos)
+        self._call = _Call(name, self.sink.start_call(name), token.start_pos)
+
+    def param_head(self, c: list[Any]) -> None:
+        call = self._call
+        assert call is not None
+        token = c[0]
+        name = _param_name(token)
+        schema = self._schema(call.name, name)
+        types = declared_types(schema)
+        param = _Param(name, token.start_pos, schema, not types or types == ["string"], name in call.args)
+        if param.streams and not param.duplicate:
+            self.sink.add_arguments(call.index, self._key(call, name) + '"')
+        self._param = param
+
+    def on_text(self, kind: str, text: str, pos: int) -> None:
+        if kind != VALUE:
+            super().on_text(kind, text, pos)
+            return
+        param = self._param
+        assert param is not None and self._call is not None
+        param.raw.append(text)
+        if param.streams and not param.duplicate:
+            self.sink.add_arguments(self._call.index, _escaped(text))
+
+    def param(self, c: list[Any]) -> None:
+        param, call = self._param, self._call
+        assert param is not None and call is not None
+        self._param = None
+        raw = "".join(param.raw)
+        if param.duplicate:
+            message = f"parameter {param.name!r} repeated; the first value is kept"
+            self.sink.issue("duplicate_argument", message, param.pos, raw)
+            return
+        if param.streams:
+            call.args[param.name] = raw
+            self.sink.add_arguments(call.index, '"')
+            return
+        value, _ = type_text(raw, param.schema)  # a value that fits no type is reported by end_call's check
+        self.sink.add_arguments(call.index, self._key(call, param.name) + json.dumps(value, ensure_ascii=False))
+        call.args[param.name] = value
+
+    def function(self, c: list[Any]) -> None:
+        call = self._call
+        assert call is not None
+        self._call = None
+        self.sink.end_call(call.index, call.args, call.pos)
+
+    def call(self, c: list[Any]) -> None:
+        self._wrapped = False
+
+    def bare_call(self, c: list[Any]) -> None:
+        self.function(c)
+
+    def orphan_close(self, c: list[Any]) -> None:
+        token = c[0]
+        self.sink.issue("orphan_closer", "</tool_call> without <tool_call>, ignored", token.start_pos, str(token))
+
+    def _schema(self, function: str, parameter: str) -> Any:
+        params = self.sink.tool_schema(function)
+        props = params.get("properties") if params is not None else None
+        return props.get(parameter) if isinstance(props, dict) else None
+
+    def _key(self, call: _Call, name: str) -> str:
+        first = not self.sink.sent_arguments(call.index)
+        return ("{" if first else ", ") + json.dumps(name, ensure_ascii=False) + ": "
+
+    def recover(self, raw: str, pos: int, error: str) -> bool:
+        call, param = self._call, self._param
+        self._call, self._param, self._wrapped = None, None, False
+        if call is None:
+            return False
+        if param is not None and param.streams and not param.duplicate:
+            call.args[param.name] = "".join(param.raw)  # what was already sent of it
+        self.sink.issue("truncated_call", f"tool call {call.name!r} cut short: {error}", pos, raw)
+        self.sink.end_call(call.index, call.args, call.pos)
+        return True
+
+
 # ---------------------------------------------------------------------------- format
 
 
@@ -266,7 +401,21 @@ class Qwen3Coder(Format):
         return content + calls
 
     # ------------------------------------------------------------------ parse
-    # PLACEHOLDER: the reply parser (grammar ``grammars/qwen3_coder.lark`` and its builder) is
-    # written separately and replaces this method.
+
     def _syntax(self) -> Syntax:
-        raise NotImplementedError("qwen3_coder: the reply parser is not written yet")
+        return Syntax(
+            grammar=compile_grammar("qwen3_coder"),
+            builder=Qwen3CoderBuilder,
+            text_terminals={"TEXT": CONTENT, "VALUE": VALUE},
+            blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE"},
+            autoclose={
+                "PARAM_CLOSE": "</parameter>",
+                "FUNCTION_CLOSE": "</function>",
+                "CALL_CLOSE": "</tool_call>",
+            },
+            autoclose_before=frozenset({"PARAM_OPEN", "FUNCTION_CLOSE", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
+            resync_after=("</tool_call>", "</function>"),
+            resync_before=("<tool_call>", STOP),
+            delimiters=(Delimiter("<function=", ">"), Delimiter("<parameter=", ">")),
+            holdback=40,
+        )
