@@ -73,7 +73,72 @@ def hermes_baseline(text: str) -> list[Any]:
     return calls
 
 
-BASELINES: dict[str, Callable[[str], list[Any]]] = {"hermes": hermes_baseline}
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "options": {"type": "object"},
+                },
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "filters": {"type": "object"},
+                    "limit": {"type": "integer"},
+                },
+            },
+        },
+    },
+]
+_TYPES = {
+    tool["function"]["name"]: {
+        key: schema["type"] for key, schema in tool["function"]["parameters"]["properties"].items()
+    }
+    for tool in TOOLS
+}
+_QWEN_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_QWEN_FUNCTION = re.compile(r"<function=(.*?)>(.*?)</function>", re.DOTALL)
+_QWEN_PARAMETER = re.compile(r"<parameter=(.*?)>(.*?)</parameter>", re.DOTALL)
+
+
+def qwen3_coder_baseline(text: str) -> list[Any]:
+    """The regex approach of the popular Qwen3-Coder parsers: blocks, functions and parameters by
+    lazy regexes, one newline trimmed on each side, values converted by the declared type."""
+    calls = []
+    for block in _QWEN_CALL.findall(text):
+        for name, body in _QWEN_FUNCTION.findall(block):
+            types = _TYPES.get(name, {})
+            args: dict[str, Any] = {}
+            for key, raw in _QWEN_PARAMETER.findall(body):
+                value = raw[1:] if raw.startswith("\n") else raw
+                value = value[:-1] if value.endswith("\n") else value
+                kind = types.get(key, "string")
+                if kind == "integer":
+                    args[key] = int(value)
+                elif kind in ("object", "array"):
+                    args[key] = json.loads(value)
+                else:
+                    args[key] = value
+            calls.append({"name": name, "arguments": args})
+    return calls
+
+
+BASELINES: dict[str, Callable[[str], list[Any]]] = {"hermes": hermes_baseline, "qwen3_coder": qwen3_coder_baseline}
+#: Formats whose values need the tools to be typed are parsed with them (codec and baseline alike).
+WITH_TOOLS = {"qwen3_coder"}
 
 
 def best_of(fn: Callable[[], object], budget: float = 1.0, runs: int = 200) -> float:
@@ -92,8 +157,8 @@ def chunks(text: str) -> list[str]:
     return [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
 
 
-def codec_stream(fmt: codec.Format, pieces: list[str]) -> None:
-    stream = fmt.stream()
+def codec_stream(fmt: codec.Format, pieces: list[str], tools: Any) -> None:
+    stream = fmt.stream(tools=tools)
     for piece in pieces:
         stream.feed(piece)
     stream.close()
@@ -118,15 +183,20 @@ def baseline_stream(parse: Callable[[str], object], text: str, pieces: list[str]
 def run(name: str, sizes: tuple[int, ...]) -> list[dict[str, Any]]:
     fmt = codec.get_format(name)
     baseline = BASELINES[name]
-    fmt.parse(make_reply(fmt, 500))  # build the grammar before timing
+    tools = TOOLS if name in WITH_TOOLS else None
+    fmt.parse(make_reply(fmt, 500), tools=tools)  # build the grammar before timing
     rows = []
     for size in sizes:
         text = make_reply(fmt, size)
-        expected = len(fmt.parse(text).tool_calls)
-        assert expected == len(baseline(text)), "baseline and codec disagree on the calls"
+        result = fmt.parse(text, tools=tools)
+        expected = len(result.tool_calls)
+        assert not result.issues, result.issues[:3]
+        assert [c.function.arguments for c in result.tool_calls] == [c["arguments"] for c in baseline(text)], (
+            "baseline and codec disagree on the calls"
+        )
         pieces = chunks(text)
-        parse = best_of(lambda text=text: fmt.parse(text))
-        stream = best_of(lambda pieces=pieces: codec_stream(fmt, pieces), budget=2.0, runs=5)
+        parse = best_of(lambda text=text: fmt.parse(text, tools=tools))
+        stream = best_of(lambda pieces=pieces: codec_stream(fmt, pieces, tools), budget=2.0, runs=5)
         base = best_of(lambda text=text: baseline(text))
         base_stream = baseline_stream(baseline, text, pieces, limit=2000 if size > 50_000 else None)
         rows.append(

@@ -62,11 +62,21 @@ class _Rule:
     __slots__ = ("alias", "expansion", "options", "order", "origin")
 
     def __init__(self, rule: Any) -> None:
-        self.origin = rule.origin
+        self.origin = _Symbol(str(rule.origin.name))
         self.expansion = rule.expansion
         self.alias = rule.alias
         self.options = rule.options
         self.order = rule.order
+
+
+class _Symbol:
+    """A nonterminal whose ``name`` is a plain ``str`` (lark's is a Token, compared in Python)."""
+
+    __slots__ = ("name",)
+    is_term = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 class _Table:
@@ -80,7 +90,7 @@ class _Table:
             for symbol, (action, arg) in actions.items():
                 if action is not Shift:
                     arg = fast.setdefault(arg, _Rule(arg))
-                row[symbol] = (action, arg)
+                row[str(symbol)] = (action, arg)
             self.states[state] = row
         self.rules = list(fast.values())
         self.start_states = table.start_states

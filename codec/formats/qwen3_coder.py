@@ -47,17 +47,18 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from codec import jinja
-from codec._lark import Token, compile_grammar
+from codec._lark import CompiledGrammar, compile_grammar
 from codec.errors import RenderError
 from codec.format import Format, MessageLike
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
 from codec.schema import declared_types, type_text
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
-from codec.watch import Delimiter
+from codec.watch import Delimiter, FastLexer
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
@@ -259,13 +260,42 @@ class _Call:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-def _param_name(token: Token) -> str:
+def _param_name(token: str) -> str:
     return str(token)[len("<parameter=") :].rstrip("\n")[:-1].strip()
 
 
 def _escaped(text: str) -> str:
     """``text`` as it reads inside a JSON string (escapes apply character by character)."""
     return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+#: Characters that must follow a token before it is committed (covers the longest lookahead).
+HOLDBACK = 40
+
+
+def _param_block_lexer(grammar: CompiledGrammar) -> FastLexer:
+    """Fast path: a whole ``<parameter=K>\nVALUE\n</parameter>`` as one token.
+
+    It runs the grammar's own PARAM_OPEN, VALUE and PARAM_CLOSE patterns, so it finds exactly
+    the value the rules would; it only takes a parameter closed by ``</parameter>`` with enough
+    text after it that no lookahead is still undecided, and leaves everything else to the rules.
+    """
+    opener, value, closer = (
+        re.compile(grammar.terminals[t].pattern.to_regexp()) for t in ("PARAM_OPEN", "VALUE", "PARAM_CLOSE")
+    )
+
+    def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
+        head = opener.match(text, pos)
+        if head is None:
+            return None
+        body = value.match(text, head.end())
+        end = body.end() if body is not None else head.end()
+        tail = closer.match(text, end)
+        if tail is None or (tail.end() + HOLDBACK > len(text) and not final):
+            return None
+        return (_param_name(head.group()), text[head.end() : end]), tail.end()
+
+    return lex
 
 
 class Qwen3CoderBuilder(Builder):
@@ -290,13 +320,24 @@ class Qwen3CoderBuilder(Builder):
         self._call = _Call(name, self.sink.start_call(name), token.start_pos)
 
     def param_head(self, c: list[Any]) -> None:
+        token = c[0]
+        self._begin_param(_param_name(token), token.start_pos)
+
+    def param_block(self, c: list[Any]) -> None:
+        """A whole parameter taken by the fast path: the same steps as the grammar's rules."""
+        token = c[0]
+        name, raw = token.decoded
+        self._begin_param(name, token.start_pos)
+        if raw:
+            self.on_text(VALUE, raw, token.start_pos)
+        self.param(c)
+
+    def _begin_param(self, name: str, pos: int) -> None:
         call = self._call
         assert call is not None
-        token = c[0]
-        name = _param_name(token)
         schema = self._schema(call.name, name)
         types = declared_types(schema)
-        param = _Param(name, token.start_pos, schema, not types or types == ["string"], name in call.args)
+        param = _Param(name, pos, schema, not types or types == ["string"], name in call.args)
         if param.streams and not param.duplicate:
             self.sink.add_arguments(call.index, self._key(call, name) + '"')
         self._param = param
@@ -403,8 +444,9 @@ class Qwen3Coder(Format):
     # ------------------------------------------------------------------ parse
 
     def _syntax(self) -> Syntax:
+        grammar = compile_grammar("qwen3_coder")
         return Syntax(
-            grammar=compile_grammar("qwen3_coder"),
+            grammar=grammar,
             builder=Qwen3CoderBuilder,
             text_terminals={"TEXT": CONTENT, "VALUE": VALUE},
             blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE"},
@@ -417,5 +459,6 @@ class Qwen3Coder(Format):
             resync_after=("</tool_call>", "</function>"),
             resync_before=("<tool_call>", STOP),
             delimiters=(Delimiter("<function=", ">"), Delimiter("<parameter=", ">")),
-            holdback=40,
+            holdback=HOLDBACK,
+            fast_terminals={"PARAM_BLOCK": _param_block_lexer(grammar)},
         )
