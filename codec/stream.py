@@ -59,7 +59,8 @@ class Syntax:
     #: Free-text terminals and where their text goes (``"content"`` or ``"reasoning"``).
     text_terminals: Mapping[str, str]
     #: Terminals that open a block (a tool call) and close it.
-    blocks: Mapping[str, str]
+    #: (A closer of None: the block ends where its nesting closes, for blocks without a marker.)
+    blocks: Mapping[str, str | None]
     #: Terminals the stream may insert where they are missing, with their spelling for the Issue:
     #: at the end of the reply, or before a token of ``autoclose_before`` that the parser refused.
     autoclose: Mapping[str, str] = field(default_factory=dict)
@@ -87,6 +88,7 @@ class Syntax:
     #: on which path a chunking happened to take.
     fast_terminals: Mapping[str, FastLexer] = field(default_factory=dict)
     fast_by_state: dict[Any, tuple[tuple[str, FastLexer], ...]] = field(default_factory=dict, compare=False)
+    preempting: dict[Any, bool] = field(default_factory=dict, compare=False)
     #: The terminal fed first when the prompt ends inside an open reasoning block.
     reasoning_open: str | None = None
     prompt_opens_reasoning: Callable[[str], bool] | None = None
@@ -145,7 +147,7 @@ class _Block:
     """A block being parsed: where it started and how to undo it."""
 
     pos: int
-    closer: str
+    closer: str | None
     states: list[Any]
     values: list[Any]
     depth: int
@@ -422,8 +424,10 @@ class Stream:
             kind: str = m.lastgroup  # type: ignore[union-attr,assignment]
             if end + hold > n and not final and kind not in closed_terms:
                 if kind in text_terms:
-                    # Hold back only from the first character that could start a marker.
-                    end = self._text_end(buf, i, end, n - hold)
+                    # Hold back only from the first character that could start a marker (or,
+                    # where a marker outranks text, the last `hold` characters).
+                    preempted = self._preempted(state, kind)
+                    end = max(i, n - hold) if preempted else self._text_end(buf, i, end, n - hold)
                     if end == i:
                         break
                 else:
@@ -441,6 +445,17 @@ class Stream:
                 self._builder.on_text(text_terms[kind], value, pos)
         self._buf = buf[i:]
         self._base += i
+
+    def _preempted(self, state: Any, text_terminal: str) -> bool:
+        """Whether ``state`` accepts a terminal that outranks free text (a marker allowed only
+        there, like an opening ``<think>``): text is then held back like any other token."""
+        key = (state, text_terminal)
+        cache = self.syntax.preempting
+        if key not in cache:
+            terminals = self._g.terminals
+            rank = terminals[text_terminal].priority
+            cache[key] = any(terminals[t].priority > rank for t in self._g.states[state] if t in terminals)
+        return cache[key]
 
     def _text_end(self, buf: str, start: int, end: int, safe: int) -> int:
         """How much of a text token ``buf[start:end]`` can be committed: all of it up to ``safe``,
@@ -515,7 +530,8 @@ class Stream:
             raise _Reject(exc.pos if exc.pos is not None else tok.start_pos, exc.message, semantic=True) from None
         if self._block is not None:
             self._block.pieces.append(str(tok))
-            if kind == self._block.closer:
+            closer = self._block.closer
+            if kind == closer or (closer is None and kind in syntax.nest_close and self._depth == self._block.depth):
                 self._block = None
         elif kind in syntax.blocks:
             # The checkpoint is the parser as the opener found it, after the reductions the
