@@ -7,7 +7,7 @@ template's error branches are exercised too. Tests for one format filter to what
 
 Exports: :func:`texts`, :func:`names`, :func:`json_values`, :func:`schemas`, :func:`object_schemas`,
 :func:`tool`, :func:`tools`, :func:`values`, :func:`arguments`, :func:`tool_calls`, :func:`variables`,
-:func:`conversations`.
+:func:`conversations`, :func:`rich_conversations`.
 Sizes stay small (a few messages, short strings) so hundreds of examples run in seconds.
 """
 
@@ -437,3 +437,64 @@ def conversations(
         "add_generation_prompt": draw(st.booleans()),
         "variables": draw(variables()),
     }
+
+
+# --------------------------------------------------------------------------- rarer shapes
+
+#: Property schemas outside what :func:`schemas` draws: no ``properties``, non-string enums, arrays of objects.
+LOOSE_SCHEMAS: tuple[dict[str, Any], ...] = (
+    {"type": "object", "description": "free-form", "additionalProperties": {"type": "string"}},
+    {"type": "object"},
+    {"type": "integer", "enum": [1, 2, 3]},
+    {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "string"}}, "required": ["n"]}},
+    {"type": "array", "items": {"type": ["string", "null"], "description": "x", "enum": ["a", "b"]}},
+    {"type": "array"},
+    {"type": "string", "format": "date", "title": "Day"},
+)
+RESPONSE_SCHEMAS: tuple[dict[str, Any], ...] = (
+    {"type": "object", "description": "The result."},
+    {"type": "object"},
+    {"type": "string", "description": "Plain text."},
+)
+MEDIA_PARTS: tuple[dict[str, Any], ...] = (
+    {"type": "image"},
+    {"type": "audio"},
+    {"type": "video"},
+    {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}},
+)
+
+
+def _as_parts(draw: DrawFn, text: Any) -> Any:
+    """``text`` as a list of text parts (sometimes with a media part), or unchanged."""
+    if not isinstance(text, str) or draw(st.integers(0, 2)):
+        return text
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    if draw(st.booleans()):
+        parts.insert(draw(st.integers(0, 1)), draw(st.sampled_from(MEDIA_PARTS)))
+    return parts
+
+
+@st.composite
+def rich_conversations(draw: DrawFn) -> dict[str, Any]:
+    """:func:`conversations` (content parts allowed) with rarer shapes mixed in.
+
+    Tools get a ``response`` schema or an extra loose property (:data:`LOOSE_SCHEMAS`); system,
+    user and tool contents become text-part lists, with an image/audio/video part now and then.
+    """
+    case = draw(conversations(content_parts=True))
+    tool_list = case["tools"]
+    if tool_list:
+        tool_list = json.loads(json.dumps(tool_list))
+        for declared in tool_list:
+            function = declared["function"]
+            if draw(st.integers(0, 2)) == 0:
+                function["response"] = draw(st.sampled_from(RESPONSE_SCHEMAS))
+            parameters = function.get("parameters")
+            if parameters is not None and draw(st.booleans()):
+                parameters["properties"][draw(names())] = draw(st.sampled_from(LOOSE_SCHEMAS))
+    messages = []
+    for message in case["messages"]:
+        if message["role"] in ("system", "developer", "user", "tool") and "content" in message:
+            message = {**message, "content": _as_parts(draw, message["content"])}
+        messages.append(message)
+    return {**case, "messages": messages, "tools": tool_list}

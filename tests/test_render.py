@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import conversations
+from strategies import conversations, rich_conversations
 
 import codec
 from codec import jinja
@@ -54,7 +54,7 @@ def _seed(fmt: codec.Format) -> str:
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
 @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(case=st.one_of(conversations(), conversations(content_parts=True)))
+@given(case=st.one_of(conversations(), conversations(content_parts=True), rich_conversations()))
 def test_render_matches_reference(fmt: codec.Format, case: dict[str, Any]) -> None:
     ours, ref = render_both(fmt, _seed(fmt), case)
     assert ours == ref

@@ -18,15 +18,23 @@ from codec.errors import RenderError
 __all__ = [
     "Undefined",
     "attr",
+    "call_method",
     "concat",
+    "contains",
+    "default",
     "defined",
+    "dictsort",
     "is_iterable",
     "is_mapping",
+    "is_sequence",
     "items",
+    "iterate",
+    "lookup",
     "required",
     "string",
     "tojson",
     "trim",
+    "upper",
 ]
 
 
@@ -81,6 +89,36 @@ def attr(obj: Any, name: str) -> Any:
     return Undefined(obj, name)
 
 
+def lookup(obj: Any, name: str) -> Any:
+    """``obj.name`` where ``obj`` may itself be undefined (``a.b.c``): looking into an undefined value raises.
+
+    Jinja lets an undefined value be printed or tested, but any attribute of it fails with the
+    undefined value's own error (``'dict object' has no attribute 'function'``).
+    """
+    if isinstance(obj, Undefined):
+        raise RenderError(obj.message)
+    return attr(obj, name)
+
+
+def call_method(obj: Any, name: str, *args: Any) -> Any:
+    """``obj.name(*args)``, e.g. ``part.get('type')`` or ``text.split(sep)``.
+
+    A method the object lacks is an undefined value, and calling it raises Jinja's error
+    (``'str object' has no attribute 'get'``); so does any method of an undefined ``obj``.
+    """
+    if isinstance(obj, Undefined):
+        raise RenderError(obj.message)
+    method = getattr(obj, name, None)
+    if method is None:
+        raise RenderError(Undefined(obj, name).message)
+    return method(*args)
+
+
+def default(value: Any, fallback: Any) -> Any:
+    """``value | default(fallback)``: only an undefined value is replaced (``None`` is kept)."""
+    return fallback if isinstance(value, Undefined) else value
+
+
 def defined(value: Any) -> bool:
     """``value is defined``."""
     return not isinstance(value, Undefined)
@@ -129,6 +167,11 @@ def trim(value: Any) -> str:
     return str(value).strip()
 
 
+def upper(value: Any) -> str:
+    """``value | upper``: :func:`string` upper-cased (a list gives ``"['INTEGER', 'NULL']"``, undefined ``''``)."""
+    return str(value).upper()
+
+
 def tojson(value: Any) -> str:
     """``value | tojson`` as transformers defines it (``json.dumps``, non-ASCII kept, ``", "`` / ``": "``)."""
     try:
@@ -140,6 +183,17 @@ def tojson(value: Any) -> str:
 def is_mapping(value: Any) -> bool:
     """``value is mapping``."""
     return isinstance(value, Mapping)
+
+
+def is_sequence(value: Any) -> bool:
+    """``value is sequence``: anything with a length and indexing, so strings, lists, **dicts** and undefined values."""
+    if isinstance(value, Undefined):
+        return True
+    try:
+        len(value)
+    except TypeError:
+        return False
+    return hasattr(value, "__getitem__")
 
 
 def is_iterable(value: Any) -> bool:
@@ -158,3 +212,40 @@ def items(value: Any) -> Iterable[tuple[Any, Any]]:
     if not isinstance(value, Mapping):
         raise RenderError("Can only get item pairs from a mapping.")
     return value.items()
+
+
+def iterate(value: Any) -> Iterator[Any]:
+    """``{% for x in value %}``: a mapping's keys, a string's characters, nothing for an undefined value.
+
+    A value that cannot be iterated raises Python's error (``'int' object is not iterable``).
+    """
+    try:
+        return iter(value)
+    except TypeError as exc:
+        raise RenderError(str(exc)) from None
+
+
+def contains(container: Any, item: Any) -> bool:
+    """``item in container``: Python's ``in`` (a key of a mapping, a substring of a string...)."""
+    try:
+        return item in container
+    except TypeError as exc:
+        raise RenderError(str(exc)) from None
+
+
+def dictsort(value: Any) -> list[tuple[Any, Any]]:
+    """``value | dictsort``: the pairs sorted by key, case-insensitively (``A, a, b, big, Z``), stable for ties.
+
+    Not a mapping: Python's "has no attribute 'items'" error; keys that cannot be compared
+    (``'<' not supported between instances of 'str' and 'int'``) raise too.
+    """
+    if isinstance(value, Undefined):
+        raise RenderError(value.message)
+    try:
+        pairs = value.items()
+    except AttributeError as exc:
+        raise RenderError(str(exc)) from None
+    try:
+        return sorted(pairs, key=lambda pair: pair[0].lower() if isinstance(pair[0], str) else pair[0])
+    except TypeError as exc:
+        raise RenderError(str(exc)) from None

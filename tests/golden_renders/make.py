@@ -2,6 +2,9 @@
 
     python tests/golden_renders/make.py [FORMAT ...]
 
+A FORMAT is a registered name, or ``module:Class`` for a format not registered yet (e.g.
+``codec.formats.gemma4:Gemma4``).
+
 Each case is a readable conversation (``<case>.json``) and what the reference template renders
 for it (``<case>.txt``), or, where the template raises, the reason in the JSON's ``error``.
 Run it only when a case is added: the files are the record the renderers are tested against.
@@ -9,6 +12,7 @@ Run it only when a case is added: the files are the record the renderers are tes
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -223,32 +227,166 @@ CASES: dict[str, dict[str, Any]] = {
         "tools": None,
         "add_generation_prompt": True,
     },
+    # thinking on; reasoning kept only on the tool-calling message after the last user turn
+    "thinking_reasoning_after_last_user": {
+        "messages": [
+            SYSTEM,
+            USER,
+            {
+                "role": "assistant",
+                "reasoning_content": "Old reasoning, before the last user turn.",
+                "tool_calls": [call("call_0", "get_weather", {"city": "Lyon"})],
+            },
+            {"role": "tool", "tool_call_id": "call_0", "content": "Cloudy"},
+            {"role": "assistant", "reasoning_content": "No call here.", "content": "Lyon is cloudy."},
+            {"role": "user", "content": "And Paris?"},
+            {
+                "role": "assistant",
+                "reasoning_content": "I should call the tool.",
+                "content": "<|channel>thought\nhidden<channel|>Checking.",
+                "tool_calls": [call("call_1", "get_weather", {"city": "Paris", "days": 3})],
+            },
+        ],
+        "tools": [WEATHER],
+        "add_generation_prompt": True,
+        "variables": {"enable_thinking": True, "bos_token": "<bos>"},
+    },
+    # a result is named by the call with its tool_call_id, else by its own name (a message without
+    # tool_call_id matches a call without id); assistant-side results fall back to "unknown"
+    "tool_response_names": {
+        "messages": [
+            USER,
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    call("call_1", "get_weather", {"city": "Paris"}),
+                    {"type": "function", "function": {"name": "search", "arguments": {"query": "rain"}}},
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "name": "wrong_name", "content": "Sunny"},
+            {"role": "tool", "tool_call_id": "call_9", "name": "lookup", "content": [{"type": "text", "text": "a"}]},
+            {"role": "tool", "name": "other", "content": '{"hits": 0}'},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("call_2", "get_weather", {"city": "Rome"})],
+                "tool_responses": [{"response": {"temp": 15, "Sky": "clear", "n": None}}, {"name": "x", "response": 7}],
+            },
+        ],
+        "tools": None,
+        "add_generation_prompt": True,
+    },
+    # a tool's response schema (closed only by an object type), a tool without parameters
+    "response_schema": {
+        "messages": [USER],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    **WEATHER["function"],
+                    "response": {"type": "object", "description": "Temperature and sky."},
+                },
+            },
+            {
+                "type": "function",
+                "function": {"name": "now", "description": "Current time.", "response": {"type": "string"}},
+            },
+            {"type": "function", "function": {"name": "ping"}},
+        ],
+        "add_generation_prompt": True,
+    },
+    # list type, anyOf, integer enum, object without properties, array of objects, nullable, nesting
+    "declaration_quirks": {
+        "messages": [USER],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "book",
+                    "description": "Book a table.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "size": {"type": ["integer", "null"], "description": "Party size"},
+                            "when": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                            "level": {"type": "integer", "enum": [1, 2, 3]},
+                            "Mode": {"type": "string", "enum": ["fast", "slow"], "nullable": True},
+                            "cfg": {"type": "object", "description": "cfg", "additionalProperties": {"type": "string"}},
+                            "guests": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+                                    "required": ["name"],
+                                },
+                            },
+                            "tags": {"type": "array", "items": {"type": ["string", "null"], "enum": ["a", "b"]}},
+                            "where": {
+                                "type": "object",
+                                "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
+                                "required": ["city"],
+                            },
+                        },
+                        "required": ["size", "when"],
+                    },
+                },
+            }
+        ],
+        "add_generation_prompt": True,
+    },
+    # assistant messages separated only by tool messages (one model turn), then two in a row
+    "consecutive_assistants": {
+        "messages": [
+            USER,
+            {"role": "assistant", "tool_calls": [call("c1", "get_weather", {"city": "Paris"})]},
+            {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+            {"role": "assistant", "content": "And Rome:", "tool_calls": [call("c2", "get_weather", {"city": "Rome"})]},
+            {"role": "tool", "tool_call_id": "c2", "content": "rain"},
+            {"role": "assistant", "content": "Paris is sunny, Rome rainy."},
+            {"role": "assistant", "content": "Anything else?"},
+        ],
+        "tools": [WEATHER],
+        "add_generation_prompt": True,
+    },
 }
 
 
-def main(names: list[str]) -> None:
-    for name in names or codec.formats():
-        fmt = codec.get_format(name)
-        template = (SEEDS / fmt.reference_template).read_text(encoding="utf-8")
-        folder = HERE / fmt.name
-        folder.mkdir(exist_ok=True)
-        for case_name, case in CASES.items():
-            case = {"variables": {}, **case}
-            kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
-            out = folder / f"{case_name}.txt"
-            try:
-                text = jinja.render_template(
-                    template, jinja.prepare_messages(case["messages"]), jinja.prepare_tools(case["tools"]), **kwargs
-                )
-            except RenderError as exc:
-                case = {**case, "error": str(exc)}
-                out.unlink(missing_ok=True)
-            else:
-                out.write_text(text, encoding="utf-8")
-            (folder / f"{case_name}.json").write_text(
-                json.dumps(case, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+def load(spec: str) -> codec.Format:
+    """A registered format by name, or ``module:Class`` instantiated (for a format not registered yet)."""
+    if ":" in spec:
+        module, _, cls = spec.partition(":")
+        fmt: codec.Format = getattr(importlib.import_module(module), cls)()
+        return fmt
+    return codec.get_format(spec)
+
+
+def make(fmt: codec.Format) -> None:
+    """Write every case of :data:`CASES` as rendered by ``fmt``'s reference template into ``<fmt.name>/``."""
+    template = (SEEDS / fmt.reference_template).read_text(encoding="utf-8")
+    folder = HERE / fmt.name
+    folder.mkdir(exist_ok=True)
+    for case_name, case in CASES.items():
+        case = {"variables": {}, **case}
+        kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
+        out = folder / f"{case_name}.txt"
+        try:
+            text = jinja.render_template(
+                template, jinja.prepare_messages(case["messages"]), jinja.prepare_tools(case["tools"]), **kwargs
             )
-        print(f"{fmt.name}: {len(CASES)} cases in {folder}")
+        except RenderError as exc:
+            case = {**case, "error": str(exc)}
+            out.unlink(missing_ok=True)
+        else:
+            out.write_text(text, encoding="utf-8")
+        (folder / f"{case_name}.json").write_text(
+            json.dumps(case, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+        )
+    print(f"{fmt.name}: {len(CASES)} cases in {folder}")
+
+
+def main(specs: list[str]) -> None:
+    for spec in specs or codec.formats():
+        make(load(spec))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,720 @@
+"""``gemma4``: Google Gemma 4's native tool calls, ``<|tool_call>call:NAME{key:value,...}<tool_call|>``.
+
+Reference template: ``gemma4.jinja`` (the Gemma 4 E4B-it template with OpenAI ``role: tool``
+support). A reply after the generation prompt ``<|turn>model\\n`` looks like (the line break
+after ``<channel|>`` is only for this page)::
+
+    <|channel>thought
+    The user wants the weather.<channel|>
+    <|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|><|tool_response>
+
+The model writes ``<|tool_response>`` after its calls and stops there; the application appends
+``response:get_weather{value:<|"|>sunny<|"|>}<tool_response|>`` in the same model turn and the
+model goes on writing its answer, ended by ``<turn|>``. A turn without calls is content +
+``<turn|>``.
+
+Values use Gemma's own notation, not JSON: strings between ``<|"|>`` tokens with nothing
+escaped, numbers as Python writes them (``2.0``, ``1e+20``, big ints verbatim), ``true`` /
+``false``, ``None`` for null (as the template renders it), ``[a,b]`` lists and ``{k:v}``
+objects whose keys are sorted case-insensitively and written bare (in tool declarations,
+nested object keys are ``<|"|>``-quoted). Nothing separates the elements.
+
+The system turn holds ``<|think|>\\n`` when ``enable_thinking``, the trimmed system text and one
+``<|tool>declaration:NAME{description:...,parameters:{properties:{...},required:[...],type:<|"|>OBJECT<|"|>}}<tool|>``
+per tool: properties sorted case-insensitively, types upper-cased, ``enum`` / ``items`` /
+``nullable`` / nested ``properties`` and ``required``, an optional ``response`` schema.
+
+Quirks of the reference template, reproduced by the renderer (FORMATS.md §2.9):
+
+* Q1/Q2. String values are pasted raw between ``<|"|>`` (a value containing ``<|"|>`` cannot be
+  read back); null is ``None``; floats use Python's ``repr``.
+* Q3. The content of an assistant message with calls is written after the tool responses.
+* Q4. After tool responses followed by content, ``add_generation_prompt`` adds nothing: the
+  prompt ends ``...content<turn|>\\n`` with no ``<|turn>model\\n``.
+* Q5. Calls with no following tool message end ``<tool_call|><|tool_response>`` (no ``<turn|>``)
+  and the generation prompt adds nothing; answered calls of a message without content end at
+  the last ``<tool_response|>`` (no ``<turn|>``: the model continues the same turn).
+* Q6. Tool messages are rendered only when they follow an assistant message with calls; any
+  other (orphan) tool message is dropped.
+* Q7. Consecutive assistant messages (with only tool messages between them) share one model
+  turn: no new ``<|turn>model`` header.
+* Q8. Only ``messages[0]`` (``system`` or ``developer``) joins the system turn; a later system
+  message is its own ``<|turn>system`` turn.
+* Q9. Reasoning (``reasoning``, else ``reasoning_content``) is written back only for messages
+  with calls after the last user message, as ``<|channel>thought\\n...\\n<channel|>``;
+  ``<|channel>...<channel|>`` is stripped from assistant content, ``<think>`` is not.
+* Q10. ``arguments`` given as a string are pasted inside the braces: ``call:f{{"a": 1}}``.
+* Q11. Content lists are joined without separator (user parts trimmed one by one, system parts
+  trimmed and each followed by a space; image/audio/video parts become ``<|image|>``...); tool
+  content that is a mapping fails (``'str object' has no attribute 'get'``), as Jinja iterates
+  its keys as content parts.
+* Q12. Declarations: a list ``type`` is written as its upper-cased Python repr
+  (``<|"|>['INTEGER', 'NULL']<|"|>``), ``anyOf`` gives an empty type, ``enum`` is kept only for
+  strings, an object without ``properties`` lists its other keys as properties, a missing
+  description is ``<|"|><|"|>``, a tool without parameters is ``declaration:t{description:...}``.
+* Q13. A tool response is named after the call whose ``id`` equals the message's
+  ``tool_call_id`` (a message without ``tool_call_id`` matches a call without ``id``), else
+  after the message's ``name``. With neither, the template fails
+  (``can only concatenate str (not "NoneType") to str``): its ``default('unknown')`` only applies
+  to the legacy ``tool_responses`` list of an assistant message, which is rendered too.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from codec import jinja
+from codec._lark import compile_grammar
+from codec.format import Format, MessageLike
+from codec.formats._render import (
+    attr,
+    call_method,
+    concat,
+    contains,
+    default,
+    defined,
+    dictsort,
+    is_mapping,
+    is_sequence,
+    iterate,
+    lookup,
+    string,
+    trim,
+    upper,
+)
+from codec.literals import json_value, python_literal
+from codec.stream import CONTENT, REASONING, Builder, BuildError, Stream, Syntax
+from codec.watch import Delimiter
+
+QUOTE = '<|"|>'
+TURN_OPEN = "<|turn>"
+TURN_CLOSE = "<turn|>"
+THINK = "<|think|>\n"
+DECLARATION_OPEN = "<|tool>"
+DECLARATION_CLOSE = "<tool|>"
+CALL_OPEN = "<|tool_call>"
+CALL_CLOSE = "<tool_call|>"
+RESPONSE_OPEN = "<|tool_response>"
+RESPONSE_CLOSE = "<tool_response|>"
+CHANNEL_OPEN = "<|channel>"
+CHANNEL_CLOSE = "<channel|>"
+THOUGHT_OPEN = CHANNEL_OPEN + "thought\n"
+GENERATION_PROMPT = TURN_OPEN + "model\n"
+
+#: Schema keys an object without ``properties`` does not list as (fake) properties (Q12).
+_STANDARD_KEYS = ("description", "type", "properties", "required", "nullable")
+_MEDIA = ("image", "audio", "video")
+
+
+# ---------------------------------------------------------------------------- values
+
+
+def quoted(text: str) -> str:
+    """A string value: ``<|"|>text<|"|>``, nothing escaped."""
+    return QUOTE + text + QUOTE
+
+
+def format_value(value: Any, *, quote_keys: bool = True) -> str:
+    """A value in Gemma's notation: ``<|"|>`` strings, ``true``/``false``, ``{k:v}`` sorted, ``[a,b]``, else ``str()``.
+
+    ``str()`` gives ``None``, ``2.0``, ``1e+20``, big ints verbatim. Object keys are
+    ``<|"|>``-quoted with ``quote_keys`` (declarations) and bare without (calls, responses). A
+    tuple, or an undefined value (``[]``), is a list as well.
+    """
+    if isinstance(value, str):
+        return quoted(value)
+    if value is True or value is False:
+        return "true" if value else "false"
+    if is_mapping(value):
+        pairs = []
+        for key, item in dictsort(value):
+            name = concat(QUOTE, key, QUOTE) if quote_keys else string(key)
+            pairs.append(name + ":" + format_value(item, quote_keys=quote_keys))
+        return "{" + ",".join(pairs) + "}"
+    if is_sequence(value):
+        return "[" + ",".join(format_value(item, quote_keys=quote_keys) for item in iterate(value)) + "]"
+    return string(value)
+
+
+def format_arguments(arguments: Any) -> str:
+    """What goes between a call's braces: ``key:value`` pairs sorted, raw text for a string (Q10), else nothing."""
+    if is_mapping(arguments):
+        return ",".join(string(key) + ":" + format_value(value, quote_keys=False) for key, value in dictsort(arguments))
+    if isinstance(arguments, str):
+        return arguments
+    return ""
+
+
+def render_call(call: Any) -> str:
+    """One ``<|tool_call>call:NAME{...}<tool_call|>`` block for an OpenAI tool call."""
+    function = attr(call, "function")
+    head = concat(CALL_OPEN + "call:", lookup(function, "name"), "{")
+    return head + format_arguments(attr(function, "arguments")) + "}" + CALL_CLOSE
+
+
+def render_response(name: Any, response: Any) -> str:
+    """``<|tool_response>response:NAME{...}<tool_response|>``: a mapping's pairs, anything else as ``value:``."""
+    if is_mapping(response):
+        head = concat(RESPONSE_OPEN + "response:", name, "{")
+        pairs = (string(key) + ":" + format_value(value, quote_keys=False) for key, value in dictsort(response))
+        return head + ",".join(pairs) + "}" + RESPONSE_CLOSE
+    head = concat(RESPONSE_OPEN + "response:", name, "{value:")
+    return head + format_value(response, quote_keys=False) + "}" + RESPONSE_CLOSE
+
+
+# ---------------------------------------------------------------------------- declarations
+
+
+def _required(names: Any) -> str:
+    return "required:[" + ",".join(quoted(string(name)) for name in iterate(names)) + "]"
+
+
+def _items_schema(schema: dict[str, Any]) -> str:
+    """The fields of an array's ``items`` schema: every non-null key, sorted; nested keys quoted."""
+    fields = []
+    for key, value in dictsort(schema):
+        if value is None:
+            continue
+        if key == "properties":
+            fields.append("properties:{" + (render_properties(value) if is_mapping(value) else "") + "}")
+        elif key == "required":
+            fields.append(_required(value))
+        elif key == "type":
+            kind = value.upper() if isinstance(value, str) else [upper(item) for item in iterate(value or ())]
+            fields.append("type:" + format_value(kind))
+        else:
+            fields.append(string(key) + ":" + format_value(value))
+    return ",".join(fields)
+
+
+def _property(schema: Any) -> str:
+    """One property's ``{description:...,...,type:<|"|>TYPE<|"|>}`` body (without the braces)."""
+    fields = []
+    description = attr(schema, "description")
+    if description:
+        fields.append("description:" + quoted(string(description)))
+    kind = upper(attr(schema, "type"))
+    if kind == "STRING":
+        enum = attr(schema, "enum")
+        if enum:
+            fields.append("enum:" + format_value(enum))
+    elif kind == "ARRAY":
+        items_schema = attr(schema, "items")
+        if is_mapping(items_schema) and items_schema:
+            fields.append("items:{" + _items_schema(items_schema) + "}")
+    if attr(schema, "nullable"):
+        fields.append("nullable:true")
+    if kind == "OBJECT":
+        properties = attr(schema, "properties")
+        if defined(properties) and is_mapping(properties):
+            fields.append("properties:{" + render_properties(properties) + "}")
+        elif is_mapping(schema):
+            fields.append("properties:{" + render_properties(schema, skip_standard_keys=True) + "}")
+        required = attr(schema, "required")
+        if required:
+            fields.append(_required(required))
+    fields.append("type:" + quoted(kind))
+    return ",".join(fields)
+
+
+def render_properties(properties: Any, *, skip_standard_keys: bool = False) -> str:
+    """``name:{...}`` for each property, sorted case-insensitively, comma-separated.
+
+    ``skip_standard_keys`` is the template's reading of an object schema without ``properties``:
+    its own keys other than description/type/properties/required/nullable become properties.
+    """
+    return ",".join(
+        string(name) + ":{" + _property(schema) + "}"
+        for name, schema in dictsort(properties)
+        if not (skip_standard_keys and name in _STANDARD_KEYS)
+    )
+
+
+def render_declaration(tool: Any) -> str:
+    """``declaration:NAME{description:<|"|>...<|"|>,parameters:{...},response:{...}}`` for one tool.
+
+    As in the template, ``parameters:{`` is closed only by a ``type`` and ``response:{`` only by
+    an ``OBJECT`` type; otherwise the final ``}`` is all there is.
+    """
+    function = attr(tool, "function")
+    out = ["declaration:", string(lookup(function, "name"))]
+    out.append("{description:" + quoted(string(lookup(function, "description"))))
+    parameters = lookup(function, "parameters")
+    if parameters:
+        out.append(",parameters:{")
+        properties = attr(parameters, "properties")
+        if properties:
+            out.append("properties:{" + render_properties(properties) + "},")
+        required = attr(parameters, "required")
+        if required:
+            out.append(_required(required) + ",")
+        kind = attr(parameters, "type")
+        if kind:
+            out.append("type:" + quoted(upper(kind)) + "}")
+    if contains(function, "response"):
+        response = lookup(function, "response")
+        out.append(",response:{")
+        description = lookup(response, "description")
+        if description:
+            out.append("description:" + quoted(string(description)) + ",")
+        if upper(lookup(response, "type")) == "OBJECT":
+            out.append("type:" + quoted("OBJECT") + "}")
+    out.append("}")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------- turns
+
+
+def strip_thinking(text: Any) -> str:
+    """Assistant text without its ``<|channel>...<channel|>`` blocks, trimmed (``<think>`` stays)."""
+    parts = call_method(text, "split", CHANNEL_CLOSE)
+    return "".join(part.split(CHANNEL_OPEN)[0] for part in parts).strip()
+
+
+def content_text(content: Any, role: Any) -> tuple[str, str | None]:
+    """(text, last media kind): a message's content as the template writes it.
+
+    A string is trimmed (model turns: :func:`strip_thinking`); a list (or any sequence, Q11)
+    joins its text parts the same way, unseparated, and writes ``<|image|>``, ``<|audio|>``,
+    ``<|video|>`` for media parts; other parts and other content give nothing.
+    """
+    model = role == "model"
+    if isinstance(content, str):
+        return (strip_thinking(content) if model else content.strip()), None
+    out: list[str] = []
+    media = None
+    if is_sequence(content):
+        for part in iterate(content):
+            kind = attr(part, "type")
+            if kind == "text":
+                text = attr(part, "text")
+                out.append(strip_thinking(text) if model else trim(text))
+            elif isinstance(kind, str) and kind in _MEDIA:
+                out.append(f"<|{kind}|>")
+                media = kind
+    return "".join(out), media
+
+
+def _system_text(content: Any) -> str:
+    """The first system message's text: trimmed, or each part's text trimmed plus a space (Q11)."""
+    if isinstance(content, str):
+        return content.strip()
+    if is_sequence(content):
+        return "".join(trim(attr(part, "text")) + " " for part in iterate(content))
+    return ""
+
+
+def _tool_content(content: Any) -> Any:
+    """A tool message's content for its response block: a string, the text parts joined, or the value itself."""
+    if isinstance(content, str) or not is_sequence(content):
+        return content
+    text = ""
+    for part in iterate(content):
+        if call_method(part, "get", "type") == "text":
+            text = concat(text, call_method(part, "get", "text"))
+    return text
+
+
+def _response_name(message: dict[str, Any], result: dict[str, Any]) -> Any:
+    """The function a tool message answers: the call with its ``tool_call_id`` (last match), else its ``name``."""
+    name = result.get("name")  # `| default('unknown')` never applies: .get gives None, not undefined
+    for call in iterate(message["tool_calls"]):
+        if call_method(call, "get", "id") == result.get("tool_call_id"):
+            name = lookup(lookup(call, "function"), "name")
+    return name
+
+
+def _thought(message: dict[str, Any]) -> Any:
+    return message.get("reasoning") or message.get("reasoning_content")
+
+
+def render_conversation(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    variables: dict[str, Any],
+) -> str:
+    """The prompt, as the reference template renders it (errors raised in the template's order)."""
+    out = [string(variables["bos_token"])] if "bos_token" in variables else []
+    thinking = bool(variables.get("enable_thinking"))
+    state: str | None = None  # the template's ns.prev_message_type
+    turns = messages
+    first_is_system = attr(messages[0], "role") in ("system", "developer")
+    if thinking or tools or first_is_system:
+        out.append(TURN_OPEN + "system\n")
+        if thinking:
+            out.append(THINK)
+            state = "think"
+        if first_is_system:
+            out.append(_system_text(attr(messages[0], "content")))
+            turns = messages[1:]
+        if tools:
+            out.extend(DECLARATION_OPEN + render_declaration(tool) + DECLARATION_CLOSE for tool in tools)
+            state = "tool"
+        out.append(TURN_CLOSE + "\n")
+
+    roles = [attr(message, "role") for message in turns]
+    last_user = max((i for i, role in enumerate(roles) if role == "user"), default=-1)
+    previous: Any = None  # role of the previous non-tool message
+    for i, message in enumerate(turns):
+        if roles[i] == "tool":
+            continue
+        state = None
+        role = "model" if roles[i] == "assistant" else roles[i]
+        if not (role == "model" and previous == "assistant"):
+            out.append(concat(TURN_OPEN, role, "\n"))
+        previous = roles[i]
+
+        thought = _thought(message)
+        if thought and i > last_user and message.get("tool_calls"):
+            out.append(concat(THOUGHT_OPEN, thought, "\n" + CHANNEL_CLOSE))
+
+        calls = attr(message, "tool_calls")
+        if calls:
+            out.extend(render_call(call) for call in iterate(calls))
+            state = "tool_call"
+
+        responded = False
+        legacy = message.get("tool_responses")
+        if legacy:  # Gemma's native form: the results listed on the assistant message itself
+            for result in iterate(legacy):
+                out.append(render_response(default(attr(result, "name"), "unknown"), attr(result, "response")))
+                responded, state = True, "tool_response"
+        elif message.get("tool_calls"):  # OpenAI form: the tool messages that follow (Q6, Q13)
+            for result in turns[i + 1 :]:
+                if attr(result, "role") != "tool":
+                    break
+                name = _response_name(message, result)
+                out.append(render_response(name, _tool_content(result.get("content"))))
+                responded, state = True, "tool_response"
+
+        text, media = content_text(attr(message, "content"), role)
+        if media is not None:
+            state = media
+        out.append(text)  # after the tool responses (Q3)
+        if state == "tool_call" and not responded:
+            out.append(RESPONSE_OPEN)  # Q5
+        elif not responded or text.strip():
+            out.append(TURN_CLOSE + "\n")
+
+    if add_generation_prompt and state not in ("tool_response", "tool_call"):  # Q4, Q5
+        out.append(GENERATION_PROMPT)
+    return "".join(out)
+
+
+def reply_text(message: dict[str, Any]) -> str:
+    """What the model writes for ``message`` after ``<|turn>model\\n`` (see :meth:`Gemma4.render_reply`)."""
+    out = []
+    thought = _thought(message)
+    if thought:
+        out.append(concat(THOUGHT_OPEN, thought, CHANNEL_CLOSE))
+    out.append(content_text(attr(message, "content"), "model")[0])
+    calls = attr(message, "tool_calls")
+    if calls:
+        out.extend(render_call(call) for call in iterate(calls))
+        out.append(RESPONSE_OPEN)
+    else:
+        out.append(TURN_CLOSE)
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------- parse
+
+#: Text kind of string-value characters: the builder streams or collects them.
+CHARS = "chars"
+_STRIPPED_HINT = (
+    ' (a reply without any <|"|> was probably decoded with its special tokens stripped: '
+    "decode with skip_special_tokens=False)"
+)
+
+
+class _Key(str):
+    """An argument or object key, with where it was written."""
+
+    pos: int
+
+    def __new__(cls, text: str, pos: int) -> _Key:
+        key = super().__new__(cls, text)
+        key.pos = pos
+        return key
+
+
+@dataclass
+class _Call:
+    name: str
+    index: int
+    pos: int
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+def _number(token: str) -> int | float:
+    if any(c in token for c in ".eE"):
+        value = float(token)
+        if value - value != 0:
+            raise ValueError("number out of range")
+        return value
+    return int(token)
+
+
+def _escaped(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+class Gemma4Builder(Builder):
+    """Builds calls from the gemma4 grammar. Values are typed as written; nothing is coerced."""
+
+    def __init__(self, sink: Stream) -> None:
+        super().__init__(sink)
+        self._wrapped = False
+        self._call: _Call | None = None
+        self._key: tuple[str, int] | None = None  # the last key read, and where
+        self._streaming: str | None = None  # the argument whose string value is streaming
+        self._chars: list[str] = []  # the characters of the string being read
+
+    # ---- frame
+    def call_open(self, c: list[Any]) -> None:
+        self._wrapped = True
+        token = c[0]
+        if str(token) != CALL_OPEN + "call:":
+            self.sink.issue(
+                "call_opener", f"call opened with {str(token)!r} instead of '<|tool_call>call:'", token.start_pos
+            )
+
+    def bare_open(self, c: list[Any]) -> None:
+        self._wrapped = False
+        self.sink.issue("bare_call", "call:NAME{...} without <|tool_call> accepted", c[0].start_pos)
+
+    def call_head(self, c: list[Any]) -> None:
+        token = c[0]
+        self._call = _Call(str(token), self.sink.start_call(str(token)), token.start_pos)
+
+    def paren_body(self, c: list[Any]) -> None:
+        self.sink.issue("parentheses", "call written with (...) instead of {...}", c[0].start_pos)
+
+    def call(self, c: list[Any]) -> None:
+        self._end_call()
+
+    def bare_call(self, c: list[Any]) -> None:
+        self._end_call()
+
+    def _end_call(self) -> None:
+        call, self._call = self._call, None
+        assert call is not None
+        self.sink.end_call(call.index, call.args, call.pos)
+
+    def stray_close(self, c: list[Any]) -> None:
+        token = c[0]
+        self.sink.issue(
+            "stray_closer", f"{str(token).strip()!r} with nothing open, ignored", token.start_pos, str(token)
+        )
+
+    # ---- arguments
+    def key(self, c: list[Any]) -> _Key:
+        token = c[0]
+        text = str(token)
+        if token.type == "GSTRING":
+            key = text[len(QUOTE) : -len(QUOTE)]
+        elif token.type in ("JSTRING", "SSTRING"):
+            key = self._quoted(token)
+        else:
+            key = text
+        self._key = (key, token.start_pos)
+        return _Key(key, token.start_pos)
+
+    def arg(self, c: list[Any]) -> None:
+        call = self._call
+        assert call is not None
+        key, separator, value = str(c[0]), c[1], c[2]
+        if separator.type == "EQUALS":
+            self.sink.issue("key_equals", f"argument {key!r} written with '=' instead of ':'", separator.start_pos)
+        if self._streaming is not None:  # a streamed string: already sent
+            self._streaming = None
+            call.args[key] = value
+            return
+        if key in call.args:
+            shown = json.dumps(value, ensure_ascii=False)
+            message = f"argument {key!r} repeated; the first value is kept"
+            self.sink.issue("duplicate_argument", message, c[0].pos, shown)
+            return
+        prefix = "{" if not call.args else ", "
+        call.args[key] = value
+        self.sink.add_arguments(
+            call.index, prefix + json.dumps(key, ensure_ascii=False) + ": " + json.dumps(value, ensure_ascii=False)
+        )
+
+    def string_open(self, c: list[Any]) -> None:
+        call, key = self._call, self._key
+        assert call is not None and key is not None
+        self._chars = []
+        if key[0] in call.args:
+            return  # a duplicate: collected, reported by arg()
+        self._streaming = key[0]
+        prefix = "{" if not call.args and not self.sink.sent_arguments(call.index) else ", "
+        self.sink.add_arguments(call.index, prefix + json.dumps(key[0], ensure_ascii=False) + ': "')
+
+    def stream_string(self, c: list[Any]) -> str:
+        text = "".join(self._chars)
+        self._chars = []
+        if self._streaming is not None:
+            assert self._call is not None
+            self.sink.add_arguments(self._call.index, '"')
+        return text
+
+    def on_text(self, kind: str, text: str, pos: int) -> None:
+        if kind != CHARS:
+            super().on_text(kind, text, pos)
+            return
+        self._chars.append(text)
+        if self._streaming is not None and self._call is not None:
+            self.sink.add_arguments(self._call.index, _escaped(text))
+
+    # ---- values
+    def string(self, c: list[Any]) -> str:
+        text = "".join(self._chars)
+        self._chars = []
+        return text
+
+    def number(self, c: list[Any]) -> int | float:
+        try:
+            return _number(str(c[0]))
+        except ValueError as exc:
+            raise BuildError(str(exc), c[0].start_pos) from None
+
+    def true(self, c: list[Any]) -> bool:
+        return True
+
+    def false(self, c: list[Any]) -> bool:
+        return False
+
+    def null(self, c: list[Any]) -> None:
+        return None
+
+    def jstring(self, c: list[Any]) -> str:
+        self.sink.issue("quoted_string", 'string written with JSON "quotes" instead of <|"|>', c[0].start_pos)
+        return self._quoted(c[0])
+
+    def sstring(self, c: list[Any]) -> str:
+        self.sink.issue("quoted_string", "string written with 'single quotes' instead of <|\"|>", c[0].start_pos)
+        return self._quoted(c[0])
+
+    def bareword(self, c: list[Any]) -> str:
+        token = c[0]
+        self.sink.issue(
+            "unquoted_value", f"value {str(token)!r} is not quoted; read as a string{_STRIPPED_HINT}", token.start_pos
+        )
+        return str(token)
+
+    def _quoted(self, token: Any) -> str:
+        try:
+            value = json_value(str(token)) if str(token).startswith('"') else python_literal(str(token))
+        except ValueError as exc:
+            raise BuildError(f"invalid quoted string: {exc}", token.start_pos) from None
+        if not isinstance(value, str):
+            raise BuildError("invalid quoted string", token.start_pos)
+        return value
+
+    def object(self, c: list[Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in c[1:-1:2]:
+            if key in out:
+                self.sink.issue("duplicate_key", f"key {str(key)!r} repeated; the last value is kept", key.pos)
+            out[str(key)] = value
+        return out
+
+    def pair(self, c: list[Any]) -> tuple[_Key, Any]:
+        return c[0], c[2]
+
+    def array(self, c: list[Any]) -> list[Any]:
+        return list(c[1:-1:2])
+
+    # ---- a block the grammar rejected
+    def recover(self, raw: str, pos: int, error: str) -> bool:
+        call, streaming, chars = self._call, self._streaming, "".join(self._chars)
+        self._call, self._streaming, self._chars, self._wrapped = None, None, [], False
+        if call is None:
+            return False
+        if streaming is not None:
+            call.args[streaming] = chars  # what was already sent of it
+        self.sink.issue("truncated_call", f"tool call {call.name!r} cut short: {error}", pos, raw)
+        self.sink.end_call(call.index, call.args, call.pos)
+        return True
+
+
+def _opens_reasoning(prompt: str) -> bool:
+    """Whether the prompt ends inside an open thought channel (the reply then starts in reasoning)."""
+    start = prompt.rfind(CHANNEL_OPEN)
+    return start >= 0 and CHANNEL_CLOSE not in prompt[start:]
+
+
+# ---------------------------------------------------------------------------- format
+
+
+class Gemma4(Format):
+    """Google Gemma 4 native tool calls (reference: the Gemma 4 E4B-it template)."""
+
+    name = "gemma4"
+    aliases = ("gemma-4", "gemma_4")
+    summary = 'Gemma 4 native calls: <|tool_call>call:NAME{key:<|"|>text<|"|>,n:3}<tool_call|>'
+    stop_token = TURN_CLOSE
+    reference_template = "gemma4.jinja"
+
+    def _render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        add_generation_prompt: bool,
+        **variables: Any,
+    ) -> str:
+        """Template variables: ``bos_token`` (the template writes the variable, not a literal ``<bos>``:
+        pass ``bos_token="<bos>"`` for the real prompt) and ``enable_thinking``."""
+        return render_conversation(messages, tools, add_generation_prompt, variables)
+
+    def render_reply(self, message: MessageLike) -> str:
+        """What the model generates after the generation prompt ``<|turn>model\\n``.
+
+        ``<|channel>thought\\nREASONING<channel|>`` when the message has reasoning, then the
+        content (``<|channel>`` blocks stripped, trimmed), then either the calls followed by
+        ``<|tool_response>`` (where generation stops: the model's own end-of-calls token, §2.5)
+        or, without calls, ``<turn|>``.
+
+        This is not a slice of the rendered history: the template writes reasoning back only for
+        calls after the last user message and with ``\\n`` before ``<channel|>`` (Q9; real
+        replies have none), and puts the content of a message with calls after the tool
+        responses (Q3), where it is the model's continuation once the results are in. A reply
+        writes it before its calls, where the model writes a preamble.
+        """
+        (msg,) = jinja.prepare_messages([message])
+        return reply_text(msg)
+
+    # ------------------------------------------------------------------ parse
+
+    def _syntax(self) -> Syntax:
+        return Syntax(
+            grammar=compile_grammar("gemma4"),
+            builder=Gemma4Builder,
+            text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "CHARS": CHARS},
+            blocks={"CALL_OPEN": "CALL_CLOSE", "BARE_CALL": None, "BARE_CALL0": None},
+            autoclose={
+                "CHANNEL_CLOSE": "<channel|>",
+                "RBRACK": "]",
+                "RBRACE": "}",
+                "RPAR": ")",
+                "CALL_CLOSE": CALL_CLOSE,
+            },
+            autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
+            resync_after=(CALL_CLOSE,),
+            resync_before=(CALL_OPEN, TURN_CLOSE, RESPONSE_OPEN),
+            delimiters=(Delimiter(QUOTE, QUOTE), Delimiter('"', '"', "\\"), Delimiter("'", "'", "\\")),
+            closed_terminals=frozenset(
+                {"GSTRING", "JSTRING", "SSTRING", "GQ", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}
+            ),
+            holdback=40,
+            nest_open=frozenset({"LBRACE", "LBRACK", "LPAR"}),
+            nest_close=frozenset({"RBRACE", "RBRACK", "RPAR"}),
+            reasoning_open="CHANNEL_OPEN",
+            prompt_opens_reasoning=_opens_reasoning,
+        )
