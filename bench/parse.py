@@ -136,7 +136,34 @@ def qwen3_coder_baseline(text: str) -> list[Any]:
     return calls
 
 
-BASELINES: dict[str, Callable[[str], list[Any]]] = {"hermes": hermes_baseline, "qwen3_coder": qwen3_coder_baseline}
+_GEMMA_CALL = re.compile(r"<\|tool_call>call:([\w\-.]+)(\{.*?\})<tool_call\|>", re.DOTALL)
+_GEMMA_STRING = re.compile(r'<\|"\|>(.*?)<\|"\|>', re.DOTALL)
+_GEMMA_KEY = re.compile(r"([{,])([A-Za-z_][\w\-.]*):")
+_GEMMA_SLOT = re.compile("\x00([0-9]+)\x00")
+
+
+def gemma4_baseline(text: str) -> list[Any]:
+    """The regex-rewrite approach: find each call, set its <|"|> strings aside, quote the bare
+    keys, spell None as null, put the strings back JSON-encoded and json.loads the result."""
+    calls = []
+    for name, body in _GEMMA_CALL.findall(text):
+        strings: list[str] = []
+
+        def set_aside(m: re.Match[str], strings: list[str] = strings) -> str:
+            strings.append(m.group(1))
+            return f"\x00{len(strings) - 1}\x00"
+
+        body = _GEMMA_KEY.sub(r'\1"\2":', _GEMMA_STRING.sub(set_aside, body)).replace("None", "null")
+        body = _GEMMA_SLOT.sub(lambda m, strings=strings: json.dumps(strings[int(m.group(1))]), body)
+        calls.append({"name": name, "arguments": json.loads(body)})
+    return calls
+
+
+BASELINES: dict[str, Callable[[str], list[Any]]] = {
+    "gemma4": gemma4_baseline,
+    "hermes": hermes_baseline,
+    "qwen3_coder": qwen3_coder_baseline,
+}
 #: Formats whose values need the tools to be typed are parsed with them (codec and baseline alike).
 WITH_TOOLS = {"qwen3_coder"}
 
