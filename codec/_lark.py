@@ -19,6 +19,7 @@ from typing import Any
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedToken
+from lark.lexer import Lexer
 from lark.parsers.lalr_analysis import Shift
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
@@ -39,12 +40,20 @@ _GRAMMAR_DIRS = (
 )
 
 
+_USES = re.compile(r"^// uses: ([\w ,]+)$", re.MULTILINE)
+
+
 def load_grammar_text(name: str) -> str:
-    """The text of ``grammars/<name>.lark``."""
+    """The text of ``grammars/<name>.lark``, followed by the shared grammars it names in a
+    ``// uses: other, ...`` line (one grammar family serving several formats)."""
     for folder in _GRAMMAR_DIRS:
         path = folder / f"{name}.lark"
         if path.is_file():
-            return path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
+            for match in _USES.finditer(text):
+                for used in match.group(1).replace(",", " ").split():
+                    text += "\n" + load_grammar_text(used)
+            return text
     raise FileNotFoundError(f"grammar {name}.lark not found in {', '.join(map(str, _GRAMMAR_DIRS))}")
 
 
@@ -53,6 +62,16 @@ class ValueToken(Token):  # type: ignore[misc]
 
     __slots__ = ("decoded",)
     decoded: Any
+
+
+class _NoLexer(Lexer):  # type: ignore[misc]
+    """A lexer lark never runs: the stream feeds tokens itself."""
+
+    def __init__(self, conf: Any) -> None:
+        pass
+
+    def lex(self, lexer_state: Any, parser_state: Any) -> Any:  # pragma: no cover - never called
+        raise NotImplementedError
 
 
 class _Rule:
@@ -166,7 +185,9 @@ class CompiledGrammar:
         self.lark = Lark(
             source,
             parser="lalr",
-            lexer="contextual",
+            # The stream lexes by itself (scanner()): lark's own lexer is only built in strict
+            # mode, to check terminal collisions, which is slow for bounded repetitions.
+            lexer="contextual" if strict else _NoLexer,
             start=start,
             maybe_placeholders=False,
             strict=strict,

@@ -36,7 +36,10 @@ LAX_JSON_DECODER = json.JSONDecoder(strict=False, parse_float=_finite, parse_con
 
 def json_value(text: str, *, strict: bool = True) -> Any:
     """``json.loads`` with :data:`JSON_DECODER` (or the lax one)."""
-    return (JSON_DECODER if strict else LAX_JSON_DECODER).decode(text)
+    try:
+        return (JSON_DECODER if strict else LAX_JSON_DECODER).decode(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def nesting(value: Any) -> int:

@@ -377,8 +377,8 @@ class Stream:
         """Nothing matches at ``buf[i]`` yet: is it a long delimited token that has not ended?"""
         for delim in self.syntax.delimiters:
             if buf.startswith(delim.open, i):
-                self.work += len(buf) - i
-                self._wait = delim.watch(buf, i)
+                self._wait, examined = delim.watch(buf, i)
+                self.work += examined
                 return self._wait is not None  # closed, yet nothing matches: a real error
             if len(buf) - i < len(delim.open) and delim.open.startswith(buf[i:]):
                 return True  # the opener itself is still arriving

@@ -36,21 +36,57 @@ class Delimiter:
     """A regex-lexed token that runs from ``open`` to ``close`` and may be long (a string value).
 
     ``escape`` makes the next character literal (JSON's backslash); it needs a one-character
-    ``close``.
+    ``close``. With ``lookahead`` set, a closer ends the token only where what follows it
+    agrees (the token's own regex decides, looking at most ``lookahead`` characters on), so the
+    watch wakes the lexer at each closer and while that much text after the last one arrives.
     """
 
     open: str
     close: str
     escape: str | None = None
+    lookahead: int = 0
 
     def __post_init__(self) -> None:
         if self.escape is not None and len(self.close) != 1:
             raise ValueError("an escaped delimiter must close with one character")
 
-    def watch(self, text: str, start: int) -> Watch | None:
-        """A watch for the token opened at ``text[start]``, or None if it is already closed there."""
-        w = _DelimiterWatch(self)
-        return None if w.scan(text[start + len(self.open) :]) else w
+    def watch(self, text: str, start: int) -> tuple[Watch | None, int]:
+        """A watch for the token opened at ``text[start]`` (None if it is already closed there),
+        and how many characters were examined. A ``lookahead`` delimiter always gets a watch."""
+        body = start + len(self.open)
+        if self.lookahead:
+            last = text.rfind(self.close, body)
+            since = -1 if last < 0 else len(text) - last - len(self.close)
+            return _LookaheadWatch(self.close, self.lookahead, since), len(text) - body
+        d = _DelimiterWatch(self)
+        end = d.find(text, body)
+        if end >= 0:
+            return None, end - body
+        keep = len(self.close) - 1
+        if self.escape is None and keep:  # a closer may be split across the next chunk
+            d.tail = text[max(body, len(text) - keep) :]
+        return d, len(text) - body
+
+
+class _LookaheadWatch:
+    def __init__(self, close: str, lookahead: int, since_close: int) -> None:
+        self.close = close
+        self.lookahead = lookahead
+        self.since_close = since_close  # characters seen after the last closer (-1: none yet)
+        self.tail = ""
+
+    def scan(self, text: str) -> bool:
+        joined = self.tail + text
+        last = joined.rfind(self.close)
+        keep = len(self.close) - 1
+        self.tail = joined[len(joined) - keep :] if keep else ""
+        if last >= 0:
+            self.since_close = len(joined) - last - len(self.close)
+            return True
+        if self.since_close >= 0:
+            self.since_close += len(text)
+            return self.since_close <= self.lookahead
+        return False
 
 
 class _DelimiterWatch:
@@ -59,6 +95,26 @@ class _DelimiterWatch:
         self.escaped = False
         self.tail = ""  # the end of the text seen so far, for a closer split across chunks
         self._search = re.compile(re.escape(delim.escape or "") + "|" + re.escape(delim.close))
+
+    def find(self, text: str, start: int) -> int:
+        """The index just after the closer in ``text[start:]``, or -1 (sets the escape state)."""
+        delim = self.delim
+        if delim.escape is None:
+            j = text.find(delim.close, start)
+            return j + len(delim.close) if j >= 0 else -1
+        j = start
+        while True:
+            if j > len(text):
+                self.escaped = True
+                return -1
+            m = self._search.search(text, j)
+            if m is None:
+                self.escaped = False
+                return -1
+            if m.group() == delim.escape:
+                j = m.end() + 1
+                continue
+            return m.end()
 
     def scan(self, text: str) -> bool:
         delim = self.delim

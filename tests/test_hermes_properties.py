@@ -1,42 +1,38 @@
 """Property tests of the ``hermes`` reply parser (hypothesis, derandomized).
 
-* round trip: ``parse(render_reply(msg), tools)`` gives back the message's content and calls;
-* chunking invariance: any chunking of a rendered reply gives exactly the whole parse;
-* bad input: arbitrary text and every truncation of golden replies never raise in lenient mode,
-  and raise nothing but ``ParseError`` in strict mode (strict raises exactly when lenient
-  parsing reports issues);
-* lossless: text without markers is all content; a broken block's text is kept somewhere;
-* adversarial inputs (deep nesting, 100 KB of partial markers, braces, quotes, backslashes)
-  complete, with the lexer's ``stream.work`` counter linear in the reply length.
+The format-independent properties (arbitrary text and every truncation of golden replies never
+raise, strict mode raises only ``ParseError``, chunking invariance, linear ``stream.work`` on
+adversarial inputs, including hermes's own) are in ``test_properties.py``. Here:
 
-Known parser bugs are ``xfail(strict=True)`` tests at the end of the file, each with a minimal
-reproducer, so that a fix shows up as XPASS.
+* round trip: ``parse(render_reply(msg), tools)`` gives back the message's content and calls;
+* chunking invariance with a ``<think>`` block first, or a prompt that opens one;
+* lossless: text without markers is all content; a broken block's text is kept somewhere;
+* deep nesting inside a string, strict JSON in ``arguments``, linear work of the lark adapter's
+  value stack, and regressions of bugs found and fixed.
+
+Known parser bugs are ``xfail(strict=True)`` tests, each with a minimal reproducer, so that a
+fix shows up as XPASS.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from harness import (
     assert_append_only,
     assert_events_rebuild,
-    load_golden,
     parse_char_by_char,
     parse_chunked,
-    parse_whole,
-    run_chunks,
-    split,
 )
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import codec
-from codec.models import TextDelta, dump_arguments
+from codec.models import dump_arguments
 
 FMT = codec.get_format("hermes")
 OPEN, CLOSE, STOP = "<tool_call>\n", "\n</tool_call>", "<|im_end|>"
@@ -48,30 +44,6 @@ SETTINGS = settings(
     max_examples=80,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-#: Linear-work budgets: characters the lexer may examine per reply character (plus a constant).
-#: Chunked streaming re-examines the held-back tail (a marker's length) on every feed.
-WHOLE_WORK = 8
-CHUNKED_WORK = 16
-WORK_SLACK = 256
-
-
-def lenient_parse(text: str, **kwargs: Any) -> codec.ParseResult:
-    """``FMT.parse`` in lenient mode (which must never raise)."""
-    return FMT.parse(text, **kwargs)
-
-
-def check_strict(text: str, lenient: codec.ParseResult, **kwargs: Any) -> None:
-    """Strict mode raises only ParseError, and does so exactly when lenient parsing reports issues."""
-    try:
-        strict = FMT.parse(text, strict=True, **kwargs)
-    except codec.ParseError as exc:
-        assert 0 <= exc.pos <= len(text)
-        assert lenient.issues, f"strict mode raised {exc} but lenient parsing reports no issue"
-        return
-    assert not lenient.issues, f"strict mode accepted a reply with issues {[i.kind for i in lenient.issues]}"
-    assert strict == lenient
-
 
 # --------------------------------------------------------------------------- strategies
 
@@ -290,99 +262,6 @@ def test_prompt_opening_reasoning_streams_like_it_parses(message: dict[str, Any]
     assert_append_only(run.events, run.result)
 
 
-# --------------------------------------------------------------------------- bad input
-
-#: Pieces of arbitrary replies: markers and their fragments, JSON and Python syntax, junk.
-FRAGMENTS = (
-    "<tool_call>",
-    "</tool_call>",
-    STOP,
-    "<think>",
-    "</think>",
-    "<tool_call",
-    "<tool_",
-    "</tool",
-    "<|im_",
-    "_end|>",
-    "tool_call>",
-    "<",
-    ">",
-    "|",
-    "/",
-    "{",
-    "}",
-    "[",
-    "]",
-    ":",
-    ",",
-    '"',
-    "'",
-    "\\",
-    '"name"',
-    '"arguments"',
-    '"parameters"',
-    '"f"',
-    "true",
-    "True",
-    "None",
-    "null",
-    "1",
-    "-",
-    "1e400",
-    "NaN",
-    " ",
-    "\n",
-    "\t",
-    "é",
-    "🙂",
-    '{"name": "f", "arguments": {"a": 1}}',
-    '{"name": "f", "arguments": {"a": ',
-    "x",
-)
-bad_texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(_chars, max_size=3)), max_size=30).map("".join)
-
-
-@SETTINGS
-@given(text=bad_texts)
-def test_arbitrary_text_never_raises(text: str) -> None:
-    lenient = lenient_parse(text)
-    check_strict(text, lenient)
-
-
-@SETTINGS
-@given(text=bad_texts, sizes=st.lists(st.integers(1, 8), min_size=1, max_size=6))
-def test_arbitrary_text_streams_without_raising(text: str, sizes: list[int]) -> None:
-    run = parse_chunked(FMT, text, sizes)
-    assert_append_only(run.events, run.result)
-    assert_events_rebuild(run.events, run.result)
-    with suppress(codec.ParseError):
-        parse_chunked(FMT, text, sizes, strict=True)
-
-
-TRUNCATED = (
-    "parallel_calls",
-    "content_before_calls",
-    "python_dict_single_quotes",
-    "nested_arguments",
-    "think_then_call",
-    "unicode_and_escapes",
-    "arguments_as_string",
-)
-
-
-@pytest.mark.parametrize("name", TRUNCATED)
-def test_every_truncation_never_raises(name: str) -> None:
-    (case,) = [c for c in load_golden("hermes") if c.name == name]
-    full = FMT.parse(case.text, **case.kwargs())
-    for cut in range(len(case.text) + 1):
-        prefix = case.text[:cut]
-        lenient = lenient_parse(prefix, **case.kwargs())
-        check_strict(prefix, lenient, **case.kwargs())
-        # a call whose block is complete before the cut is never lost
-        done = prefix.count("</tool_call>")
-        assert lenient.tool_calls[:done] == full.tool_calls[:done]
-
-
 # --------------------------------------------------------------------------- lossless
 
 _no_marker_text = st.lists(
@@ -430,7 +309,7 @@ def broken_blocks(draw: st.DrawFn) -> str:
 @given(block=broken_blocks(), sizes=st.lists(st.integers(1, 8), min_size=1, max_size=5))
 def test_broken_block_is_kept_somewhere(block: str, sizes: list[int]) -> None:
     text = GOOD_A + "\n" + block + "\n" + GOOD_B + STOP
-    result = lenient_parse(text)
+    result = FMT.parse(text)
     names = [c.function.name for c in result.tool_calls]
     from_block = [n for n in names if n not in ("alpha", "beta")]
     kept = block in result.content or any(block in (issue.text or "") for issue in result.issues)
@@ -440,9 +319,8 @@ def test_broken_block_is_kept_somewhere(block: str, sizes: list[int]) -> None:
     assert names[0] == "alpha"
 
 
-# --------------------------------------------------------------------------- adversarial inputs, linear work
+# --------------------------------------------------------------------------- nesting and value-stack work
 
-N = 100_000
 _DEEP = 10_000
 _ARG = OPEN + '{"name": "f", "arguments": {"a": '  # a call cut right where the value of argument "a" starts
 
@@ -451,66 +329,12 @@ def _call(value: str) -> str:
     return _ARG + value + "}}" + CLOSE
 
 
-ADVERSARIAL: dict[str, str] = {
-    "deep_list_in_arguments": _call("[" * _DEEP + "]" * _DEEP),
-    "deep_object_in_arguments": _call('{"k": ' * _DEEP + "1" + "}" * _DEEP),
-    "deep_unclosed_in_arguments": _ARG + "[" * _DEEP,
-    "unterminated_string": _ARG + '"' + "x" * N,
-    "unterminated_string_with_markers": _ARG + '"' + "</tool_call><|im_end|>" * 4_500,
-    "partial_call_markers": "<tool_call" * 10_000,
-    "partial_markers_after_newlines": "\n<tool_" * 14_000,
-    "braces_in_text": "{" * 20_000,
-    "braces_in_block": OPEN + "{" * 20_000,
-    "quotes_in_block": OPEN + '"' * N,
-    "backslashes_odd": _call('"' + "\\" * 50_001 + '"'),
-    "backslashes_even": _call('"' + "\\" * 50_000 + '"') + STOP,
-    "string_full_of_markers": _call('"' + "</tool_call><tool_call>" * 4_000 + '"'),
-    "plain_text": "Olá mundo, " * 9_000,
-    "newlines": "\n" * N,
-    "less_than_signs": "<" * N,
-    "unclosed_reasoning": "<think>" + "pensando " * 11_000,
-    "many_calls": (_call("1") + "\n") * 1_500 + STOP,
-    "many_arguments": _call("0, " + ", ".join(f'"k{i}": {i}' for i in range(3_000))),
-    "stop_tokens": STOP * 5_000,
-}
-
-
-def _adversarial_params() -> list[Any]:
-    return [pytest.param(name, id=name) for name in ADVERSARIAL]
-
-
-@pytest.mark.parametrize("name", _adversarial_params())
-def test_adversarial_input_completes_in_linear_work(name: str) -> None:
-    text = ADVERSARIAL[name]
-    whole = parse_whole(FMT, text)
-    assert whole.work <= WHOLE_WORK * len(text) + WORK_SLACK, f"whole parse: work {whole.work} for {len(text)} chars"
-    chunked = parse_chunked(FMT, text, 4)
-    assert chunked.work <= CHUNKED_WORK * len(text) + WORK_SLACK, f"4-char chunks: work {chunked.work}"
-    assert chunked.result.tool_calls == whole.result.tool_calls
-    assert chunked.result.content == whole.result.content
-    assert_append_only(chunked.events, chunked.result)
-    with pytest.raises(codec.ParseError) if whole.result.issues else _nothing():
-        FMT.parse(text, strict=True)
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
-
-
 def test_deep_nesting_inside_a_string_is_just_text() -> None:
     value = "[" * _DEEP + "{" * _DEEP
     text = OPEN + json.dumps({"name": "f", "arguments": {"a": value}}) + CLOSE + STOP
     result = FMT.parse(text)
     assert result.issues == []
     assert result.tool_calls[0].function.arguments == {"a": value}
-
-
-def test_work_counter_grows_with_the_input() -> None:
-    """Guard for the linear-work assertions: the counter must really count the characters lexed."""
-    small, big = "a" * 1_000, "a" * 10_000
-    assert parse_whole(FMT, small).work >= len(small)
-    assert parse_chunked(FMT, big, 4).work >= len(big)
 
 
 # --------------------------------------------------------------------------- regressions
@@ -655,31 +479,4 @@ def test_text_after_stop_is_one_issue_whatever_the_chunking() -> None:
     text = "Pronto." + STOP + "x" * 40
     whole = FMT.parse(text)
     assert [i.kind for i in whole.issues] == ["text_after_stop"]
-    assert parse_char_by_char(FMT, text).result == whole
-
-
-def test_text_that_cannot_start_a_marker_is_not_held_back() -> None:
-    stream = FMT.stream()
-    text = "Olá, tudo bem? Vou verificar isso agora mesmo"
-    events = stream.feed(text)
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == text
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        (OPEN + '{"name": "f", "arguments": {"a": True}}' + CLOSE + "\n") * 1_000,
-        OPEN * 8_000,
-    ],
-    ids=["python_literal_calls", "empty_blocks"],
-)
-def test_many_rejected_blocks_take_linear_work(text: str) -> None:
-    assert parse_whole(FMT, text).work <= WHOLE_WORK * len(text) + WORK_SLACK
-
-
-def test_run_chunks_accepts_any_iterable() -> None:
-    """Harness self-check: chunks from a generator, empty chunks and char-by-char all agree."""
-    text = GOOD_A + "\n" + GOOD_B + STOP
-    whole = FMT.parse(text)
-    assert run_chunks(FMT, iter(split(text, [0, 5, 0, 2]))).result == whole
     assert parse_char_by_char(FMT, text).result == whole

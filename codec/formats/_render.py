@@ -32,6 +32,7 @@ __all__ = [
     "lookup",
     "required",
     "string",
+    "subscript",
     "tojson",
     "trim",
     "upper",
@@ -47,7 +48,7 @@ def _type_repr(obj: Any) -> str:
 
 
 class Undefined:
-    """Jinja's ``Undefined`` for ``obj.name`` when there is no such key.
+    """Jinja's ``Undefined`` for ``obj.name`` when there is no such key (or ``obj[i]`` with no such element).
 
     As in Jinja it is ``''`` as text (``~``, ``| string``, ``| trim``, ``{{ }}``), false, an empty
     iterable, and an error as soon as it takes part in ``+`` (see :func:`concat`).
@@ -55,7 +56,7 @@ class Undefined:
 
     __slots__ = ("name", "obj")
 
-    def __init__(self, obj: Any, name: str) -> None:
+    def __init__(self, obj: Any, name: Any) -> None:
         self.obj = obj
         self.name = name
 
@@ -73,7 +74,9 @@ class Undefined:
 
     @property
     def message(self) -> str:
-        """Jinja's ``UndefinedError`` text, e.g. ``'dict object' has no attribute 'name'``."""
+        """Jinja's error text: ``'dict object' has no attribute 'name'``, ``list object has no element 0``."""
+        if not isinstance(self.name, str):
+            return f"{_type_repr(self.obj)} has no element {self.name!r}"
         return f"{_type_repr(self.obj)!r} has no attribute {self.name!r}"
 
 
@@ -98,6 +101,22 @@ def lookup(obj: Any, name: str) -> Any:
     if isinstance(obj, Undefined):
         raise RenderError(obj.message)
     return attr(obj, name)
+
+
+def subscript(obj: Any, key: Any) -> Any:
+    """``obj[key]``: Python indexing (a mapping's value, a list's or string's element), else :class:`Undefined`.
+
+    Unlike :func:`attr` it takes integer keys and indexes any object (``content[0]``); a missing
+    element is undefined with Jinja's message (``list object has no element 0``, ``'str object'
+    has no attribute 'text'``), and indexing an undefined ``obj`` raises that value's error. As in
+    :func:`attr`, Jinja's fallback to a Python attribute of the same name is not copied.
+    """
+    if isinstance(obj, Undefined):
+        raise RenderError(obj.message)
+    try:
+        return obj[key]
+    except (TypeError, LookupError):
+        return Undefined(obj, key)
 
 
 def call_method(obj: Any, name: str, *args: Any) -> Any:
@@ -172,10 +191,15 @@ def upper(value: Any) -> str:
     return str(value).upper()
 
 
-def tojson(value: Any) -> str:
-    """``value | tojson`` as transformers defines it (``json.dumps``, non-ASCII kept, ``", "`` / ``": "``)."""
+def tojson(value: Any, *, indent: int | None = None) -> str:
+    """``value | tojson`` (or ``tojson(indent=n)``) as transformers defines it: ``json.dumps``, non-ASCII kept.
+
+    Separators are ``", "`` / ``": "``, or ``","`` / ``": "`` with an ``indent``. A value JSON
+    cannot hold (an undefined one) raises Python's error (``Object of type Undefined is not JSON
+    serializable``).
+    """
     try:
-        return jinja.tojson(value)
+        return jinja.tojson(value, indent=indent)
     except (TypeError, ValueError) as exc:
         raise RenderError(str(exc)) from None
 

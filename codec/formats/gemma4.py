@@ -645,8 +645,7 @@ class Gemma4Builder(Builder):
 
 def _opens_reasoning(prompt: str) -> bool:
     """Whether the prompt ends inside an open thought channel (the reply then starts in reasoning)."""
-    start = prompt.rfind(CHANNEL_OPEN)
-    return start >= 0 and CHANNEL_CLOSE not in prompt[start:]
+    return prompt.rstrip().endswith((CHANNEL_OPEN, CHANNEL_OPEN + "thought"))
 
 
 # ---------------------------------------------------------------------------- format

@@ -348,6 +348,71 @@ CASES: dict[str, dict[str, Any]] = {
         "tools": [WEATHER],
         "add_generation_prompt": True,
     },
+    # one call answered by one result (a round Gemma 3 accepts), content next to the call, a new question
+    "single_tool_round": {
+        "messages": [
+            SYSTEM,
+            USER,
+            {
+                "role": "assistant",
+                "content": "Let me check.",
+                "tool_calls": [call("call_1", "get_weather", {"city": "Paris", "days": 3, "unit": "c"})],
+            },
+            RESULTS[0],
+            {"role": "assistant", "content": "Paris is sunny (22°C)."},
+            {"role": "user", "content": "And tomorrow?"},
+        ],
+        "tools": [WEATHER, SEARCH],
+        "add_generation_prompt": True,
+    },
+    # two system messages in a row before the first user turn, with tools
+    "multiple_system_messages": {
+        "messages": [
+            {"role": "system", "content": "First system."},
+            {"role": "system", "content": "Second system."},
+            USER,
+        ],
+        "tools": [WEATHER],
+        "add_generation_prompt": True,
+    },
+    # thinking off: reasoning inline in content (no reasoning_content), reasoning after the last
+    # query, a mapping tool result
+    "thinking_disabled": {
+        "messages": [
+            USER,
+            {"role": "assistant", "content": "<think>\nhidden\n</think>\n\nIt is sunny."},
+            {"role": "user", "content": "And Rome?"},
+            {
+                "role": "assistant",
+                "reasoning_content": "\nNeed the Rome forecast.\n",
+                "tool_calls": [call("call_1", "get_weather", {"city": "Rome"})],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": {"temp": 18, "sky": "rain"}},
+            {"role": "assistant", "reasoning_content": "Summarize.", "content": "Rome: rain, 18°C."},
+        ],
+        "tools": [WEATHER],
+        "add_generation_prompt": True,
+        "variables": {"enable_thinking": False},
+    },
+    # image parts in two user messages
+    "images": {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "Compare "},
+                    {"type": "image"},
+                    {"type": "text", "text": " and "},
+                    {"type": "image"},
+                ],
+            },
+            {"role": "assistant", "content": "Two cats."},
+            {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "And this one?"}]},
+        ],
+        "tools": None,
+        "add_generation_prompt": True,
+        "variables": {"bos_token": "<bos>"},
+    },
 }
 
 

@@ -1,0 +1,239 @@
+"""The reply side shared by the two Python-list formats (``gemma3_tool_code``, ``deepseek_pythonic``).
+
+Both write calls as a Python list of keyword calls (grammar ``grammars/pythonic_calls.lark``);
+they differ in their frame (a ```` ```tool_code ```` fence and ``<end_of_turn>``; a ``<think>``
+block and ``<|end_of_sentence|>``) and in how a string argument is written, which each format's
+builder says in :meth:`PythonicBuilder.arg_string`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from codec._lark import CompiledGrammar
+from codec.literals import json_value, python_literal
+from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
+from codec.watch import Delimiter
+
+#: Deepest nesting of lists, dicts and tuples accepted in a call.
+MAX_DEPTH = 200
+
+
+@dataclass
+class _Call:
+    name: str
+    index: int
+    pos: int
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+def _finite_number(text: str) -> int | float:
+    if any(c in text for c in ".eE"):
+        value = float(text)
+        if value - value != 0:
+            raise ValueError("number out of range")
+        return value
+    return int(text)
+
+
+def quoted(text: str) -> str:
+    """A quoted string as Python or JSON reads it (JSON first: it is what the templates write)."""
+    try:
+        value = json_value(text) if text.startswith('"') else python_literal(text)
+    except ValueError:
+        value = python_literal(text)
+    if not isinstance(value, str):
+        raise ValueError("not a string")
+    return value
+
+
+def split_calls(body: str) -> list[tuple[int, str]]:
+    """``body`` (the inside of a call list) cut at its top-level commas, with each piece's offset.
+
+    Brackets and quotes are followed loosely: this only serves to salvage the calls around one
+    that the grammar refused.
+    """
+    pieces: list[tuple[int, str]] = []
+    depth, quote, escaped, start = 0, "", False, 0
+    for i, ch in enumerate(body):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            pieces.append((start, body[start:i]))
+            start = i + 1
+    pieces.append((start, body[start:]))
+    return [(offset, piece) for offset, piece in pieces if piece.strip()]
+
+
+class PythonicBuilder(Builder):
+    """Builds calls from the pythonic_calls rules. Values are typed as written."""
+
+    def __init__(self, sink: Stream) -> None:
+        super().__init__(sink)
+        self._call: _Call | None = None
+        self._done_in_block = 0  # calls completed in the current list
+
+    def arg_string(self, c: list[Any]) -> str:
+        """A string written as a keyword argument's value: each format says how it is escaped."""
+        raise NotImplementedError
+
+    # ---- calls
+    def call_name(self, c: list[Any]) -> None:
+        token = c[0]
+        self._call = _Call(str(token), self.sink.start_call(str(token)), token.start_pos)
+
+    def arg(self, c: list[Any]) -> None:
+        call = self._call
+        assert call is not None
+        key, value = str(c[0]), c[2]
+        if key in call.args:
+            message = f"argument {key!r} repeated; the first value is kept"
+            self.sink.issue("duplicate_argument", message, c[0].start_pos, json.dumps(value, ensure_ascii=False))
+            return
+        prefix = ", " if call.args else "{"
+        call.args[key] = value
+        fragment = json.dumps(key, ensure_ascii=False) + ": " + json.dumps(value, ensure_ascii=False)
+        self.sink.add_arguments(call.index, prefix + fragment)
+
+    def call(self, c: list[Any]) -> None:
+        call, self._call = self._call, None
+        assert call is not None
+        self._done_in_block += 1
+        self.sink.end_call(call.index, call.args, call.pos)
+
+    def call_list(self, c: list[Any]) -> None:
+        self._done_in_block = 0
+
+    # ---- values
+    def string(self, c: list[Any]) -> str:
+        try:
+            return quoted(str(c[0]))
+        except ValueError as exc:
+            raise BuildError(f"invalid string: {exc}", c[0].start_pos) from None
+
+    def number(self, c: list[Any]) -> int | float:
+        try:
+            return _finite_number(str(c[0]))
+        except ValueError as exc:
+            raise BuildError(str(exc), c[0].start_pos) from None
+
+    def true(self, c: list[Any]) -> bool:
+        return True
+
+    def false(self, c: list[Any]) -> bool:
+        return False
+
+    def null(self, c: list[Any]) -> None:
+        return None
+
+    def pair(self, c: list[Any]) -> tuple[Any, Any]:
+        return c[0], c[2]
+
+    def pairs(self, c: list[Any]) -> list[tuple[Any, Any]]:
+        if len(c) == 1:
+            return [c[0]]
+        c[0].append(c[2])
+        return c[0]  # type: ignore[no-any-return]
+
+    def elements(self, c: list[Any]) -> list[Any]:
+        if len(c) == 1:
+            return [c[0]]
+        c[0].append(c[2])
+        return c[0]  # type: ignore[no-any-return]
+
+    def dict_value(self, c: list[Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        pairs = c[1] if len(c) > 2 and isinstance(c[1], list) else []
+        for key, value in pairs:
+            if not isinstance(key, str):
+                raise BuildError(f"dict key {key!r} is not a string", c[0].start_pos)
+            if key in out:
+                self.sink.issue("duplicate_key", f"key {key!r} repeated; the last value is kept", c[0].start_pos)
+            out[key] = value
+        return out
+
+    def list_value(self, c: list[Any]) -> list[Any]:
+        return c[1] if len(c) > 2 and isinstance(c[1], list) else []
+
+    def tuple_value(self, c: list[Any]) -> list[Any]:
+        return self.list_value(c)
+
+    # ---- a list the grammar rejected
+    def recover(self, raw: str, pos: int, error: str) -> bool:
+        call, done = self._call, self._done_in_block
+        self._call, self._done_in_block = None, 0
+        if call is not None:  # started, so it is a call: finish it with what was read
+            self.sink.issue("truncated_call", f"tool call {call.name!r} cut short: {error}", call.pos, raw)
+            self.sink.end_call(call.index, call.args, call.pos)
+        elif done == 0:
+            return False
+        # The calls after the refused one: each one that parses on its own is still returned.
+        start = raw.find("[")
+        if start < 0:
+            return True
+        pieces = split_calls(raw[start + 1 :].rstrip().removesuffix("]"))
+        for offset, piece in pieces[done + (1 if call is not None else 0) :]:
+            self._salvage(piece, pos + start + 1 + offset)
+        return True
+
+    def _salvage(self, piece: str, pos: int) -> None:
+        probe = Stream(self.sink.syntax, tools=None)
+        probe.feed("[" + piece.strip() + "]")
+        probe.close()
+        found = probe.result
+        if len(found.tool_calls) == 1 and not found.issues and not found.content.strip():
+            function = found.tool_calls[0].function
+            index = self.sink.start_call(function.name)
+            self.sink.end_call(index, function.arguments, pos)
+        else:
+            self.sink.issue("invalid_tool_call", "call in a broken list kept as content", pos, piece)
+            self.sink.emit_text(CONTENT, piece)
+
+
+def pythonic_syntax(
+    grammar: CompiledGrammar,
+    builder: type[PythonicBuilder],
+    *,
+    text_terminals: dict[str, str],
+    blocks: dict[str, str | None],
+    stop: str,
+    string: Delimiter,
+    resync_after: tuple[str, ...] = (),
+    extra_closed: frozenset[str] = frozenset(),
+    reasoning_open: str | None = None,
+    prompt_opens_reasoning: Callable[[str], bool] | None = None,
+) -> Syntax:
+    """The :class:`Syntax` both Python-list formats share, given their frame's differences."""
+    return Syntax(
+        grammar=grammar,
+        builder=builder,
+        text_terminals=text_terminals,
+        blocks=blocks,
+        autoclose={"RPAR": ")", "RBRACK": "]"},
+        autoclose_before=frozenset({"STOP"}),
+        resync_after=resync_after,
+        resync_before=(stop,),
+        delimiters=(string, Delimiter("'", "'", "\\")),
+        closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP"}) | extra_closed,
+        holdback=80,
+        marker_starts="[<`\n",
+        nest_open=frozenset({"LBRACK", "LPAR", "LBRACE"}),
+        nest_close=frozenset({"RBRACK", "RPAR", "RBRACE"}),
+        max_depth=MAX_DEPTH,
+        reasoning_open=reasoning_open,
+        prompt_opens_reasoning=prompt_opens_reasoning,
+    )
