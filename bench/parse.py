@@ -14,6 +14,7 @@ estimated from 2 000 evenly spaced chunks instead of run in full.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import json
 import re
@@ -26,19 +27,23 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import codec
+from codec.formats.gemma3_tool_code import Gemma3ToolCode
 
 SIZES = (1_000, 20_000, 200_000)
 CHUNK = 4
 
 
-def sample_calls(count: int) -> list[dict[str, Any]]:
+def sample_calls(count: int, plain: bool = False) -> list[dict[str, Any]]:
     """Tool calls with the kinds of values real replies carry (no marker text inside values: the
-    regex baseline would cut the call there, which codec does not)."""
+    regex baseline would cut the call there, which codec does not). ``plain`` leaves quotes,
+    backslashes and newlines out of strings, for formats whose baseline cannot read them back
+    (the DeepSeek template writes strings unescaped)."""
     calls = []
     for i in range(count):
         if i % 2:
+            city = f"São Paulo #{i} line two" if plain else f'São "Paulo" #{i}\nline two \\ end'
             args: dict[str, Any] = {
-                "city": f'São "Paulo" #{i}\nline two \\ end',
+                "city": city,
                 "days": i,
                 "options": {"unit": "c", "hourly": [1, 2.5, True, None], "lang": "pt-BR"},
             }
@@ -54,7 +59,8 @@ def make_reply(fmt: codec.Format, size: int) -> str:
     """A reply of about ``size`` characters: a sentence of content, then calls."""
     count = 1
     while True:
-        message = {"role": "assistant", "content": "Let me look that up.", "tool_calls": sample_calls(count)}
+        calls = sample_calls(count, plain=fmt.name in PLAIN_STRINGS)
+        message = {"role": "assistant", "content": "Let me look that up.", "tool_calls": calls}
         text = fmt.render_reply(message)
         if len(text) >= size:
             return text
@@ -159,7 +165,44 @@ def gemma4_baseline(text: str) -> list[Any]:
     return calls
 
 
+_PYTHON_LIST = re.compile(r"\[[A-Za-z_][\w.\-]*\(.*\)\]", re.DOTALL)
+
+
+def pythonic_baseline(text: str) -> list[Any]:
+    """vLLM's pythonic approach: find the list, ast.parse it, literal_eval each keyword (JSON
+    spellings true/false/null bound as names, as the DeepSeek template writes them)."""
+    found = _PYTHON_LIST.search(text)
+    if found is None:
+        return []
+    tree = ast.parse(found.group(), mode="eval").body
+    assert isinstance(tree, ast.List)
+    calls = []
+    for call in tree.elts:
+        assert isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+        args = {kw.arg: _literal(kw.value) for kw in call.keywords}
+        calls.append({"name": call.func.id, "arguments": args})
+    return calls
+
+
+_JSON_NAMES = {"true": True, "false": False, "null": None}
+
+
+def _literal(node: ast.expr) -> Any:
+    if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
+        return _JSON_NAMES[node.id]
+    if isinstance(node, ast.Dict):
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
+    if isinstance(node, ast.List):
+        return [_literal(v) for v in node.elts]
+    return ast.literal_eval(node)
+
+
+#: The Python-list formats' strings are written plain here (see sample_calls).
+PLAIN_STRINGS = {"deepseek_pythonic"}
+
 BASELINES: dict[str, Callable[[str], list[Any]]] = {
+    "deepseek_pythonic": pythonic_baseline,
+    "gemma3_tool_code": pythonic_baseline,
     "gemma4": gemma4_baseline,
     "hermes": hermes_baseline,
     "qwen3_coder": qwen3_coder_baseline,
@@ -208,7 +251,9 @@ def baseline_stream(parse: Callable[[str], object], text: str, pieces: list[str]
 
 
 def run(name: str, sizes: tuple[int, ...]) -> list[dict[str, Any]]:
-    fmt = codec.get_format(name)
+    # Gemma 3 replies are written with the corrected template (", " between arguments): the
+    # reference writes none, which ast.parse, the baseline, cannot read.
+    fmt = Gemma3ToolCode(corrected=True) if name == "gemma3_tool_code" else codec.get_format(name)
     baseline = BASELINES[name]
     tools = TOOLS if name in WITH_TOOLS else None
     fmt.parse(make_reply(fmt, 500), tools=tools)  # build the grammar before timing
