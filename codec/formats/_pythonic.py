@@ -223,7 +223,9 @@ def pythonic_syntax(
         builder=builder,
         text_terminals=text_terminals,
         blocks=blocks,
-        autoclose={"RPAR": ")", "RBRACK": "]"},
+        # An unclosed <think> (DeepSeek) is closed at the end too, like a bracket.
+        autoclose={"RPAR": ")", "RBRACK": "]"}
+        | ({"THINK_CLOSE": "</think>"} if "THINK_CLOSE" in grammar.terminals else {}),
         autoclose_before=frozenset({"STOP"}),
         resync_after=resync_after,
         resync_before=(stop,),
