@@ -89,6 +89,9 @@ class Syntax:
     fast_terminals: Mapping[str, FastLexer] = field(default_factory=dict)
     fast_by_state: dict[Any, tuple[tuple[str, FastLexer], ...]] = field(default_factory=dict, compare=False)
     preempting: dict[Any, bool] = field(default_factory=dict, compare=False)
+    #: The characters a terminal that outranks free text can start with (see Stream._preempted):
+    #: text starting with another character is held back only as usual.
+    preempt_starts: str = ""
     #: The terminal fed first when the prompt ends inside an open reasoning block.
     reasoning_open: str | None = None
     prompt_opens_reasoning: Callable[[str], bool] | None = None
@@ -426,7 +429,7 @@ class Stream:
                 if kind in text_terms:
                     # Hold back only from the first character that could start a marker (or,
                     # where a marker outranks text, the last `hold` characters).
-                    preempted = self._preempted(state, kind)
+                    preempted = buf[i] in self.syntax.preempt_starts and self._preempted(state, kind)
                     end = max(i, n - hold) if preempted else self._text_end(buf, i, end, n - hold)
                     if end == i:
                         break

@@ -303,11 +303,6 @@ _SPLIT_CALLS_QUOTING = (
     'after the last complete call is dropped with no issue (\'[f(a="a"b"), g\' gives f only, no issue, '
     "and strict mode raises)"
 )
-_START_HOLDBACK = (
-    "deepseek_pythonic: THINK_OPEN (priority 3) outranks TEXT at the start of the reply, so the stream holds "
-    "back the last 80 characters there even when the text cannot start '<think>': a short plain answer "
-    "arrives only at close()"
-)
 _UNCLOSED_FENCE = (
     "gemma3_tool_code: a ```tool_code fence left open at the end of the reply (or before <end_of_turn>) is "
     "accepted without an issue, yet strict mode raises ParseError ('expected one of: FENCE_CLOSE')"
@@ -531,7 +526,6 @@ PROFILES: dict[str, Profile] = {
             "every_truncation_never_raises/broken_call_between_good_calls": _SALVAGE_TAKES_THE_TAIL,
             "every_truncation_never_raises/unreadable_element_kept_as_content": _SALVAGE_TAKES_THE_TAIL,
             "every_truncation_never_raises/unescaped_strings_as_the_reference_writes_them": _SPLIT_CALLS_QUOTING,
-            "text_that_cannot_start_a_marker_is_not_held_back": _START_HOLDBACK,
         },
     ),
 }

@@ -645,11 +645,6 @@ def test_deepseek_quotes_in_a_long_string_stream_in_linear_work() -> None:
     _check_linear_work(DEEPSEEK, reply)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="THINK_OPEN (priority 3) outranks TEXT at the start of a deepseek reply, so the stream holds the "
-    "last 80 characters back there even when the text cannot start '<think>'",
-)
 def test_deepseek_first_words_are_not_held_back() -> None:
     stream = DEEPSEEK.stream()
     events = stream.feed("Hello! How can I help?")

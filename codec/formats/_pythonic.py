@@ -238,4 +238,5 @@ def pythonic_syntax(
         max_depth=MAX_DEPTH,
         reasoning_open=reasoning_open,
         prompt_opens_reasoning=prompt_opens_reasoning,
+        preempt_starts=" \t\r\n<",
     )

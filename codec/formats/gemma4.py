@@ -715,5 +715,6 @@ class Gemma4(Format):
             nest_open=frozenset({"LBRACE", "LBRACK", "LPAR"}),
             nest_close=frozenset({"RBRACE", "RBRACK", "RPAR"}),
             reasoning_open="CHANNEL_OPEN",
+            preempt_starts="c",
             prompt_opens_reasoning=_opens_reasoning,
         )

@@ -486,5 +486,6 @@ class Hermes(Format):
                 "JSON_CONTAINER": lex_json_container,
             },
             reasoning_open="THINK_OPEN",
+            preempt_starts=" \t\r\n<",
             prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
         )
