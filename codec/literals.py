@@ -42,6 +42,14 @@ def json_value(text: str, *, strict: bool = True) -> Any:
         raise ValueError("JSON nested too deeply") from None
 
 
+def number_literal(text: str) -> int | float:
+    """A number as written (``42``, ``-0.5``, ``1e+20``): an int unless it has a point or an
+    exponent; ValueError for one that overflows to infinity."""
+    if any(c in text for c in ".eE"):
+        return _finite(text)
+    return int(text)
+
+
 def nesting(value: Any) -> int:
     """How deep ``value`` nests lists and dicts (0 for a scalar), without recursion."""
     deepest = 0

@@ -10,33 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from codec._lark import CompiledGrammar
+from codec.formats._calls import Call, LiteralHandlers
 from codec.literals import json_value, python_literal
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
 from codec.watch import Delimiter
 
 #: Deepest nesting of lists, dicts and tuples accepted in a call.
 MAX_DEPTH = 200
-
-
-@dataclass
-class _Call:
-    name: str
-    index: int
-    pos: int
-    args: dict[str, Any] = field(default_factory=dict)
-
-
-def _finite_number(text: str) -> int | float:
-    if any(c in text for c in ".eE"):
-        value = float(text)
-        if value - value != 0:
-            raise ValueError("number out of range")
-        return value
-    return int(text)
 
 
 def quoted(text: str) -> str:
@@ -79,12 +62,12 @@ def split_calls(body: str) -> list[tuple[int, str]]:
     return [(offset, piece) for offset, piece in pieces if piece.strip()]
 
 
-class PythonicBuilder(Builder):
+class PythonicBuilder(LiteralHandlers, Builder):
     """Builds calls from the pythonic_calls rules. Values are typed as written."""
 
     def __init__(self, sink: Stream) -> None:
         super().__init__(sink)
-        self._call: _Call | None = None
+        self._call: Call | None = None
         self._done_in_block = 0  # calls completed in the current list
 
     def arg_string(self, c: list[Any]) -> str:
@@ -94,7 +77,7 @@ class PythonicBuilder(Builder):
     # ---- calls
     def call_name(self, c: list[Any]) -> None:
         token = c[0]
-        self._call = _Call(str(token), self.sink.start_call(str(token)), token.start_pos)
+        self._call = Call(str(token), self.sink.start_call(str(token)), token.start_pos)
 
     def arg(self, c: list[Any]) -> None:
         call = self._call
@@ -124,21 +107,6 @@ class PythonicBuilder(Builder):
             return quoted(str(c[0]))
         except ValueError as exc:
             raise BuildError(f"invalid string: {exc}", c[0].start_pos) from None
-
-    def number(self, c: list[Any]) -> int | float:
-        try:
-            return _finite_number(str(c[0]))
-        except ValueError as exc:
-            raise BuildError(str(exc), c[0].start_pos) from None
-
-    def true(self, c: list[Any]) -> bool:
-        return True
-
-    def false(self, c: list[Any]) -> bool:
-        return False
-
-    def null(self, c: list[Any]) -> None:
-        return None
 
     def pair(self, c: list[Any]) -> tuple[Any, Any]:
         return c[0], c[2]

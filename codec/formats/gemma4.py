@@ -62,12 +62,12 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §2.9):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from codec import jinja
 from codec._lark import compile_grammar
 from codec.format import Format, MessageLike
+from codec.formats._calls import Call, LiteralHandlers, json_chars
 from codec.formats._render import (
     attr,
     call_method,
@@ -442,34 +442,13 @@ class _Key(str):
         return key
 
 
-@dataclass
-class _Call:
-    name: str
-    index: int
-    pos: int
-    args: dict[str, Any] = field(default_factory=dict)
-
-
-def _number(token: str) -> int | float:
-    if any(c in token for c in ".eE"):
-        value = float(token)
-        if value - value != 0:
-            raise ValueError("number out of range")
-        return value
-    return int(token)
-
-
-def _escaped(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
-
-
-class Gemma4Builder(Builder):
+class Gemma4Builder(LiteralHandlers, Builder):
     """Builds calls from the gemma4 grammar. Values are typed as written; nothing is coerced."""
 
     def __init__(self, sink: Stream) -> None:
         super().__init__(sink)
         self._wrapped = False
-        self._call: _Call | None = None
+        self._call: Call | None = None
         self._key: tuple[str, int] | None = None  # the last key read, and where
         self._streaming: str | None = None  # the argument whose string value is streaming
         self._chars: list[str] = []  # the characters of the string being read
@@ -489,7 +468,7 @@ class Gemma4Builder(Builder):
 
     def call_head(self, c: list[Any]) -> None:
         token = c[0]
-        self._call = _Call(str(token), self.sink.start_call(str(token)), token.start_pos)
+        self._call = Call(str(token), self.sink.start_call(str(token)), token.start_pos)
 
     def paren_body(self, c: list[Any]) -> None:
         self.sink.issue("parentheses", "call written with (...) instead of {...}", c[0].start_pos)
@@ -569,28 +548,13 @@ class Gemma4Builder(Builder):
             return
         self._chars.append(text)
         if self._streaming is not None and self._call is not None:
-            self.sink.add_arguments(self._call.index, _escaped(text))
+            self.sink.add_arguments(self._call.index, json_chars(text))
 
     # ---- values
     def string(self, c: list[Any]) -> str:
         text = "".join(self._chars)
         self._chars = []
         return text
-
-    def number(self, c: list[Any]) -> int | float:
-        try:
-            return _number(str(c[0]))
-        except ValueError as exc:
-            raise BuildError(str(exc), c[0].start_pos) from None
-
-    def true(self, c: list[Any]) -> bool:
-        return True
-
-    def false(self, c: list[Any]) -> bool:
-        return False
-
-    def null(self, c: list[Any]) -> None:
-        return None
 
     def jstring(self, c: list[Any]) -> str:
         self.sink.issue("quoted_string", 'string written with JSON "quotes" instead of <|"|>', c[0].start_pos)

@@ -27,6 +27,7 @@ from codec import jinja
 from codec._lark import Token, compile_grammar
 from codec.errors import RenderError
 from codec.format import Format, MessageLike
+from codec.formats._calls import LiteralHandlers
 from codec.formats._render import concat, required
 from codec.literals import JSON_DECODER, LAX_JSON_DECODER, json_value, nesting, python_literal
 from codec.models import dump_arguments
@@ -266,7 +267,7 @@ def lex_call_block(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
     return got[0], close + len(CALL_CLOSE)
 
 
-class HermesBuilder(Builder):
+class HermesBuilder(LiteralHandlers, Builder):
     """Builds calls from the hermes grammar's reductions and repairs blocks it rejects."""
 
     def __init__(self, sink: Stream) -> None:
@@ -283,15 +284,6 @@ class HermesBuilder(Builder):
             return json_value(str(c[0]))
         except ValueError as exc:
             raise BuildError(str(exc), c[0].start_pos) from None
-
-    def true(self, c: list[Any]) -> bool:
-        return True
-
-    def false(self, c: list[Any]) -> bool:
-        return False
-
-    def null(self, c: list[Any]) -> None:
-        return None
 
     def container(self, c: list[Any]) -> Any:
         return c[0].decoded

@@ -55,6 +55,7 @@ from codec import jinja
 from codec._lark import CompiledGrammar, compile_grammar
 from codec.errors import RenderError
 from codec.format import Format, MessageLike
+from codec.formats._calls import Call, json_chars
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
 from codec.schema import declared_types, type_text
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
@@ -252,21 +253,8 @@ class _Param:
     raw: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _Call:
-    name: str
-    index: int
-    pos: int
-    args: dict[str, Any] = field(default_factory=dict)
-
-
 def _param_name(token: str) -> str:
     return str(token)[len("<parameter=") :].rstrip("\n")[:-1].strip()
-
-
-def _escaped(text: str) -> str:
-    """``text`` as it reads inside a JSON string (escapes apply character by character)."""
-    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 #: Characters that must follow a token before it is committed (covers the longest lookahead).
@@ -304,7 +292,7 @@ class Qwen3CoderBuilder(Builder):
     def __init__(self, sink: Stream) -> None:
         super().__init__(sink)
         self._wrapped = False  # inside <tool_call>
-        self._call: _Call | None = None
+        self._call: Call | None = None
         self._param: _Param | None = None
 
     def call_open(self, c: list[Any]) -> None:
@@ -317,7 +305,7 @@ class Qwen3CoderBuilder(Builder):
             if self.sink.tools is not None and name not in self.sink.tools:
                 raise BuildError(f"<function={name}> without <tool_call> names no declared tool", token.start_pos)
             self.sink.issue("bare_function", f"<function={name}> without <tool_call> accepted", token.start_pos)
-        self._call = _Call(name, self.sink.start_call(name), token.start_pos)
+        self._call = Call(name, self.sink.start_call(name), token.start_pos)
 
     def param_head(self, c: list[Any]) -> None:
         token = c[0]
@@ -350,7 +338,7 @@ class Qwen3CoderBuilder(Builder):
         assert param is not None and self._call is not None
         param.raw.append(text)
         if param.streams and not param.duplicate:
-            self.sink.add_arguments(self._call.index, _escaped(text))
+            self.sink.add_arguments(self._call.index, json_chars(text))
 
     def param(self, c: list[Any]) -> None:
         param, call = self._param, self._call
@@ -390,7 +378,7 @@ class Qwen3CoderBuilder(Builder):
         props = params.get("properties") if params is not None else None
         return props.get(parameter) if isinstance(props, dict) else None
 
-    def _key(self, call: _Call, name: str) -> str:
+    def _key(self, call: Call, name: str) -> str:
         first = not self.sink.sent_arguments(call.index)
         return ("{" if first else ", ") + json.dumps(name, ensure_ascii=False) + ": "
 
