@@ -601,12 +601,6 @@ def test_calls_after_a_broken_one_survive_what_follows_the_list(fmt: codec.Forma
     assert "d(e=1)" not in result.content
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a ```tool_code fence left open (the reply ends, or <end_of_turn> comes, before the closing ```) is "
-    "accepted with no issue when it holds a list, yet strict mode raises ParseError (expected FENCE_CLOSE); "
-    "with a bare call instead of a list the same reply gives truncated_call for a complete call",
-)
 @pytest.mark.parametrize(
     "reply",
     [FENCE + "[f(a=1)]", FENCE + "[f(a=1)]<end_of_turn>", FENCE + "f(a=1)", FENCE + "f(a=1)<end_of_turn>"],

@@ -18,6 +18,8 @@ from codec.literals import json_value, python_literal
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
 from codec.watch import Delimiter
 
+#: Frame closers a format may leave out at the end of a reply (inserted and reported).
+_CLOSERS = {"THINK_CLOSE": "</think>", "FENCE_CLOSE": "```"}
 #: Deepest nesting of lists, dicts and tuples accepted in a call.
 MAX_DEPTH = 200
 
@@ -191,9 +193,10 @@ def pythonic_syntax(
         builder=builder,
         text_terminals=text_terminals,
         blocks=blocks,
-        # An unclosed <think> (DeepSeek) is closed at the end too, like a bracket.
+        # An unclosed <think> (DeepSeek) or ```tool_code fence (Gemma 3) is closed at the end
+        # too, like a bracket.
         autoclose={"RPAR": ")", "RBRACK": "]"}
-        | ({"THINK_CLOSE": "</think>"} if "THINK_CLOSE" in grammar.terminals else {}),
+        | {term: text for term, text in _CLOSERS.items() if term in grammar.terminals},
         autoclose_before=frozenset({"STOP"}),
         resync_after=resync_after,
         resync_before=(stop,),
