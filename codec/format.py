@@ -69,6 +69,10 @@ class Format:
 
     def render_reply(self, message: MessageLike) -> str:
         """The text the model generates for this assistant message, stop token included."""
+        (msg,) = jinja.prepare_messages([message])
+        return self._render_reply(msg)
+
+    def _render_reply(self, message: dict[str, Any]) -> str:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ parse

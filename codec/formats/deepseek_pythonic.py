@@ -46,9 +46,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from codec import jinja
 from codec._lark import compile_grammar
-from codec.format import Format, MessageLike
+from codec.format import Format
 from codec.formats._pythonic import PythonicBuilder, pythonic_syntax
 from codec.formats._render import (
     attr,
@@ -252,7 +251,7 @@ class DeepseekPythonic(Format):
     ) -> str:
         return render_conversation(messages, tools, add_generation_prompt, variables)
 
-    def render_reply(self, message: MessageLike) -> str:
+    def _render_reply(self, message: dict[str, Any]) -> str:
         """The assistant turn as written after ``<|Assistant|>``.
 
         In order: ``<think>\\nREASONING\\n</think>\\n\\n`` when the message has reasoning (line breaks
@@ -272,8 +271,7 @@ class DeepseekPythonic(Format):
         ``<|Assistant|></think>`` when false, so a reply then has no reasoning block;
         ``<|Assistant|>`` when unset.
         """
-        (msg,) = jinja.prepare_messages([message])
-        return reply_text(msg)
+        return reply_text(message)
 
     def _syntax(self) -> Syntax:
         return pythonic_syntax(

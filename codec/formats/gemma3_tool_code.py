@@ -51,10 +51,9 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
-from codec import jinja
 from codec._lark import compile_grammar
 from codec.errors import RenderError
-from codec.format import Format, MessageLike
+from codec.format import Format
 from codec.formats._pythonic import PythonicBuilder, pythonic_syntax, quoted
 from codec.formats._render import (
     attr,
@@ -255,7 +254,7 @@ class Gemma3ToolCode(Format):
     ) -> str:
         return render_conversation(messages, tools, add_generation_prompt, variables, corrected=self.corrected)
 
-    def render_reply(self, message: MessageLike) -> str:
+    def _render_reply(self, message: dict[str, Any]) -> str:
         """What the model generates after the generation prompt, ``<end_of_turn>`` included.
 
         For a message with calls (a non-empty ``tool_calls``): the fence
@@ -269,8 +268,7 @@ class Gemma3ToolCode(Format):
         prompt ends with a literal backslash-``n`` instead of the line break (G3); the reply is the
         same either way.
         """
-        (msg,) = jinja.prepare_messages([message])
-        return reply_text(msg, corrected=self.corrected)
+        return reply_text(message, corrected=self.corrected)
 
     def _syntax(self) -> Syntax:
         return pythonic_syntax(

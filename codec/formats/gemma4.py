@@ -64,9 +64,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from codec import jinja
 from codec._lark import compile_grammar
-from codec.format import Format, MessageLike
+from codec.format import Format
 from codec.formats._calls import Call, LiteralHandlers, json_chars
 from codec.formats._render import (
     attr,
@@ -636,7 +635,7 @@ class Gemma4(Format):
         pass ``bos_token="<bos>"`` for the real prompt) and ``enable_thinking``."""
         return render_conversation(messages, tools, add_generation_prompt, variables)
 
-    def render_reply(self, message: MessageLike) -> str:
+    def _render_reply(self, message: dict[str, Any]) -> str:
         """What the model generates after the generation prompt ``<|turn>model\\n``.
 
         ``<|channel>thought\\nREASONING<channel|>`` when the message has reasoning, then the
@@ -650,8 +649,7 @@ class Gemma4(Format):
         responses (Q3), where it is the model's continuation once the results are in. A reply
         writes it before its calls, where the model writes a preamble.
         """
-        (msg,) = jinja.prepare_messages([message])
-        return reply_text(msg)
+        return reply_text(message)
 
     # ------------------------------------------------------------------ parse
 

@@ -26,7 +26,7 @@ from typing import Any
 from codec import jinja
 from codec._lark import Token, compile_grammar
 from codec.errors import RenderError
-from codec.format import Format, MessageLike
+from codec.format import Format
 from codec.formats._calls import LiteralHandlers
 from codec.formats._render import concat, required
 from codec.literals import JSON_DECODER, LAX_JSON_DECODER, json_value, nesting, python_literal
@@ -452,9 +452,8 @@ class Hermes(Format):
     ) -> str:
         return render_conversation(messages, tools, add_generation_prompt)
 
-    def render_reply(self, message: MessageLike) -> str:
-        (msg,) = jinja.prepare_messages([message])
-        return _assistant_body(msg)
+    def _render_reply(self, message: dict[str, Any]) -> str:
+        return _assistant_body(message)
 
     def _syntax(self) -> Syntax:
         return Syntax(

@@ -51,10 +51,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from codec import jinja
 from codec._lark import CompiledGrammar, compile_grammar
 from codec.errors import RenderError
-from codec.format import Format, MessageLike
+from codec.format import Format
 from codec.formats._calls import Call, json_chars
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
 from codec.schema import declared_types, type_text
@@ -416,7 +415,7 @@ class Qwen3Coder(Format):
     ) -> str:
         return render_conversation(messages, tools, add_generation_prompt)
 
-    def render_reply(self, message: MessageLike) -> str:
+    def _render_reply(self, message: dict[str, Any]) -> str:
         """What the model generates after the generation prompt ``<|im_start|>assistant\\n``.
 
         The trimmed content, the ``<tool_call>`` blocks (separated from the content and from each
@@ -425,8 +424,7 @@ class Qwen3Coder(Format):
         before non-empty content; for a turn with calls only, the template writes no newline at
         all (quirk X1), so the rendered turn is not the generation prompt + this reply.
         """
-        (msg,) = jinja.prepare_messages([message])
-        content, calls = assistant_turn(msg)
+        content, calls = assistant_turn(message)
         return content + calls
 
     # ------------------------------------------------------------------ parse
