@@ -8,6 +8,7 @@ from codec.errors import CodecError, ParseError, RenderError, UnknownFormat
 from codec.format import Format
 from codec.formats import formats, get_format
 from codec.models import (
+    Conversation,
     Event,
     Function,
     FunctionCall,
@@ -28,6 +29,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CodecError",
+    "Conversation",
     "Event",
     "Format",
     "Function",

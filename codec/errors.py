@@ -58,6 +58,17 @@ class ParseError(CodecError, ValueError):
         super().__init__(text)
 
 
+def parse_error_at(
+    text: str, pos: int, message: str, *, expected: Iterable[str] = (), kind: str = "syntax"
+) -> ParseError:
+    """A :class:`ParseError` at offset ``pos`` of ``text``, with its line, column and snippet."""
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return ParseError(
+        message, pos=pos, line=line, column=column, expected=expected, snippet=caret_snippet(text, pos), kind=kind
+    )
+
+
 def caret_snippet(text: str, index: int, width: int = 60) -> str:
     """The line of ``text`` around ``index`` with a caret under it (long lines are cut to ``width``)."""
     start = text.rfind("\n", 0, index) + 1

@@ -6,7 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec import jinja
-from codec.models import Message, ParseResult, Tool
+from codec.errors import RenderError, parse_error_at
+from codec.models import Conversation, Message, ParseResult, Tool
 
 if TYPE_CHECKING:
     from codec.stream import Stream, Syntax
@@ -75,6 +76,35 @@ class Format:
     def _render_reply(self, message: dict[str, Any]) -> str:
         raise NotImplementedError
 
+    # ------------------------------------------------------------------ decode
+
+    def decode(self, prompt: str) -> Conversation:
+        """The conversation ``prompt`` is a rendering of: messages, tools, generation prompt, variables.
+
+        The result renders back to exactly ``prompt``; text that is not a rendering of this format
+        raises :class:`~codec.errors.ParseError` at the offset where it stops matching.
+        """
+        if not isinstance(prompt, str):
+            raise TypeError(f"decode() takes the prompt text (str), not {type(prompt).__name__}")
+        conversation = self._decode(prompt)
+        try:
+            rendered = self.render(
+                conversation.messages,
+                conversation.tools,
+                add_generation_prompt=conversation.add_generation_prompt,
+                **conversation.variables,
+            )
+        except RenderError as e:
+            raise parse_error_at(prompt, 0, f"not a {self.name} prompt: its conversation does not render ({e})") from e
+        if rendered != prompt:
+            pos = _first_difference(rendered, prompt)
+            raise parse_error_at(prompt, pos, f"not a {self.name} prompt: the text stops matching the format here")
+        return conversation
+
+    def _decode(self, prompt: str) -> Conversation:
+        """Read the conversation out of ``prompt``; :meth:`decode` checks it renders back exactly."""
+        raise NotImplementedError(f"format {self.name!r} cannot decode prompts yet")
+
     # ------------------------------------------------------------------ parse
 
     def parse(
@@ -115,3 +145,15 @@ class Format:
 
     def __repr__(self) -> str:
         return f"<codec format {self.name!r}>"
+
+
+def _first_difference(a: str, b: str) -> int:
+    """The first offset where ``a`` and ``b`` differ (the shorter length if one is a prefix of the other)."""
+    lo, hi = 0, min(len(a), len(b))  # invariant: a[:lo] == b[:lo]; slices compare in C
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[lo : mid + 1] == b[lo : mid + 1]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo

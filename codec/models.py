@@ -132,6 +132,20 @@ class ParseResult(_Model):
         )
 
 
+class Conversation(_Model):
+    """A rendered prompt decoded back: what ``fmt.render`` needs to give the same text again.
+
+    ``fmt.render(c.messages, c.tools, add_generation_prompt=c.add_generation_prompt, **c.variables)``
+    reproduces the decoded prompt byte for byte.
+    """
+
+    messages: list[Message] = Field(default_factory=list)
+    tools: list[Tool] | None = None
+    add_generation_prompt: bool = False
+    #: Template variables the prompt shows (``bos_token``, ``enable_thinking``...).
+    variables: dict[str, Any] = Field(default_factory=dict)
+
+
 # --------------------------------------------------------------------------- stream events
 
 
