@@ -209,15 +209,19 @@ class CompiledGrammar:
             rule: _inline if rule.origin.name.startswith("_") else _pass_or_drop for rule, _, _ in self._rules
         }
         self.scanners: dict[Any, re.Pattern[str] | None] = {}
+        self._handled: dict[type, list[tuple[Any, str, bool]]] = {}
         self._single: dict[str, re.Pattern[str]] = {}
 
     def parser(self, builder: object) -> ParserState:
         """A fresh LALR parser state whose reductions call ``builder``'s rule handlers."""
+        handled = self._handled.get(type(builder))
+        if handled is None:  # the rules this builder class handles, looked up once per class
+            kind = type(builder)
+            handled = self._handled[kind] = [(r, n, s) for r, n, s in self._rules if hasattr(kind, n)]
         callbacks: dict[Any, Callback] = dict(self._defaults)
-        for rule, name, splices in self._rules:
-            method = getattr(builder, name, None)
-            if method is not None:
-                callbacks[rule] = _bind(method) if splices else method
+        for rule, name, splices in handled:
+            method = getattr(builder, name)
+            callbacks[rule] = _bind(method) if splices else method
         conf = ParseConf(self.parse_table, callbacks, self.start)
         return ParserState(conf, None)  # no lexer thread: the stream feeds tokens itself
 

@@ -116,7 +116,9 @@ class Format:
         prompt: str | None = None,
     ) -> ParseResult:
         """Decode a whole reply: ``stream.feed(text)`` then ``stream.close()``."""
-        stream = self.stream(tools=tools, strict=strict, prompt=prompt)
+        from codec.stream import Stream
+
+        stream = Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt, events=False)
         stream.feed(text)
         stream.close()
         return stream.result

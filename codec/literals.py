@@ -34,6 +34,22 @@ JSON_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant
 LAX_JSON_DECODER = json.JSONDecoder(strict=False, parse_float=_finite, parse_constant=_no_constant)
 
 
+class UnusualJSON(ValueError):
+    """JSON that a fast path leaves to the grammar's rules (a repeated key, a non-finite number)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise UnusualJSON("repeated key")
+    return out
+
+
+#: The strict decoder that also refuses repeated keys: what a grammar's JSON rules read the same
+#: way (they report a repeated key), so a fast path may decode with it in C.
+PLAIN_JSON_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_no_constant)
+
+
 def json_value(text: str, *, strict: bool = True) -> Any:
     """``json.loads`` with :data:`JSON_DECODER` (or the lax one)."""
     try:

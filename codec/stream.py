@@ -194,8 +194,12 @@ class Stream:
         strict: bool = False,
         prompt: str | None = None,
         call_id: Callable[[int], str] | None = None,
+        events: bool = True,
     ) -> None:
         self.syntax = syntax
+        #: Whether the caller reads the events; a whole parse does not, and skips writing each
+        #: call's remaining arguments JSON.
+        self.events = events
         self.strict = strict
         prepared = jinja.prepare_tools(tools)
         self.tools: dict[str, Mapping[str, Any]] | None = None
@@ -316,12 +320,12 @@ class Stream:
 
     def end_call(self, index: int, arguments: dict[str, Any], pos: int) -> None:
         """Finish a call: send what is left of its arguments JSON and check it against the tools."""
-        text = dump_arguments(arguments)
-        sent = "".join(self._args_sent[index])
-        if text.startswith(sent):
+        if self.events:
+            text = dump_arguments(arguments)
+            sent = "".join(self._args_sent[index])
+            if not text.startswith(sent):  # a builder bug: what was sent cannot be taken back
+                raise AssertionError(f"call {index}: arguments {text!r} do not extend what was sent ({sent!r})")
             self.add_arguments(index, text[len(sent) :])
-        else:  # a builder bug: what was sent cannot be taken back
-            raise AssertionError(f"call {index}: arguments {text!r} do not extend what was sent ({sent!r})")
         name = self._names[index]
         # Built without validation: the name is a str and the arguments a JSON-able dict by construction.
         function = FunctionCall.model_construct(name=name, arguments=arguments)

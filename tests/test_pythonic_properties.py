@@ -20,6 +20,7 @@ end, each with a minimal reproducer, so that a fix shows up as XPASS.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -39,6 +40,7 @@ import codec
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.models import TextDelta, ToolCallEnd
 from codec.schema import violations
+from codec.stream import Syntax
 
 SETTINGS = settings(
     derandomize=True,
@@ -334,6 +336,31 @@ def test_round_trip_streams_like_it_parses(name: str, data: st.DataObject) -> No
     assert run.result.issues == []
     assert_append_only(run.events, run.result)
     assert_events_rebuild(run.events, run.result)
+
+
+def _without_fast_path(fmt: codec.Format) -> Syntax:
+    return dataclasses.replace(fmt.syntax(), fast_terminals={}, fast_by_state={}, preempting={})
+
+
+_RULES_ONLY = {name: _without_fast_path(spec.fmt) for name, spec in SPECS.items()}
+#: Pieces of call lists the fast path must read exactly as the grammar's rules do, or leave to them.
+_LIST_PIECES = (*_RAW_PIECES, "[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5", "1.", "+3", "1e5", "'x'", "(1, 2)")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@SETTINGS
+@given(data=st.data())
+def test_fast_path_reads_what_the_rules_read(name: str, data: st.DataObject) -> None:
+    """The whole-list fast path gives exactly the result of the grammar's rules, on rendered replies
+    and on lists glued together from odd pieces (which it must read the same way or leave alone)."""
+    spec = SPECS[name]
+    message, tools = data.draw(messages(name, with_tools=data.draw(st.booleans())))
+    odd = data.draw(st.lists(st.sampled_from(_LIST_PIECES), max_size=12).map("".join))
+    for text in (spec.fmt.render_reply(message), "[f(a=1, " + odd + ")]", odd + "[g(b=" + odd + ")]" + odd):
+        rules = codec.Stream(_RULES_ONLY[name], tools=tools)
+        rules.feed(text)
+        rules.close()
+        assert spec.fmt.parse(text, tools=tools) == rules.result
 
 
 @SETTINGS

@@ -9,14 +9,15 @@ builder says in :meth:`PythonicBuilder.arg_string`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 from codec._lark import CompiledGrammar
 from codec.formats._calls import Call, LiteralHandlers
-from codec.literals import json_value, python_literal
+from codec.literals import PLAIN_JSON_DECODER, json_value, nesting, number_literal, python_literal
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
-from codec.watch import Delimiter
+from codec.watch import Delimiter, FastLexer
 
 #: Frame closers a format may leave out at the end of a reply (inserted and reported).
 _CLOSERS = {"THINK_CLOSE": "</think>", "FENCE_CLOSE": "```"}
@@ -103,6 +104,12 @@ class PythonicBuilder(LiteralHandlers, Builder):
     def call_list(self, c: list[Any]) -> None:
         self._done_in_block = 0
 
+    def fast_list(self, c: list[Any]) -> None:
+        token = c[0]
+        for name, args, offset in token.decoded:
+            self.sink.end_call(self.sink.start_call(name), args, token.start_pos + offset)
+        self._done_in_block = 0
+
     # ---- values
     def string(self, c: list[Any]) -> str:
         try:
@@ -174,6 +181,131 @@ class PythonicBuilder(LiteralHandlers, Builder):
             self.sink.emit_text(CONTENT, piece)
 
 
+# --------------------------------------------------------------------------- fast path
+
+
+class _Unusual(Exception):
+    """Text the fast path leaves to the grammar's rules."""
+
+
+_WS = re.compile(r"[ \t\r\n]*")
+_SEPARATOR = re.compile(r"[ \t\r\n]*(?:,[ \t\r\n]*)?")
+
+
+class CallListReader:
+    """Fast path: a whole, ordinary call list ``[f(a=1, b="x"), g()]`` read in one go.
+
+    It reads exactly what the ``pythonic_calls`` rules read, through the grammar's own terminal
+    patterns, and gives up (the rules then take the list token by token) on anything those rules
+    would report, repair or refuse: a repeated argument or key, a value the builder rejects,
+    tuples, containers that are not plain JSON, a list that has not arrived whole.
+    """
+
+    def __init__(self, grammar: CompiledGrammar, arg_string: Callable[[str], str]) -> None:
+        def pattern(name: str) -> re.Pattern[str]:
+            return re.compile(grammar.terminals[name].pattern.to_regexp())
+
+        self._name = pattern("NAME")
+        self._key = re.compile(f"({self._name.pattern})[ \\t\\r\\n]*=[ \\t\\r\\n]*")
+        self._arg_string = pattern("ARG_STRING")
+        self._sq_string = pattern("SQ_STRING")
+        self._number = pattern("NUMBER")
+        self._keywords = [(pattern(t), v) for t, v in (("TRUE", True), ("FALSE", False), ("NULL", None))]
+        self._decode_arg_string = arg_string
+
+    def lexer(self, follows: Callable[[str, int, bool], bool] | None = None) -> FastLexer:
+        """The fast lexer; ``follows(text, end, final)`` says whether the grammar can go on after ``]``."""
+
+        def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
+            if not text.startswith("[", pos):
+                return None
+            try:
+                calls, end = self._list(text, pos)
+            except (_Unusual, ValueError, RecursionError, IndexError):
+                return None
+            if follows is not None and not follows(text, end, final):
+                return None
+            return calls, end
+
+        return lex
+
+    def _list(self, text: str, pos: int) -> tuple[list[tuple[str, dict[str, Any], int]], int]:
+        calls = []
+        i = _skip(text, pos + 1)
+        while True:
+            name = self._name.match(text, i)
+            if name is None:
+                raise _Unusual
+            args, i = self._args(text, _skip(text, name.end()))
+            calls.append((name.group(), args, name.start() - pos))
+            i = _skip(text, i)
+            if text.startswith(",", i):
+                i = _skip(text, i + 1)
+                if not text.startswith("]", i):
+                    continue
+            if not text.startswith("]", i):
+                raise _Unusual
+            return calls, i + 1
+
+    def _args(self, text: str, i: int) -> tuple[dict[str, Any], int]:
+        if not text.startswith("(", i):
+            raise _Unusual
+        args: dict[str, Any] = {}
+        i = _skip(text, i + 1)
+        while not text.startswith(")", i):
+            key = self._key.match(text, i)  # NAME, blanks, "=", blanks
+            if key is None:
+                raise _Unusual
+            value, i = self._value(text, key.end())
+            if key[1] in args:
+                raise _Unusual  # the rules report it
+            args[key[1]] = value
+            i = _SEPARATOR.match(text, i).end()  # type: ignore[union-attr]
+        return args, i + 1
+
+    def _value(self, text: str, i: int) -> tuple[Any, int]:
+        first = text[i]
+        if first == '"':
+            m = self._arg_string.match(text, i)
+            if m is None:
+                raise _Unusual
+            return self._decode_arg_string(m.group()), m.end()
+        if first == "'":
+            m = self._sq_string.match(text, i)
+            if m is None:
+                raise _Unusual
+            return quoted(m.group()), m.end()
+        if first in "{[":
+            value, end = PLAIN_JSON_DECODER.raw_decode(text, i)
+            opened = text.count("[", i, end) + text.count("{", i, end)  # cheap bound on the nesting
+            if opened + 2 > MAX_DEPTH and nesting(value) + 2 > MAX_DEPTH:
+                raise _Unusual  # the rules refuse it
+            return value, end
+        m = self._number.match(text, i)
+        if m is not None:
+            return number_literal(m.group()), m.end()
+        for keyword, value in self._keywords:
+            m = keyword.match(text, i)
+            if m is not None:
+                return value, m.end()
+        raise _Unusual
+
+
+def _skip(text: str, i: int) -> int:
+    if i < len(text) and text[i] not in " \t\r\n":
+        return i
+    return _WS.match(text, i).end()  # type: ignore[union-attr]
+
+
+def followed_by(marker: str) -> Callable[[str, int, bool], bool]:
+    """A ``follows`` check for :meth:`CallListReader.lexer`: ``marker`` comes next, blanks aside."""
+
+    def follows(text: str, pos: int, final: bool) -> bool:
+        return text.startswith(marker, _skip(text, pos))
+
+    return follows
+
+
 def pythonic_syntax(
     grammar: CompiledGrammar,
     builder: type[PythonicBuilder],
@@ -186,6 +318,7 @@ def pythonic_syntax(
     extra_closed: frozenset[str] = frozenset(),
     reasoning_open: str | None = None,
     prompt_opens_reasoning: Callable[[str], bool] | None = None,
+    fast_terminals: dict[str, FastLexer] | None = None,
 ) -> Syntax:
     """The :class:`Syntax` both Python-list formats share, given their frame's differences."""
     return Syntax(
@@ -210,4 +343,5 @@ def pythonic_syntax(
         reasoning_open=reasoning_open,
         prompt_opens_reasoning=prompt_opens_reasoning,
         preempt_starts=" \t\r\n<",
+        fast_terminals=fast_terminals or {},
     )

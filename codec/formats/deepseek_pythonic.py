@@ -48,7 +48,7 @@ from typing import Any
 
 from codec._lark import compile_grammar
 from codec.format import Format
-from codec.formats._pythonic import PythonicBuilder, pythonic_syntax
+from codec.formats._pythonic import CallListReader, PythonicBuilder, pythonic_syntax
 from codec.formats._render import (
     attr,
     call_method,
@@ -225,11 +225,16 @@ def reply_text(message: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def raw_string(token: str) -> str:
+    """A string argument as the template writes it: the text between its quotes, unescaped."""
+    return token[1:-1]
+
+
 class DeepseekPythonicBuilder(PythonicBuilder):
     """String arguments are written '"' + value + '"' with no escaping: the text between is the value."""
 
     def arg_string(self, c: list[Any]) -> str:
-        return str(c[0])[1:-1]
+        return raw_string(str(c[0]))
 
 
 class DeepseekPythonic(Format):
@@ -274,8 +279,9 @@ class DeepseekPythonic(Format):
         return reply_text(message)
 
     def _syntax(self) -> Syntax:
+        grammar = compile_grammar("deepseek_pythonic")
         return pythonic_syntax(
-            compile_grammar("deepseek_pythonic"),
+            grammar,
             DeepseekPythonicBuilder,
             text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
             blocks={"LBRACK": None},
@@ -284,4 +290,5 @@ class DeepseekPythonic(Format):
             string=Delimiter('"', '"', lookahead=80),
             reasoning_open="THINK_OPEN",
             prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
+            fast_terminals={"CALL_LIST": CallListReader(grammar, raw_string).lexer()},
         )

@@ -54,7 +54,7 @@ from typing import Any
 from codec._lark import compile_grammar
 from codec.errors import RenderError
 from codec.format import Format
-from codec.formats._pythonic import PythonicBuilder, pythonic_syntax, quoted
+from codec.formats._pythonic import CallListReader, PythonicBuilder, followed_by, pythonic_syntax, quoted
 from codec.formats._render import (
     attr,
     concat,
@@ -271,8 +271,10 @@ class Gemma3ToolCode(Format):
         return reply_text(message, corrected=self.corrected)
 
     def _syntax(self) -> Syntax:
+        grammar = compile_grammar("gemma3_tool_code")
+        reader = CallListReader(grammar, quoted)
         return pythonic_syntax(
-            compile_grammar("gemma3_tool_code"),
+            grammar,
             Gemma3ToolCodeBuilder,
             text_terminals={"TEXT": CONTENT},
             blocks={"FENCE_OPEN": "FENCE_CLOSE", "LBRACK": None},
@@ -280,6 +282,7 @@ class Gemma3ToolCode(Format):
             string=Delimiter('"', '"', "\\"),
             resync_after=("```",),
             extra_closed=frozenset({"ARG_STRING"}),
+            fast_terminals={"CALL_LIST": reader.lexer(), "FENCED_LIST": reader.lexer(followed_by("```"))},
         )
 
     def __repr__(self) -> str:
