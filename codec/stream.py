@@ -144,6 +144,11 @@ class Builder:
         """
         return False
 
+    def recovered(self, raw: str) -> int:
+        """How much of ``raw`` the last :meth:`recover` call covered (kept as content when it
+        returned False); the stream reads the rest again as usual. All of it by default."""
+        return len(raw)
+
 
 @dataclass
 class _Block:
@@ -224,6 +229,7 @@ class Stream:
         self._marker_cache: dict[str, tuple[int, int]] = {}  # marker -> (found at, searched up to)
         self._block: _Block | None = None
         self._recovery: _Recovery | None = None
+        self._reread = ""  # text a rejected block did not cover, from before the buffer: read it again
         self._depth = 0
         self._newlines: list[int] = []
         self._length = 0
@@ -408,6 +414,11 @@ class Stream:
                 i = self._recover(buf, i, final)
                 if self._recovery is not None:
                     break
+                if self._reread:  # the block ended before the text it was given: read that again
+                    buf, i = self._reread + buf[i:], 0
+                    self._base -= len(self._reread)
+                    self._reread = ""
+                    n = len(buf)
                 continue
             state = states[-1]
             fast = fast_by_state[state] if state in fast_by_state else self._fast(state)
@@ -630,8 +641,15 @@ class Stream:
                 return keep
             resume = len(buf)
         rec.block.pieces.append(buf[i:resume])
-        self._finish_recovery("".join(rec.block.pieces))
-        return resume
+        raw = "".join(rec.block.pieces)
+        used = self._finish_recovery(raw)
+        # Text after what the block covered is read again: from buf, or (where it arrived in an
+        # earlier chunk) from raw, through _reread.
+        start = rec.block.pos + used - self._base
+        if start >= 0:
+            return start
+        self._reread = raw[used : used - start]
+        return 0
 
     def _find_marker(self, marker: str, buf: str, i: int) -> int:
         """``buf.find(marker, i)``, remembering earlier searches so that no text is searched twice
@@ -648,7 +666,8 @@ class Stream:
         self._marker_cache[marker] = (self._base + j if j >= 0 else -1, self._base + len(buf))
         return j
 
-    def _finish_recovery(self, raw: str) -> None:
+    def _finish_recovery(self, raw: str) -> int:
+        """Hand the rejected block to the builder; returns how much of ``raw`` it covered."""
         rec = self._recovery
         assert rec is not None
         self._recovery = None
@@ -656,20 +675,26 @@ class Stream:
         self._ps.state_stack[:] = block.states
         self._ps.value_stack[:] = block.values
         self._depth = block.depth
-        if not self._builder.recover(raw, block.pos, rec.error):
+        handled = self._builder.recover(raw, block.pos, rec.error)
+        used = self._builder.recovered(raw)
+        if not handled:
             line, column = self.line_column(rec.error_pos)
             self.issue(
                 "invalid_tool_call",
                 f"tool call kept as content: {rec.error} at line {line}, column {column}",
                 block.pos,
             )
-            self._builder.on_text(CONTENT, raw, block.pos)
+            self._builder.on_text(CONTENT, raw[:used], block.pos)
+        return used
 
     def _finish(self) -> None:
         """End of reply: close open structures (reporting each), recover a broken block, feed $END."""
         for _ in range(10_000):
             if self._recovery is not None:
-                self._recover(self._buf, len(self._buf), True)
+                i = self._recover(self._buf, len(self._buf), True)
+                self._buf, self._base = self._reread + self._buf[i:], self._base + i - len(self._reread)
+                self._reread = ""
+                self._run(final=True)  # what the block did not cover
                 continue
             state = self._ps.state_stack[-1]
             if self._g.can_feed(self._ps.state_stack, "$END"):

@@ -37,27 +37,32 @@ class Delimiter:
 
     ``escape`` makes the next character literal (JSON's backslash); it needs a one-character
     ``close``. With ``lookahead`` set, a closer ends the token only where what follows it
-    agrees (the token's own regex decides, looking at most ``lookahead`` characters on), so the
-    watch wakes the lexer at each closer and while that much text after the last one arrives.
+    matches ``follows`` (a regex that never needs more than ``lookahead`` characters, the same
+    test as the token's own regex): the watch wakes the lexer only at such a closer, deciding
+    each closer once, when ``follows`` matches or that much text after it has arrived.
     """
 
     open: str
     close: str
     escape: str | None = None
     lookahead: int = 0
+    follows: str = ""
 
     def __post_init__(self) -> None:
         if self.escape is not None and len(self.close) != 1:
             raise ValueError("an escaped delimiter must close with one character")
+        if bool(self.lookahead) != bool(self.follows):
+            raise ValueError("lookahead and follows go together")
 
     def watch(self, text: str, start: int) -> tuple[Watch | None, int]:
         """A watch for the token opened at ``text[start]`` (None if it is already closed there),
         and how many characters were examined. A ``lookahead`` delimiter always gets a watch."""
         body = start + len(self.open)
         if self.lookahead:
-            last = text.rfind(self.close, body)
-            since = -1 if last < 0 else len(text) - last - len(self.close)
-            return _LookaheadWatch(self.close, self.lookahead, since), len(text) - body
+            watch = _LookaheadWatch(self)
+            if watch.scan(text[body:]):
+                return None, len(text) - body
+            return watch, len(text) - body
         d = _DelimiterWatch(self)
         end = d.find(text, body)
         if end >= 0:
@@ -69,23 +74,28 @@ class Delimiter:
 
 
 class _LookaheadWatch:
-    def __init__(self, close: str, lookahead: int, since_close: int) -> None:
-        self.close = close
-        self.lookahead = lookahead
-        self.since_close = since_close  # characters seen after the last closer (-1: none yet)
-        self.tail = ""
+    """Wakes the lexer at the first closer that ``follows`` confirms; each closer is tested once."""
+
+    def __init__(self, delim: Delimiter) -> None:
+        self.close = delim.close
+        self.lookahead = delim.lookahead
+        self.follows = re.compile(delim.follows)
+        self.text = ""  # from the first closer not decided yet (too little text after it)
 
     def scan(self, text: str) -> bool:
-        joined = self.tail + text
-        last = joined.rfind(self.close)
-        keep = len(self.close) - 1
-        self.tail = joined[len(joined) - keep :] if keep else ""
-        if last >= 0:
-            self.since_close = len(joined) - last - len(self.close)
-            return True
-        if self.since_close >= 0:
-            self.since_close += len(text)
-            return self.since_close <= self.lookahead
+        joined = self.text + text
+        at = joined.find(self.close)
+        while at >= 0:
+            after = at + len(self.close)
+            if self.follows.match(joined, after):
+                self.text = ""
+                return True
+            if len(joined) - after < self.lookahead:  # undecided: test it again with more text
+                self.text = joined[at:]
+                return False
+            at = joined.find(self.close, after)
+        keep = len(self.close) - 1  # a closer may be split across chunks
+        self.text = joined[len(joined) - keep :] if keep else ""
         return False
 
 

@@ -20,7 +20,6 @@ of the generic tests by ``Profile.known_bugs`` and reproduced by an xfail test o
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -291,34 +290,6 @@ def _pythonic_adversarial(prefix: str, end: str, stop: str) -> dict[str, str]:
 _G3_FENCE, _G3_CLOSE, G3_STOP = "```tool_code\n", "\n```", "<end_of_turn>"
 
 
-_SALVAGE_TAKES_THE_TAIL = (
-    "PythonicBuilder.recover: the calls after a refused one are salvaged from the raw text up to the end of "
-    "the buffer, so whatever follows the list's ']' (a partial stop token while the reply streams, the "
-    "fence closer, trailing prose) is glued to the last element, which then fails and becomes content: "
-    "'[a(), b(c=@), d(e=1)]<|end_of' loses d(e=1)"
-)
-_SPLIT_CALLS_QUOTING = (
-    "PythonicBuilder.recover / split_calls follow JSON/Python quoting (backslash escapes, quote pairs), not "
-    "the raw strings of deepseek_pythonic: after a string holding an odd '\"' or a backslash, the text "
-    'after the last complete call is dropped with no issue (\'[f(a="a"b"), g\' gives f only, no issue, '
-    "and strict mode raises)"
-)
-_UNCLOSED_FENCE = (
-    "gemma3_tool_code: a ```tool_code fence left open at the end of the reply (or before <end_of_turn>) is "
-    "accepted without an issue, yet strict mode raises ParseError ('expected one of: FENCE_CLOSE')"
-)
-
-
-def _gemma3_unclosed_fence(text: str, prompt: str | None) -> bool:
-    """Known bug: the last ```tool_code fence is never closed (see test_pythonic_properties)."""
-    start = text.rfind("```tool_code")
-    return start >= 0 and "```" not in _PY_STRINGS.sub("", text[start + len("```tool_code") :])
-
-
-#: Quoted strings, where a fence closer is text.
-_PY_STRINGS = re.compile(r""""[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*'""")
-
-
 def _gemma3_adversarial() -> dict[str, Adversarial]:
     texts = _pythonic_adversarial(_G3_FENCE, _G3_CLOSE + G3_STOP, G3_STOP)
     texts |= {
@@ -346,28 +317,17 @@ def _deepseek_adversarial() -> dict[str, Adversarial]:
         "think_openers_in_content": "x" + "<think>\n" * (N // 8),
         "reasoning_with_brackets": "<think>\n" + _BRACKET_PROSE * (N // len(_BRACKET_PROSE)) + "\n</think>\n\nok",
     }
-    out = {name: Adversarial(text) for name, text in texts.items()}
-    # A raw string: every '"' may close it, if ', NAME=' or ')' follows (an 80-character lookahead).
-    # Kept small (quadratic: 40 KB of them take ~25 s in 4-character chunks), a known bug.
-    quoted = {
-        "string_of_quotes": _PY_ARG + '"' * _SMALL + ")]",
-        "string_of_almost_closers": _PY_ARG + '"' + '", b ' * (_SMALL // 5) + '")]' + DS_STOP,
-        "string_of_long_almost_closers": _PY_ARG + '"' + ('", ' + "b" * 60 + " ") * (_SMALL // 64) + '")]',
-        "json_document_in_string": _PY_ARG + '"' + '{"k": "v", "n": [1, "x"]}, ' * (_SMALL // 28) + '")]' + DS_STOP,
-        "many_unseparated_arguments": "[f(" + "".join(f'k{i}="v"' for i in range(_SMALL // 8)) + ")]",
+    # A raw string: every '"' may close it, if ', NAME=' or ')' follows (a bounded lookahead).
+    texts |= {
+        "string_of_quotes": _PY_ARG + '"' * N + ")]",
+        "string_of_almost_closers": _PY_ARG + '"' + '", b ' * (N // 5) + '")]' + DS_STOP,
+        "string_of_long_almost_closers": _PY_ARG + '"' + ('", ' + "b" * 60 + " ") * (N // 64) + '")]',
+        "json_document_in_string": _PY_ARG + '"' + '{"k": "v", "n": [1, "x"]}, ' * (N // 28) + '")]' + DS_STOP,
+        "many_unseparated_arguments": "[f(" + "".join(f'k{i}="v"' for i in range(N // 8)) + ")]",
     }
-    out |= {name: Adversarial(text, xfail=_QUOTES_REWAKE) for name, text in quoted.items()}
+    out = {name: Adversarial(text) for name, text in texts.items()}
     out["unclosed_reasoning"] = Adversarial("<think>\n" + "pensando " * (N // 9))
     return out
-
-
-_SMALL = 4_000  # inputs of a known quadratic bug: still 10x over the linear budget, but quick
-_QUOTES_REWAKE = (
-    "deepseek_pythonic streaming: every '\"' inside a string value wakes the lexer (Delimiter(lookahead=80)), "
-    "which re-matches ARG_STRING from the string's opening quote: quadratic work in 4-character chunks for a "
-    "value holding many quotes (JSON or code in a string: 4 KB -> 2M characters examined, 40 KB -> 200M); "
-    "the whole parse stays linear"
-)
 
 
 _NEWLINE_BEFORE_OPENER = (
@@ -486,11 +446,7 @@ PROFILES: dict[str, Profile] = {
         plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
         broken_block=_G3_FENCE + "oops" + _G3_CLOSE,
         adversarial=_gemma3_adversarial,
-        known_bugs=((_UNCLOSED_FENCE, _gemma3_unclosed_fence),),
-        test_xfail={
-            "every_truncation_never_raises/broken_call_between_good_calls": _SALVAGE_TAKES_THE_TAIL,
-            "every_truncation_never_raises/unreadable_element_kept_as_content": _SALVAGE_TAKES_THE_TAIL,
-        },
+        known_bugs=(),
     ),
     "deepseek_pythonic": Profile(
         markers=(DS_STOP, "<think>", "</think>", "<|User|>", "<|Assistant|>"),
@@ -522,11 +478,6 @@ PROFILES: dict[str, Profile] = {
         broken_block=None,
         adversarial=_deepseek_adversarial,
         known_bugs=(),
-        test_xfail={
-            "every_truncation_never_raises/broken_call_between_good_calls": _SALVAGE_TAKES_THE_TAIL,
-            "every_truncation_never_raises/unreadable_element_kept_as_content": _SALVAGE_TAKES_THE_TAIL,
-            "every_truncation_never_raises/unescaped_strings_as_the_reference_writes_them": _SPLIT_CALLS_QUOTING,
-        },
     ),
 }
 

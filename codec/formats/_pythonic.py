@@ -8,12 +8,14 @@ builder says in :meth:`PythonicBuilder.arg_string`.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from codec._lark import CompiledGrammar
+from codec.errors import ParseError
 from codec.formats._calls import Call, LiteralHandlers
 from codec.literals import PLAIN_JSON_DECODER, json_value, nesting, number_literal, python_literal
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
@@ -36,35 +38,6 @@ def quoted(text: str) -> str:
     return value
 
 
-def split_calls(body: str) -> list[tuple[int, str]]:
-    """``body`` (the inside of a call list) cut at its top-level commas, with each piece's offset.
-
-    Brackets and quotes are followed loosely: this only serves to salvage the calls around one
-    that the grammar refused.
-    """
-    pieces: list[tuple[int, str]] = []
-    depth, quote, escaped, start = 0, "", False, 0
-    for i, ch in enumerate(body):
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            pieces.append((start, body[start:i]))
-            start = i + 1
-    pieces.append((start, body[start:]))
-    return [(offset, piece) for offset, piece in pieces if piece.strip()]
-
-
 class PythonicBuilder(LiteralHandlers, Builder):
     """Builds calls from the pythonic_calls rules. Values are typed as written."""
 
@@ -72,6 +45,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
         super().__init__(sink)
         self._call: Call | None = None
         self._done_in_block = 0  # calls completed in the current list
+        self._used = 0  # how much of the last rejected block its recovery covered
 
     def arg_string(self, c: list[Any]) -> str:
         """A string written as a keyword argument's value: each format says how it is escaped."""
@@ -150,35 +124,124 @@ class PythonicBuilder(LiteralHandlers, Builder):
         return self.list_value(c)
 
     # ---- a list the grammar rejected
+    def frame(self, raw: str) -> tuple[int, int]:
+        """Where the calls lie in a rejected block ``raw``: past a frame opener at its start and
+        before a frame closer at its end (a format with a fence says where they are)."""
+        return 0, len(raw)
+
     def recover(self, raw: str, pos: int, error: str) -> bool:
         call, done = self._call, self._done_in_block
         self._call, self._done_in_block = None, 0
-        if call is not None:  # started, so it is a call: finish it with what was read
-            self.sink.issue("truncated_call", f"tool call {call.name!r} cut short: {error}", call.pos, raw)
+        start, stop = self.frame(raw)
+        i = _skip(raw, start)
+        bracketed = raw.startswith("[", i)
+        cutter = _cutter(self.sink.syntax.grammar)
+        elements, end = cutter.cut(raw[:stop], i + 1 if bracketed else i, bracketed)
+        # A bare list ends at its "]": what follows is read again as usual. A fence covers the rest.
+        self._used = end if start == 0 else len(raw)
+        if call is None and done == 0:
+            return False  # no call was read: the stream keeps the block as content
+        reported = False
+        later = elements[done:]  # the first `done` elements are the calls already returned
+        if call is not None:
+            piece = later.pop(0)[1] if later else ""
+            if self._probe(piece) != [(call.name, call.args)]:
+                self.sink.issue("truncated_call", f"tool call {call.name!r} cut short: {error}", call.pos, raw)
+                reported = True
             self.sink.end_call(call.index, call.args, call.pos)
-        elif done == 0:
-            return False
-        # The calls after the refused one: each one that parses on its own is still returned.
-        start = raw.find("[")
-        if start < 0:
-            return True
-        pieces = split_calls(raw[start + 1 :].rstrip().removesuffix("]"))
-        for offset, piece in pieces[done + (1 if call is not None else 0) :]:
-            self._salvage(piece, pos + start + 1 + offset)
+        for offset, piece in later:
+            reported = self._salvage(piece, pos + offset) or reported
+        tail = raw[end:stop] if start else ""
+        if tail.strip():
+            self.sink.issue("unexpected_text", "text after the call list, kept as content", pos + end, tail)
+            self.sink.emit_text(CONTENT, tail)
+        elif not reported:  # every call was read after all (a missing comma...): still say so
+            self.sink.issue("repaired_call", f"call list repaired: {error}", pos, raw[:end])
         return True
 
-    def _salvage(self, piece: str, pos: int) -> None:
-        probe = Stream(self.sink.syntax, tools=None)
-        probe.feed("[" + piece.strip() + "]")
-        probe.close()
+    def recovered(self, raw: str) -> int:
+        return self._used
+
+    def _probe(self, piece: str) -> list[tuple[str, dict[str, Any]]] | None:
+        """The call ``piece`` holds, read on its own as a one-call list; None unless it is exactly that."""
+        probe = Stream(self.sink.syntax, tools=None, strict=True, events=False)  # strict: no recovery inside
+        try:
+            probe.feed("[" + piece.strip() + "]")
+            probe.close()
+        except ParseError:
+            return None
         found = probe.result
-        if len(found.tool_calls) == 1 and not found.issues and not found.content.strip():
-            function = found.tool_calls[0].function
-            index = self.sink.start_call(function.name)
-            self.sink.end_call(index, function.arguments, pos)
-        else:
-            self.sink.issue("invalid_tool_call", "call in a broken list kept as content", pos, piece)
-            self.sink.emit_text(CONTENT, piece)
+        if len(found.tool_calls) != 1 or found.content.strip():
+            return None
+        function = found.tool_calls[0].function
+        return [(function.name, function.arguments)]
+
+    def _salvage(self, piece: str, pos: int) -> bool:
+        """Return the call ``piece`` holds, or keep it as content; True if that was reported."""
+        found = self._probe(piece)
+        if found is not None:
+            ((name, arguments),) = found
+            self.sink.end_call(self.sink.start_call(name), arguments, pos)
+            return False
+        self.sink.issue("invalid_tool_call", "call in a broken list kept as content", pos, piece)
+        self.sink.emit_text(CONTENT, piece)
+        return True
+
+
+class ElementCutter:
+    """Cuts the inside of a rejected call list into its elements, for salvage.
+
+    An element ends at a top-level ``,`` or right after a call's closing ``)``; the list ends at
+    its ``]``. Strings are skipped with the grammar's own patterns, so brackets and commas inside
+    them do not count, and a string argument is read the way the format writes it (JSON-escaped,
+    or raw up to a quote that ``, name=`` or ``)`` follows). Each character is looked at once.
+    """
+
+    def __init__(self, grammar: CompiledGrammar) -> None:
+        def pattern(name: str) -> re.Pattern[str]:
+            return re.compile(grammar.terminals[name].pattern.to_regexp())
+
+        self._arg_string = pattern("ARG_STRING")
+        self._nested_string = pattern("DQ_STRING")
+        self._sq_string = pattern("SQ_STRING")
+
+    def cut(self, text: str, start: int, bracketed: bool) -> tuple[list[tuple[int, str]], int]:
+        """The non-blank elements from ``text[start]`` (offset, text), and where the list ends."""
+        elements: list[tuple[int, str]] = []
+        depth, i, begin, n = 0, start, start, len(text)
+
+        def element(end: int) -> None:
+            if text[begin:end].strip():
+                elements.append((begin, text[begin:end]))
+
+        while i < n:
+            ch = text[i]
+            if ch == "'" or ch == '"':
+                string = self._sq_string if ch == "'" else self._arg_string if depth == 1 else self._nested_string
+                m = string.match(text, i)
+                i = m.end() if m is not None else n
+                continue
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                if depth == 0 and ch == "]" and bracketed:
+                    element(i)
+                    return elements, i + 1
+                depth = max(depth - 1, 0)
+                if depth == 0 and ch == ")":  # a call closed
+                    element(i + 1)
+                    begin = i + 1
+            elif ch == "," and depth == 0:
+                element(i)
+                begin = i + 1
+            i += 1
+        element(n)
+        return elements, n
+
+
+@functools.cache
+def _cutter(grammar: CompiledGrammar) -> ElementCutter:
+    return ElementCutter(grammar)
 
 
 # --------------------------------------------------------------------------- fast path

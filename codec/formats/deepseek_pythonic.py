@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from codec._lark import compile_grammar
+from codec._lark import CompiledGrammar, compile_grammar
 from codec.format import Format
 from codec.formats._pythonic import CallListReader, PythonicBuilder, pythonic_syntax
 from codec.formats._render import (
@@ -225,6 +225,13 @@ def reply_text(message: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def _closing_quote_test(grammar: CompiledGrammar) -> str:
+    """What must follow a quote for it to close a string argument: ARG_STRING's final lookahead."""
+    pattern: str = grammar.terminals["ARG_STRING"].pattern.to_regexp()
+    start = pattern.rindex("(?=")
+    return pattern[start + 3 : pattern.rindex(")")]
+
+
 def raw_string(token: str) -> str:
     """A string argument as the template writes it: the text between its quotes, unescaped."""
     return token[1:-1]
@@ -286,8 +293,8 @@ class DeepseekPythonic(Format):
             text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
             blocks={"LBRACK": None},
             stop="<|end_of_sentence|>",
-            # A closing quote counts only where `, name=` or `)` follows: wake the lexer at each quote.
-            string=Delimiter('"', '"', lookahead=80),
+            # A closing quote counts only where `, name=` or `)` follows: wake the lexer only there.
+            string=Delimiter('"', '"', lookahead=120, follows=_closing_quote_test(grammar)),
             reasoning_open="THINK_OPEN",
             prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
             fast_terminals={"CALL_LIST": CallListReader(grammar, raw_string).lexer()},

@@ -48,6 +48,7 @@ with one): the two plain bugs fixed, nothing else changed. See :class:`Gemma3Too
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 from typing import Any
 
@@ -214,8 +215,22 @@ def reply_text(message: dict[str, Any], *, corrected: bool = False) -> str:
     return body + TURN_CLOSE
 
 
+#: The fence opener as the grammar reads it (FENCE_OPEN).
+_FENCE_OPEN = re.compile(r"```tool_code[ \t]*\n?")
+
+
 class Gemma3ToolCodeBuilder(PythonicBuilder):
     """String arguments are JSON (the template writes values with tojson); Python escapes are read too."""
+
+    def frame(self, raw: str) -> tuple[int, int]:
+        """The calls of a rejected fence lie between its opener and its closing backticks."""
+        opener = _FENCE_OPEN.match(raw)
+        if opener is None:
+            return 0, len(raw)
+        stop = len(raw)
+        if raw.endswith("```") and stop - 3 >= opener.end():
+            stop -= 4 if raw.endswith("\n```") and stop - 4 >= opener.end() else 3
+        return opener.end(), stop
 
     def arg_string(self, c: list[Any]) -> str:
         try:
