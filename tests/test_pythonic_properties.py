@@ -431,7 +431,7 @@ def test_exclusions_are_real(name: str) -> None:
     for content in bad_contents:
         assert not spec.content_ok(content, False, False), content
         result = fmt.parse(fmt.render_reply({"role": "assistant", "content": content}))
-        assert (result.content, result.reasoning, result.tool_calls) != (content, "", []), content
+        assert (result.content, result.reasoning, result.tool_calls, result.issues) != (content, "", [], []), content
     if spec.stop == DS_STOP:
         message = {"role": "assistant", "reasoning_content": "r", "content": "\nx"}
         assert not spec.content_ok("\nx", False, True)

@@ -43,7 +43,8 @@ class PythonicBuilder(LiteralHandlers, Builder):
 
     def __init__(self, sink: Stream) -> None:
         super().__init__(sink)
-        self._call: Call | None = None
+        self._call: Call | None = None  # the call being read, once started
+        self._pending: tuple[str, int] | None = None  # its name and offset, before it starts
         self._done_in_block = 0  # calls completed in the current list
         self._used = 0  # how much of the last rejected block its recovery covered
 
@@ -53,12 +54,20 @@ class PythonicBuilder(LiteralHandlers, Builder):
 
     # ---- calls
     def call_name(self, c: list[Any]) -> None:
-        token = c[0]
-        self._call = Call(str(token), self.sink.start_call(str(token)), token.start_pos)
+        # The call starts (ToolCallStart) at its first argument or its ")": a name followed by
+        # anything else ("see [Smith(2020)]") is not a call, and stays text.
+        self._pending = (str(c[0]), c[0].start_pos)
+
+    def _started(self) -> Call:
+        if self._call is None:
+            assert self._pending is not None
+            name, pos = self._pending
+            self._pending = None
+            self._call = Call(name, self.sink.start_call(name), pos)
+        return self._call
 
     def arg(self, c: list[Any]) -> None:
-        call = self._call
-        assert call is not None
+        call = self._started()
         key, value = str(c[0]), c[2]
         if key in call.args:
             message = f"argument {key!r} repeated; the first value is kept"
@@ -70,8 +79,8 @@ class PythonicBuilder(LiteralHandlers, Builder):
         self.sink.add_arguments(call.index, prefix + fragment)
 
     def call(self, c: list[Any]) -> None:
-        call, self._call = self._call, None
-        assert call is not None
+        call = self._started()
+        self._call = None
         self._done_in_block += 1
         self.sink.end_call(call.index, call.args, call.pos)
 
@@ -131,7 +140,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
 
     def recover(self, raw: str, pos: int, error: str) -> bool:
         call, done = self._call, self._done_in_block
-        self._call, self._done_in_block = None, 0
+        self._call, self._pending, self._done_in_block = None, None, 0
         start, stop = self.frame(raw)
         i = _skip(raw, start)
         bracketed = raw.startswith("[", i)
@@ -139,18 +148,24 @@ class PythonicBuilder(LiteralHandlers, Builder):
         elements, end = cutter.cut(raw[:stop], i + 1 if bracketed else i, bracketed)
         # A bare list ends at its "]": what follows is read again as usual. A fence covers the rest.
         self._used = end if start == 0 else len(raw)
-        if call is None and done == 0:
-            return False  # no call was read: the stream keeps the block as content
         reported = False
         later = elements[done:]  # the first `done` elements are the calls already returned
         if call is not None:
             piece = later.pop(0)[1] if later else ""
-            if self._probe(piece) != [(call.name, call.args)]:
+            if self._probe(piece) != (call.name, call.args):
                 self.sink.issue("truncated_call", f"tool call {call.name!r} cut short: {error}", call.pos, raw)
                 reported = True
             self.sink.end_call(call.index, call.args, call.pos)
-        for offset, piece in later:
-            reported = self._salvage(piece, pos + offset) or reported
+        found = [(pos + offset, piece, self._probe(piece)) for offset, piece in later]
+        if call is None and done == 0 and not any(read for _, _, read in found):
+            return False  # no call in it: the stream keeps the list as content
+        for at, piece, read in found:
+            if read is None:
+                self.sink.issue("invalid_tool_call", "call in a broken list kept as content", at, piece)
+                self.sink.emit_text(CONTENT, piece)
+                reported = True
+            else:
+                self.sink.end_call(self.sink.start_call(read[0]), read[1], at)
         tail = raw[end:stop] if start else ""
         if tail.strip():
             self.sink.issue("unexpected_text", "text after the call list, kept as content", pos + end, tail)
@@ -162,8 +177,9 @@ class PythonicBuilder(LiteralHandlers, Builder):
     def recovered(self, raw: str) -> int:
         return self._used
 
-    def _probe(self, piece: str) -> list[tuple[str, dict[str, Any]]] | None:
-        """The call ``piece`` holds, read on its own as a one-call list; None unless it is exactly that."""
+    def _probe(self, piece: str) -> tuple[str, dict[str, Any]] | None:
+        """The call ``piece`` holds (name, arguments), read on its own as a one-call list; None
+        unless it is exactly that."""
         probe = Stream(self.sink.syntax, tools=None, strict=True, events=False)  # strict: no recovery inside
         try:
             probe.feed("[" + piece.strip() + "]")
@@ -174,18 +190,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
         if len(found.tool_calls) != 1 or found.content.strip():
             return None
         function = found.tool_calls[0].function
-        return [(function.name, function.arguments)]
-
-    def _salvage(self, piece: str, pos: int) -> bool:
-        """Return the call ``piece`` holds, or keep it as content; True if that was reported."""
-        found = self._probe(piece)
-        if found is not None:
-            ((name, arguments),) = found
-            self.sink.end_call(self.sink.start_call(name), arguments, pos)
-            return False
-        self.sink.issue("invalid_tool_call", "call in a broken list kept as content", pos, piece)
-        self.sink.emit_text(CONTENT, piece)
-        return True
+        return function.name, function.arguments
 
 
 class ElementCutter:
