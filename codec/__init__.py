@@ -4,6 +4,7 @@ Render OpenAI-style messages and tools into the exact prompt a model was trained
 the model's reply (whole or streamed) back into content, reasoning and tool calls.
 """
 
+from codec.detect import Detection, detect, detect_reply
 from codec.errors import CodecError, ParseError, RenderError, UnknownFormat
 from codec.format import Format
 from codec.formats import formats, get_format
@@ -30,6 +31,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CodecError",
     "Conversation",
+    "Detection",
     "Event",
     "Format",
     "Function",
@@ -49,6 +51,8 @@ __all__ = [
     "ToolCallStart",
     "UnknownFormat",
     "__version__",
+    "detect",
+    "detect_reply",
     "formats",
     "get_format",
 ]

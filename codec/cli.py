@@ -7,11 +7,15 @@
     codec render -f hermes --tools tools.json --generation-prompt messages.json
     codec parse -f hermes --tools tools.json reply.txt  # the OpenAI assistant message as JSON
     codec parse -f hermes --stream < reply.txt          # chat.completion.chunk JSON lines
+    codec detect tokenizer_config.json                  # the format of a chat template (or --reply: of a reply)
+    codec decode -f hermes prompt.txt                   # the conversation a prompt renders, as render's JSON
+    codec convert --from hermes --to gemma4 IN.jsonl OUT.jsonl   # a dataset, line by line (see its --help)
 
 Files may be ``-`` or left out to read standard input. Replies and prompts are read byte-exact
 (UTF-8, no newline translation, no stripping), and ``render`` writes the prompt's bytes with
-nothing added. Exit status: 0 success, 1 a strict parse failed, 2 bad input or usage, 130
-interrupted. Every error is one ``codec: error: ...`` line on standard error.
+nothing added. Exit status: 0 success, 1 a strict parse failed (or ``detect`` recognized nothing,
+or ``convert --strict`` rejected a line), 2 bad input or usage, 130 interrupted. Every error is one
+``codec: error: ...`` line on standard error.
 """
 
 from __future__ import annotations
@@ -21,14 +25,20 @@ import codecs
 import contextlib
 import io
 import json
+import multiprocessing
 import os
+import signal
+import stat
 import sys
+import time
+from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NamedTuple, NoReturn
 
 import jinja2
 from pydantic import BaseModel, ValidationError
 
+from codec.detect import detect, detect_reply
 from codec.errors import CodecError, ParseError, RenderError
 from codec.format import Format
 from codec.formats import formats, get_format
@@ -229,35 +239,45 @@ def _cmd_formats(args: argparse.Namespace) -> int:
     return 0
 
 
+class _RenderInput(NamedTuple):
+    """What ``Format.render`` takes, read from a messages record."""
+
+    messages: list[Any]
+    tools: list[Any] | None
+    add_generation_prompt: bool
+    variables: dict[str, Any]
+
+
+def _record_conversation(data: dict[str, Any], source: str) -> _RenderInput:
+    """The conversation of an object ``{"messages": [...], "tools": [...]}``, with the optional
+    ``add_generation_prompt`` and ``variables`` (the shape of a decoded conversation). Other keys
+    (model, temperature...) are ignored, so a chat-completions request body works as is."""
+    if "messages" not in data:
+        raise CLIError(f'{source}: expected a list of messages or an object with a "messages" key')
+    messages = _check_items(data["messages"], Message, "messages", source)
+    tools = _check_items(data["tools"], Tool, "tools", source) if data.get("tools") is not None else None
+    agp = data.get("add_generation_prompt", False)
+    if not isinstance(agp, bool):
+        raise CLIError(f"{source}: add_generation_prompt must be true or false, not {_json_type(agp)}")
+    variables = data.get("variables") or {}
+    if not isinstance(variables, dict):
+        raise CLIError(f"{source}: variables must be a JSON object, not {_json_type(variables)}")
+    for key in variables:
+        if key in _RESERVED_VARS:
+            raise CLIError(f"{source}: variable name {key!r} is reserved")
+    return _RenderInput(messages, tools, agp, dict(variables))
+
+
 def _cmd_render(args: argparse.Namespace) -> int:
     fmt = get_format(args.format)
     source = "<stdin>" if args.messages in (None, "-") else str(args.messages)
     data = _read_json(args.messages)
-    tools: list[dict[str, Any]] | None = None
-    add_generation_prompt = False
-    variables: dict[str, Any] = {}
     if isinstance(data, dict):
-        # An object: {"messages": [...], "tools": [...]}; optional "add_generation_prompt" and "variables"
-        # (the shape of a decoded conversation). Other keys (model, temperature...) are ignored, so a
-        # chat-completions request body works as is.
-        if "messages" not in data:
-            raise CLIError(f'{source}: expected a list of messages or an object with a "messages" key')
-        messages = _check_items(data["messages"], Message, "messages", source)
-        if data.get("tools") is not None:
-            tools = _check_items(data["tools"], Tool, "tools", source)
-        agp = data.get("add_generation_prompt", False)
-        if not isinstance(agp, bool):
-            raise CLIError(f"{source}: add_generation_prompt must be true or false, not {_json_type(agp)}")
-        add_generation_prompt = agp
-        extra = data.get("variables") or {}
-        if not isinstance(extra, dict):
-            raise CLIError(f"{source}: variables must be a JSON object, not {_json_type(extra)}")
-        for key in extra:
-            if key in _RESERVED_VARS:
-                raise CLIError(f"{source}: variable name {key!r} is reserved")
-        variables.update(extra)
+        messages, tools, add_generation_prompt, variables = _record_conversation(data, source)
     else:
-        messages = _check_items(data, Message, "messages", source)
+        messages, tools, add_generation_prompt, variables = _RenderInput(
+            _check_items(data, Message, "messages", source), None, False, {}
+        )
     if args.tools is not None:
         tools = _load_tools(args.tools)
     if args.generation_prompt is not None:
@@ -316,6 +336,334 @@ def _stream(fmt: Format, args: argparse.Namespace, tools: list[dict[str, Any]] |
     return 0
 
 
+def _cmd_detect(args: argparse.Namespace) -> int:
+    name = "<stdin>" if args.file in (None, "-") else str(args.file)
+    text = _read_text(args.file)
+    if args.reply:
+        detections = detect_reply(text)
+        _write("".join(f"{d.format} {d.confidence:.2f}\n" for d in detections))
+        if not detections:
+            return _error(f"{name}: no format's markers or stop token found in the reply", 1)
+        return 0
+    found = detect(text)
+    if found is None:
+        return _error(f"{name}: not a chat template of a known format", 1)
+    _write(found + "\n")
+    return 0
+
+
+def _decoded(fmt: Format, prompt: str, source: str) -> _RenderInput:
+    """The conversation ``prompt`` renders; a prompt that is not one is bad input (``CLIError``)."""
+    try:
+        c = fmt.decode(prompt)
+    except NotImplementedError:
+        raise CLIError(f"format {fmt.name!r} cannot decode prompts yet") from None
+    except ParseError as exc:
+        raise CLIError(f"{source}: {exc.message} at line {exc.line}, column {exc.column} (offset {exc.pos})") from None
+    return _RenderInput(c.messages, c.tools, c.add_generation_prompt, c.variables)
+
+
+def _render_input_json(conversation: _RenderInput) -> dict[str, Any]:
+    """A conversation as the messages record ``codec render`` reads. Call arguments stay JSON objects
+    (an ``arguments`` string renders differently), so rendering the record gives the prompt back exactly."""
+    messages, tools, add_generation_prompt, variables = conversation
+
+    def plain(item: Any) -> Any:
+        return item.model_dump(mode="python") if isinstance(item, BaseModel) else item
+
+    data: dict[str, Any] = {"messages": [plain(m) for m in messages]}
+    if tools is not None:
+        data["tools"] = [plain(t) for t in tools]
+    data["add_generation_prompt"] = add_generation_prompt
+    data["variables"] = variables
+    return data
+
+
+def _cmd_decode(args: argparse.Namespace) -> int:
+    fmt = get_format(args.format)
+    source = "<stdin>" if args.prompt in (None, "-") else str(args.prompt)
+    conversation = _decoded(fmt, _read_text(args.prompt), source)
+    _write(json.dumps(_render_input_json(conversation), ensure_ascii=False, indent=2) + "\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- convert
+
+#: Keys of an input record that hold the conversation; every other key is copied to the output record.
+_CONVERSATION_KEYS = frozenset({"text", "messages", "tools", "add_generation_prompt", "variables"})
+#: A chunk (the unit of work of a --jobs process) ends at this many lines or bytes, whichever comes first.
+_CHUNK_LINES = 256
+_CHUNK_BYTES = 1 << 20
+#: Chunks handed to the processes and not yet written, per process: what bounds the memory in use.
+_IN_FLIGHT_PER_JOB = 3
+_PROGRESS_INTERVAL = 0.2  # seconds
+
+
+class _Converter(NamedTuple):
+    """How ``codec convert`` turns one input line into one output line."""
+
+    source: str | None  # the format that decodes {"text": ...} records
+    target: str | None  # the format that renders (None with --output messages)
+    output: str  # "text" or "messages"
+    variables: dict[str, Any]  # --var: template variables that override the record's
+
+    def convert(self, line: str) -> str:
+        """The output line (without its newline) for one input line; raises ``CLIError`` for a record
+        that cannot be converted, with the reason."""
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CLIError(f"invalid JSON: {exc}") from None
+        if not isinstance(record, dict):
+            raise CLIError(f'a record must be a JSON object with "text" or "messages", not {_json_type(record)}')
+        conversation = self._conversation(record)
+        kept = {key: value for key, value in record.items() if key not in _CONVERSATION_KEYS}
+        if self.output == "messages":
+            return json.dumps({**kept, **_render_input_json(conversation)}, ensure_ascii=False)
+        assert self.target is not None
+        messages, tools, add_generation_prompt, variables = conversation
+        text = get_format(self.target).render(
+            messages, tools, add_generation_prompt=add_generation_prompt, **{**variables, **self.variables}
+        )
+        return json.dumps({**kept, "text": text}, ensure_ascii=False)
+
+    def _conversation(self, record: dict[str, Any]) -> _RenderInput:
+        if "text" in record and "messages" in record:
+            raise CLIError('a record holds either "text" or "messages", not both')
+        if "messages" in record:
+            return _record_conversation(record, "record")
+        if "text" not in record:
+            raise CLIError('a record must have a "text" or a "messages" key')
+        text = record["text"]
+        if not isinstance(text, str):
+            raise CLIError(f'"text" must be a string, not {_json_type(text)}')
+        if self.source is None:
+            raise CLIError('a "text" record needs --from, the format to decode it with')
+        return _decoded(get_format(self.source), text, "text")
+
+
+class _Line(NamedTuple):
+    number: int  # 1-based
+    raw: bytes  # with its line break
+
+
+class _Outcome(NamedTuple):
+    number: int
+    output: str | None  # the output line, or None when the line was rejected
+    error: str | None
+
+
+def _convert_line(converter: _Converter, line: _Line) -> _Outcome:
+    """One line converted, or the reason it cannot be: a problem with one record never stops the run."""
+    try:
+        text = line.raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _Outcome(line.number, None, f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
+    try:
+        return _Outcome(line.number, converter.convert(text), None)
+    except (CLIError, CodecError) as exc:
+        return _Outcome(line.number, None, str(exc).splitlines()[0])
+    except (ValueError, TypeError, RecursionError) as exc:
+        return _Outcome(line.number, None, f"invalid input: {type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug in codec: reported with the line, and the other lines still converted
+        return _Outcome(line.number, None, f"internal error: {type(exc).__name__}: {exc} (please report this)")
+
+
+def _convert_chunk(converter: _Converter, chunk: list[_Line]) -> list[_Outcome]:
+    return [_convert_line(converter, line) for line in chunk]
+
+
+_worker_converter: _Converter | None = None
+
+
+def _init_worker(converter: _Converter) -> None:
+    """Set up a --jobs process: it keeps the converter, and leaves Ctrl-C to the main process."""
+    global _worker_converter
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_converter = converter
+
+
+def _convert_chunk_in_worker(chunk: list[_Line]) -> list[_Outcome]:
+    assert _worker_converter is not None
+    return _convert_chunk(_worker_converter, chunk)
+
+
+def _chunks(stream: IO[bytes], blank: list[int]) -> Iterator[list[_Line]]:
+    """The non-blank lines of ``stream``, numbered and cut into chunks, read as they are needed.
+    Blank lines (no record) are counted in ``blank[0]``."""
+    chunk: list[_Line] = []
+    size = 0
+    for number, raw in enumerate(stream, start=1):
+        if not raw.strip():
+            blank[0] += 1
+            continue
+        chunk.append(_Line(number, raw))
+        size += len(raw)
+        if len(chunk) >= _CHUNK_LINES or size >= _CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _converted(
+    chunks: Iterator[list[_Line]], converter: _Converter, jobs: int
+) -> Iterator[tuple[list[_Line], list[_Outcome]]]:
+    """Each chunk with its outcomes, in input order. With several jobs, at most
+    ``_IN_FLIGHT_PER_JOB * jobs`` chunks are read ahead (``Pool.imap`` would read the whole input)."""
+    if jobs == 1:
+        for chunk in chunks:
+            yield chunk, _convert_chunk(converter, chunk)
+        return
+    with multiprocessing.Pool(jobs, initializer=_init_worker, initargs=(converter,)) as pool:
+        pending: deque[tuple[list[_Line], Any]] = deque()
+        for chunk in chunks:
+            pending.append((chunk, pool.apply_async(_convert_chunk_in_worker, (chunk,))))
+            if len(pending) >= _IN_FLIGHT_PER_JOB * jobs:
+                done, result = pending.popleft()
+                yield done, result.get()
+        while pending:
+            done, result = pending.popleft()
+            yield done, result.get()
+
+
+class _Progress:
+    """A one-line progress report on standard error, rewritten in place; only when it is a terminal."""
+
+    def __init__(self, total_bytes: int | None) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.total = total_bytes
+        self.start = self.last = time.monotonic()
+        self.shown = False
+
+    def update(self, lines: int, rejected: int, done_bytes: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.last < _PROGRESS_INTERVAL:
+            return
+        self.last = now
+        rate = lines / max(now - self.start, 1e-9)
+        share = f" {100 * done_bytes / self.total:5.1f}%" if self.total else ""
+        sys.stderr.write(f"\r{share} {lines:,} lines, {rejected:,} rejected, {rate:,.0f} lines/s ")
+        sys.stderr.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self.shown = False
+
+
+class _Rejects:
+    """Where rejected lines go: a JSON-lines file, or standard error when the output is standard output."""
+
+    def __init__(self, path: str | None, progress: _Progress) -> None:
+        self.path = path
+        self.progress = progress
+        self.file: IO[bytes] | None = open(path, "wb") if path is not None else None  # noqa: SIM115
+        self.count = 0
+
+    def add(self, line: _Line, error: str) -> None:
+        self.count += 1
+        text = line.raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        record = _dumps_line({"line": line.number, "error": error, "input": text})
+        if self.file is not None:
+            self.file.write(record.encode("utf-8"))
+        else:
+            self.progress.clear()
+            sys.stderr.write(record)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+def _input_size(stream: IO[bytes]) -> int | None:
+    """The size of a regular input file (for the progress percentage), else None."""
+    try:
+        info = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    converter = _converter(args)
+    to_stdout = args.output_file == "-"
+    rejects_path: str | None = args.rejects
+    if rejects_path is None and not to_stdout:
+        rejects_path = args.output_file + ".rejects.jsonl"
+    _check_distinct(args.input, args.output_file, rejects_path)
+    stream, _, owned = _open_binary(args.input)
+    try:
+        progress = _Progress(_input_size(stream))
+        out: Any = _stdout_binary() if to_stdout else open(args.output_file, "wb")  # noqa: SIM115
+        rejects = _Rejects(rejects_path, progress)
+        try:
+            converted, blank = _write_converted(stream, out, rejects, converter, args.jobs, progress)
+        finally:
+            rejects.close()
+            if not to_stdout:
+                out.close()
+    finally:
+        if owned:
+            stream.close()
+    progress.clear()
+    summary = f"converted {converted}, rejected {rejects.count}"
+    if blank[0]:
+        summary += f", skipped {blank[0]} blank line{'s' if blank[0] != 1 else ''}"
+    if rejects.count and rejects_path is not None:
+        summary += f" (see {rejects_path})"
+    print(summary, file=sys.stderr)
+    return 1 if args.strict and rejects.count else 0
+
+
+def _converter(args: argparse.Namespace) -> _Converter:
+    """The converter for the command line, with the format names checked before any line is read."""
+    source = get_format(args.source).name if args.source is not None else None
+    if args.output == "text" and args.target is None:
+        raise CLIError("--to is required (or --output messages to write the decoded messages)")
+    if args.output == "messages" and args.target is not None:
+        raise CLIError("--to is not used with --output messages, which writes the decoded messages")
+    target = get_format(args.target).name if args.target is not None else None
+    return _Converter(source, target, args.output, dict(_parse_var(item) for item in args.var))
+
+
+def _check_distinct(*paths: str | None) -> None:
+    """Refuse to write over the input (or to write the output and the rejects to one file)."""
+    files = [path for path in paths if path is not None and path != "-"]
+    for i, first in enumerate(files):
+        for second in files[i + 1 :]:
+            if os.path.realpath(first) == os.path.realpath(second):
+                raise CLIError(f"{second}: is also {first}; the input, output and rejects must be different files")
+
+
+def _stdout_binary() -> Any:
+    out: Any = sys.stdout
+    return getattr(out, "buffer", None) or out
+
+
+def _write_converted(
+    stream: IO[bytes], out: Any, rejects: _Rejects, converter: _Converter, jobs: int, progress: _Progress
+) -> tuple[int, list[int]]:
+    """Convert every line of ``stream`` to ``out`` (bytes, or text for a text-only stdout), in order."""
+    binary = not isinstance(out, io.TextIOBase)
+    blank = [0]
+    converted = done_bytes = 0
+    for chunk, outcomes in _converted(_chunks(stream, blank), converter, jobs):
+        lines = [outcome.output + "\n" for outcome in outcomes if outcome.output is not None]
+        data = "".join(lines)
+        out.write(data.encode("utf-8") if binary else data)
+        converted += len(lines)
+        for line, outcome in zip(chunk, outcomes, strict=True):
+            if outcome.error is not None:
+                rejects.add(line, outcome.error)
+        done_bytes += sum(len(line.raw) for line in chunk)
+        progress.update(converted + rejects.count, rejects.count, done_bytes)
+    out.flush()
+    return converted, blank
+
+
 # --------------------------------------------------------------------------- parser and main
 
 
@@ -327,6 +675,68 @@ def _chunk_size(value: str) -> int:
     if size < 1:
         raise argparse.ArgumentTypeError(f"chunk size must be at least 1, got {size}")
     return size
+
+
+def _jobs(value: str) -> int:
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of jobs {value!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"jobs must be at least 1, got {jobs}")
+    return jobs
+
+
+def _add_transcoding_commands(sub: Any, fmt_help: str) -> None:
+    """The ``detect``, ``decode`` and ``convert`` subcommands."""
+    p_detect = sub.add_parser(
+        "detect",
+        help="tell which format a chat template (or, with --reply, a model reply) is",
+        description="Print the format a chat template is written for: a Jinja template file, or a "
+        "tokenizer_config.json with a chat_template. With --reply, print the formats a model reply may be in, "
+        "with a confidence, most likely first. Exit status 1 when no format is recognized.",
+    )
+    p_detect.add_argument("--reply", action="store_true", help="the file is a model reply, not a chat template")
+    p_detect.add_argument("file", nargs="?", metavar="FILE", help="the template, config or reply (default: stdin)")
+    p_detect.set_defaults(handler=_cmd_detect)
+
+    p_decode = sub.add_parser(
+        "decode",
+        help="decode a rendered prompt back into its messages and tools",
+        description="Decode a prompt rendered in the format back into JSON: messages, tools, "
+        "add_generation_prompt and variables, which 'codec render' turns into the same prompt again.",
+    )
+    p_decode.add_argument("-f", "--format", required=True, metavar="NAME", help=fmt_help)
+    p_decode.add_argument("prompt", nargs="?", metavar="PROMPT_FILE", help="the prompt text (default: stdin)")
+    p_decode.set_defaults(handler=_cmd_decode)
+
+    p_convert = sub.add_parser(
+        "convert",
+        help="convert a JSON-lines dataset from one format to another",
+        description='Convert a JSON-lines file line by line. Each line is a rendered conversation {"text": ...} '
+        '(decoded with --from) or a messages record {"messages": [...], "tools": [...]}; it is rendered with --to '
+        'and written as {"text": ...}, other keys of the record kept. Lines that cannot be converted go to the '
+        'rejects file as {"line", "error", "input"}, and a summary is printed at the end.',
+    )
+    p_convert.add_argument("--from", dest="source", metavar="NAME", help="the format of the text records")
+    p_convert.add_argument("--to", dest="target", metavar="NAME", help="the format to render into")
+    p_convert.add_argument(
+        "--output",
+        choices=("text", "messages"),
+        default="text",
+        help="write rendered text (default), or the decoded messages records (no --to)",
+    )
+    p_convert.add_argument("--jobs", type=_jobs, default=1, metavar="N", help="processes to convert with (default 1)")
+    p_convert.add_argument(
+        "--rejects", metavar="PATH", help="where rejected lines go (default: OUT.rejects.jsonl; stderr if OUT is -)"
+    )
+    p_convert.add_argument("--strict", action="store_true", help="exit 1 if any line was rejected")
+    p_convert.add_argument(
+        "--var", action="append", default=[], metavar="KEY=VALUE", help="a template variable for every line"
+    )
+    p_convert.add_argument("input", metavar="IN", help="the input JSON-lines file (- for stdin)")
+    p_convert.add_argument("output_file", metavar="OUT", help="the output JSON-lines file (- for stdout)")
+    p_convert.set_defaults(handler=_cmd_convert)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -394,7 +804,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_parse.add_argument("reply", nargs="?", metavar="REPLY_FILE", help="the reply text (default: stdin)")
     p_parse.set_defaults(handler=_cmd_parse)
+    _add_transcoding_commands(sub, fmt_help)
+    _add_grammar_command(sub, fmt_help, tools_help)
     return parser
+
+
+def _add_grammar_command(sub: Any, fmt_help: str, tools_help: str) -> None:
+    from codec.export import DIALECTS, TOOL_CHOICES
+
+    p_grammar = sub.add_parser(
+        "grammar",
+        help="write a grammar that only allows valid calls to the tools (constrained decoding)",
+        description="Write a grammar of the format's replies that only allows calls to the given tools, with "
+        "their parameter names and value types, for a server's constrained decoding (structured outputs).",
+    )
+    p_grammar.add_argument("-f", "--format", required=True, metavar="NAME", help=fmt_help)
+    p_grammar.add_argument("--tools", required=True, metavar="FILE", help=tools_help + " ('-': stdin)")
+    p_grammar.add_argument(
+        "--dialect", choices=DIALECTS, default="llguidance", help="llguidance (Lark), lark or gbnf (llama.cpp)"
+    )
+    p_grammar.add_argument(
+        "--tool-choice", choices=TOOL_CHOICES, default="auto", help="auto: text and maybe calls; required: a call"
+    )
+    p_grammar.add_argument("--no-parallel", action="store_true", help="at most one call")
+    p_grammar.set_defaults(handler=_cmd_grammar)
+
+
+def _cmd_grammar(args: argparse.Namespace) -> int:
+    fmt = get_format(args.format)
+    tools = _load_tools(args.tools)
+    try:
+        text = fmt.grammar(tools, tool_choice=args.tool_choice, parallel=not args.no_parallel, dialect=args.dialect)
+    except ValueError as exc:  # tool_choice="required" with no tools, a tool declared twice
+        raise CLIError(f"{args.tools}: {exc}") from None
+    _write(text)
+    return 0
 
 
 def _error(message: str, status: int) -> int:

@@ -73,8 +73,12 @@ class FunctionCall(_Model):
         return value
 
     @field_serializer("arguments")
-    def _encode(self, value: dict[str, Any], info: SerializationInfo) -> Any:
-        return dump_arguments(value) if info.mode == "json" else value
+    def _encode(self, value: dict[str, Any] | str, info: SerializationInfo) -> Any:
+        # A decoded prompt keeps arguments a template wrote as plain text (not a JSON object) as
+        # that text, so it renders back: in JSON it is already the arguments string.
+        if info.mode != "json" or isinstance(value, str):
+            return value
+        return dump_arguments(value)
 
 
 class ToolCall(_Model):
@@ -140,10 +144,18 @@ class Conversation(_Model):
     """
 
     messages: list[Message] = Field(default_factory=list)
-    tools: list[Tool] | None = None
+    #: The tools exactly as the prompt declares them (OpenAI tool JSON; key order kept).
+    tools: list[dict[str, Any]] | None = None
     add_generation_prompt: bool = False
     #: Template variables the prompt shows (``bos_token``, ``enable_thinking``...).
     variables: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _plain_tools(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [tool.model_dump() if isinstance(tool, BaseModel) else tool for tool in value]
+        return value
 
 
 # --------------------------------------------------------------------------- stream events

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import codec
+from codec.format import link_tool_results
 from codec.models import Event, ParseResult, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
@@ -327,3 +328,44 @@ def assert_consistent(fmt: codec.Format, text: str, run: Run, **kwargs: Any) -> 
     assert run.result == fmt.parse(text, **kwargs)
     assert_append_only(run.events, run.result)
     assert_events_rebuild(run.events, run.result)
+
+
+# --------------------------------------------------------------------------- decode
+
+
+def rendered(fmt: codec.Format, case: dict[str, Any]) -> str | None:
+    """The prompt ``case`` renders to, or ``None`` where the format refuses the conversation."""
+    try:
+        return fmt.render(
+            case["messages"], case["tools"], add_generation_prompt=case["add_generation_prompt"], **case["variables"]
+        )
+    except codec.RenderError:
+        return None
+
+
+def decoded_as_json(conversation: codec.Conversation) -> dict[str, Any]:
+    """A decoded conversation as plain JSON data, comparable with a test case's inputs."""
+    data: dict[str, Any] = conversation.model_dump(mode="json")
+    data.setdefault("tools", None)
+    return data
+
+
+def linked_as_json(data: dict[str, Any]) -> dict[str, Any]:
+    """A conversation given as JSON data, with its tool results linked to their calls as decode
+    links them (:func:`codec.format.link_tool_results`), as comparable JSON data."""
+    conversation = codec.Conversation.model_validate(data)
+    link_tool_results(conversation.messages)
+    return decoded_as_json(conversation)
+
+
+def assert_renders_back(fmt: codec.Format, text: str) -> codec.Conversation:
+    """``fmt.decode(text)`` succeeds and renders back to exactly ``text``; returns the conversation."""
+    conversation = fmt.decode(text)
+    again = fmt.render(
+        conversation.messages,
+        conversation.tools,
+        add_generation_prompt=conversation.add_generation_prompt,
+        **conversation.variables,
+    )
+    assert again == text
+    return conversation

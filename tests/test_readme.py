@@ -38,7 +38,7 @@ def test_cli_examples_run() -> None:
     ran = 0
     for line in section.splitlines():
         command = shlex.split(line.split("#")[0])
-        files = [arg for arg in command if arg.endswith((".json", ".txt"))]
+        files = [arg for arg in command if arg.endswith((".json", ".jsonl", ".txt"))]
         if not command or not all((ROOT / f).exists() for f in files):
             continue
         proc = subprocess.run(

@@ -44,11 +44,47 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §6.3):
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from codec import jinja
 from codec._lark import CompiledGrammar, compile_grammar
+from codec.errors import RenderError, parse_error_at
+from codec.export import (
+    EMPTY,
+    WORD,
+    CallSyntax,
+    Expr,
+    GrammarBuilder,
+    JsonValues,
+    Lit,
+    Reasoning,
+    Ref,
+    alt,
+    charset,
+    parameters_schema,
+    properties,
+    ralt,
+    rseq,
+    schema_types,
+    seq,
+    star,
+)
 from codec.format import Format
-from codec.formats._pythonic import CallListReader, PythonicBuilder, pythonic_syntax
+from codec.formats._pythonic import (
+    CallListReader,
+    CallListSyntax,
+    PythonicBuilder,
+    ReadCall,
+    decoded_call,
+    decoded_tool,
+    json_readings,
+    pythonic_syntax,
+    raw_string_readings,
+    read_call_list,
+)
 from codec.formats._render import (
     attr,
     call_method,
@@ -61,6 +97,8 @@ from codec.formats._render import (
     subscript,
     tojson,
 )
+from codec.models import Conversation, Message
+from codec.schema import tool_name
 from codec.stream import CONTENT, REASONING, Syntax
 from codec.watch import Delimiter
 
@@ -237,6 +275,274 @@ def raw_string(token: str) -> str:
     return token[1:-1]
 
 
+# ---------------------------------------------------------------------------- decode
+#
+# Text runs from one role marker to the next, except where JSON is read (the tools, the tool
+# results) and inside a call list. Whether `enable_thinking` was set and whether the prompt ends
+# with the generation prompt show only in how the assistant turns start and in the last one:
+# each plausible reading is tried, the preferred first, and the first that renders the prompt
+# again is the answer.
+
+MARKERS = (USER, ASSISTANT)
+CALLS_END = "]" + EOS
+OUTPUT_OPEN = '{ "output": '
+OUTPUT_CLOSE = " }\n"
+#: What the generation prompt adds after ``<|Assistant|>``, by ``enable_thinking`` (``None``: unset).
+GENERATION_SUFFIXES: dict[str, bool | None] = {"": None, THINK_OPEN: True, THINK_CLOSE: False}
+
+
+def _value_readings(text: str, pos: int) -> Iterator[tuple[Any, int]]:
+    """A string as ``"`` + value + ``"`` unescaped (D1), anything else as JSON (D2)."""
+    return raw_string_readings(text, pos) if text.startswith('"', pos) else json_readings(text, pos)
+
+
+CALL_SYNTAX = CallListSyntax(call_separator=", ", argument_separator=", ", read_value=_value_readings)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """What follows ``<|User|>`` or ``<|Assistant|>``: a user's text, a run of tool results, an assistant turn."""
+
+    kind: str
+    text: str = ""
+    results: tuple[Any, ...] = ()
+
+
+def next_marker(prompt: str, pos: int) -> int:
+    """The offset of the next ``<|User|>`` or ``<|Assistant|>`` from ``pos`` (the end when there is none)."""
+    found = [at for at in (prompt.find(USER, pos), prompt.find(ASSISTANT, pos)) if at >= 0]
+    return min(found, default=len(prompt))
+
+
+def read_system(prompt: str, pos: int) -> tuple[str | None, list[dict[str, Any]] | None, int]:
+    """The system text and the tools after ``<|begin_of_sentence|>`` (D6), and where the turns start."""
+    for lead, with_system in (("\n\n" + TOOLS_PROMPT, True), (TOOLS_PROMPT, False)):
+        if prompt.startswith(lead, pos):
+            tools, after = read_tools(prompt, pos + len(lead))
+            end = next_marker(prompt, after)
+            if tools and bool(prompt[after:end]) == with_system:
+                return prompt[after:end] or None, tools, end
+    end = next_marker(prompt, pos)  # no tools block: the text up to the first turn is the system text
+    return prompt[pos:end] or None, None, end
+
+
+def read_tools(prompt: str, pos: int) -> tuple[list[dict[str, Any]], int]:
+    """The tools written from ``pos`` as JSON and a blank line each; what follows them is the system text."""
+    tools: list[dict[str, Any]] = []
+    while prompt.startswith("{", pos):
+        reading = next(json_readings(prompt, pos), None)
+        if reading is None or not prompt.startswith("\n\n", reading[1]):
+            if not tools:  # the tools preamble, then no tool: a damaged tools block
+                raise parse_error_at(prompt, pos, "the tools block does not hold a tool's JSON and a blank line")
+            break
+        tools.append(decoded_tool(reading[0], prompt, pos))
+        pos = reading[1] + 2
+    return tools, pos
+
+
+def _is_content(value: Any) -> bool:
+    """Whether a message's ``content`` can hold ``value``: text or a list of parts."""
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(part, dict) for part in value))
+
+
+def read_tool_run(prompt: str, pos: int) -> tuple[Segment, int] | None:
+    """The tool results of ``<|User|>tool_response\\n{ "output": ... }\\n...`` at ``pos`` (D5), and where they end.
+
+    ``None`` when the text there is not such a run of results that a message can hold, and a role
+    marker (or the end) after it; it is then a user's text.
+    """
+    if not prompt.startswith(TOOL_RESPONSE, pos):
+        return None
+    pos += len(TOOL_RESPONSE)
+    results = []
+    while prompt.startswith(OUTPUT_OPEN, pos):
+        readings = json_readings(prompt, pos + len(OUTPUT_OPEN))
+        reading = next((r for r in readings if prompt.startswith(OUTPUT_CLOSE, r[1])), None)
+        if reading is None or not _is_content(reading[0]):
+            return None
+        results.append(reading[0])
+        pos = reading[1] + len(OUTPUT_CLOSE)
+    if results and (pos == len(prompt) or prompt.startswith(MARKERS, pos)):
+        return Segment("tool", results=tuple(results)), pos
+    return None
+
+
+#: A tool name as the reply grammar reads one (NAME).
+_PLAIN_NAME = re.compile(r"[A-Za-z_][\w\-.]*")
+
+
+def split_calls_off(text: str) -> tuple[str, list[ReadCall] | None]:
+    """An assistant turn's text as content and the calls glued after it (D4): the leftmost ``[`` that starts them."""
+    if not text.endswith(CALLS_END):
+        return text, None
+    end = len(text) - len(EOS)
+    start = text.find("[")
+    fallback: tuple[str, list[ReadCall] | None] = (text, None)
+    while 0 <= start < end:
+        calls = read_call_list(text[start:end], CALL_SYNTAX)
+        if calls:  # `tool_calls: []` writes nothing, so an empty list is no reading
+            # Names as a model writes them first: content "[" before "[f()]" is not a call "[f".
+            if all(_PLAIN_NAME.fullmatch(name) for name, _ in calls):
+                return text[:start], calls
+            if fallback[1] is None:
+                fallback = (text[:start], calls)
+        start = text.find("[", start + 1)
+    return fallback
+
+
+def assistant_end(prompt: str, pos: int) -> int:
+    """Where the assistant turn whose text starts at ``pos`` ends: the next role marker, or, when that marker is
+    inside the turn's call list (an argument may hold it), the end of the calls.
+    """
+    marker = next_marker(prompt, pos)
+    if prompt.startswith(CALLS_END, marker - len(CALLS_END)):
+        return marker
+    close = prompt.find(CALLS_END, marker)
+    while close >= 0:
+        end = close + len(CALLS_END)
+        if end == len(prompt) or prompt.startswith(MARKERS, end):
+            content, calls = split_calls_off(prompt[pos:end])
+            return end if calls is not None and pos + len(content) < marker else marker
+        close = prompt.find(CALLS_END, close + 1)
+    return marker
+
+
+def read_segments(prompt: str, pos: int) -> list[Segment]:
+    """The turns from ``pos`` (a role marker) to the end."""
+    segments: list[Segment] = []
+    while pos < len(prompt):
+        if prompt.startswith(ASSISTANT, pos):
+            end = assistant_end(prompt, pos + len(ASSISTANT))
+            segments.append(Segment("assistant", prompt[pos + len(ASSISTANT) : end]))
+            pos = end
+            continue
+        if not prompt.startswith(USER, pos):
+            raise parse_error_at(prompt, pos, "expected a turn", expected=list(MARKERS))
+        # A second run right after a run is a user's text: consecutive tool results share one run (D5).
+        run = read_tool_run(prompt, pos) if not segments or segments[-1].kind != "tool" else None
+        if run is not None:
+            segments.append(run[0])
+            pos = run[1]
+            continue
+        end = next_marker(prompt, pos + len(USER))
+        segments.append(Segment("user", prompt[pos + len(USER) : end]))
+        pos = end
+    return segments
+
+
+def decode_assistant(text: str, *, after_query: bool, thinking_off: bool, first_call: int) -> Message | None:
+    """The assistant message written as ``text`` after ``<|Assistant|>``; ``None`` when ``thinking_off`` (so
+    ``</think>`` must open the turn, D8) and it does not. Its calls are ``call_<first_call>`` onwards.
+
+    The reasoning is set (``""`` when there is none) whenever the content holds ``</think>``, so that
+    the template takes the content as it is instead of cutting it there (D7).
+    """
+    reasoning, rest = None, text
+    opening = THINK_OPEN + "\n"
+    closing = "\n" + THINK_CLOSE + "\n\n"
+    if after_query and text.startswith(opening):  # a think block is written only after the last query (D8)
+        close = text.find(closing, len(opening))
+        shown = text[len(opening) : close]
+        if close >= 0 and shown and shown == shown.strip("\n"):
+            reasoning, rest = shown, text[close + len(closing) :]
+    if reasoning is None and thinking_off:
+        if not rest.startswith(THINK_CLOSE):
+            return None
+        rest = rest[len(THINK_CLOSE) :]
+    content, read = split_calls_off(rest)
+    if reasoning is None and THINK_CLOSE in content:
+        reasoning = ""
+    calls = None if read is None else [decoded_call(name, args, first_call + i) for i, (name, args) in enumerate(read)]
+    text_content = content or (None if calls else "")
+    return Message(role="assistant", content=text_content, reasoning_content=reasoning, tool_calls=calls)
+
+
+def _build(
+    segments: list[Segment],
+    system: str | None,
+    images: int,
+    thinking: bool | None,
+) -> list[Message] | None:
+    """The messages for a reading of the turns (``None`` if ``enable_thinking=False`` cannot explain them)."""
+    messages: list[Message | Segment] = [Message(role="system", content=system)] if system is not None else []
+    for segment in segments:
+        if segment.kind == "user":
+            messages.append(Message(role="user", content=segment.text))
+        elif segment.kind == "tool":
+            messages.extend(Message(role="tool", content=result) for result in segment.results)
+        else:
+            messages.append(segment)  # decoded below, once the last query is known
+    users = [m for m in messages if isinstance(m, Message) and m.role == "user"]
+    if images:
+        if not users:
+            return None
+        text = [{"type": "text", "text": users[0].content}] if users[0].content else []
+        parts = [{"type": "image"}] * images + text
+        messages[messages.index(users[0])] = Message(role="user", content=parts)
+    shaped = [m.model_dump() if isinstance(m, Message) else {"role": "assistant"} for m in messages]
+    query = last_query_index(shaped)
+    out: list[Message] = []
+    count = 0
+    for index, item in enumerate(messages):
+        if isinstance(item, Message):
+            out.append(item)
+            continue
+        message = decode_assistant(
+            item.text, after_query=index > query, thinking_off=thinking is False, first_call=count
+        )
+        if message is None:
+            return None
+        count += len(message.tool_calls or ())
+        out.append(message)
+    return out or [Message(role="system", content="")]  # nothing but tools (or nothing): a blank system message
+
+
+def decode_prompt(prompt: str) -> Conversation:
+    """The conversation ``prompt`` renders (see :meth:`DeepseekPythonic._decode`)."""
+    pos = 0
+    while prompt.startswith(IMAGE, pos):
+        pos += len(IMAGE)
+    images = pos // len(IMAGE)
+    if not prompt.startswith(BOS, pos):
+        raise parse_error_at(prompt, pos, "expected the start of the prompt", expected=[IMAGE, BOS])
+    system, tools, pos = read_system(prompt, pos + len(BOS))
+    segments = read_segments(prompt, pos)
+    readings: list[tuple[bool, bool | None]] = []
+    if segments and segments[-1].kind == "assistant" and segments[-1].text in GENERATION_SUFFIXES:
+        readings.append((True, GENERATION_SUFFIXES[segments[-1].text]))
+    if any(segment.kind == "assistant" and segment.text.startswith(THINK_CLOSE) for segment in segments):
+        readings.append((False, False))  # only enable_thinking=False writes a bare </think> first
+    readings.append((False, None))
+    fallback = None
+    for add_generation_prompt, thinking in readings:
+        messages = _build(segments[:-1] if add_generation_prompt else segments, system, images, thinking)
+        if messages is None:
+            continue
+        variables = {} if thinking is None else {"enable_thinking": thinking}
+        conversation = Conversation(
+            messages=messages, tools=tools, add_generation_prompt=add_generation_prompt, variables=variables
+        )
+        if _renders(conversation) == prompt:
+            return conversation
+        fallback = fallback or conversation
+    if fallback is None:
+        raise parse_error_at(prompt, 0, "images are written for user messages, and this prompt has none")
+    return fallback
+
+
+def _renders(conversation: Conversation) -> str | None:
+    """What ``conversation`` renders to (``None`` where the template refuses it)."""
+    try:
+        return render_conversation(
+            jinja.prepare_messages(conversation.messages),
+            jinja.prepare_tools(conversation.tools),
+            conversation.add_generation_prompt,
+            conversation.variables,
+        )
+    except RenderError:
+        return None
+
+
 class DeepseekPythonicBuilder(PythonicBuilder):
     """String arguments are written '"' + value + '"' with no escaping: the text between is the value."""
 
@@ -252,6 +558,9 @@ class DeepseekPythonic(Format):
     summary = 'DeepSeek-style pythonic calls: [get_weather(city="Paris", days=3)]<|end_of_sentence|>'
     stop_token = EOS
     reference_template = "deepseek-pythonic.jinja"
+    template_markers = ("<|User|>", "<|Assistant|>", "<|end_of_sentence|>", "tool_calls")
+    #: The end of a call list, where the stop token follows it.
+    reply_markers = (r"\)\]<\|end_of_sentence\|>",)
 
     def _render(
         self,
@@ -262,6 +571,21 @@ class DeepseekPythonic(Format):
         **variables: Any,
     ) -> str:
         return render_conversation(messages, tools, add_generation_prompt, variables)
+
+    def _decode(self, prompt: str) -> Conversation:
+        """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
+
+        The system message (the last one, D6) comes first; a run of ``{ "output": ... }`` lines is
+        tool results (no id or name), their contents as JSON gave them. Text runs to the next
+        ``<|User|>`` / ``<|Assistant|>``, except that an assistant turn whose call list holds a
+        marker runs to the end of its calls; the calls are the list from the leftmost ``[`` that
+        reads as one, each string closing at the nearest quote that lets the rest read (D1). Call ids
+        are ``call_0``, ``call_1``... across the conversation. ``<|Assistant|>``, ``<|Assistant|><think>``
+        or ``<|Assistant|></think>`` at the end is the generation prompt (``enable_thinking`` unset,
+        true, false); ``enable_thinking=False`` is read from ``</think>`` opening every assistant turn
+        without a think block. Images all go to the first user message.
+        """
+        return decode_prompt(prompt)
 
     def _render_reply(self, message: dict[str, Any]) -> str:
         """The assistant turn as written after ``<|Assistant|>``.
@@ -299,3 +623,118 @@ class DeepseekPythonic(Format):
             prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
             fast_terminals={"CALL_LIST": CallListReader(grammar, raw_string).lexer()},
         )
+
+    # ------------------------------------------------------------------ constrained decoding
+
+    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+        return grammar_calls(builder, tools)
+
+
+# ---------------------------------------------------------------------------- export (constrained decoding)
+
+_SPACE = star(charset(" \t\r\n"))
+_NAME = rseq(charset("A-Za-z_"), star(ralt(WORD, charset("-."))))
+#: What starts a call list in free text (``[name(``), as the grammar reads it.
+CALL_START = rseq("[", _SPACE, _NAME, _SPACE, "(")
+#: Where a raw string argument ends: a quote followed by ``, name=`` or ``)``.
+STRING_END = rseq('"', _SPACE, ralt(rseq(",", _SPACE, _NAME, _SPACE, "="), ")"))
+
+
+def _raw_string(schema: Any) -> bool:
+    """Whether ``schema`` allows a free string, written raw between quotes."""
+    if not isinstance(schema, Mapping):
+        return True
+    if "const" in schema or isinstance(schema.get("enum"), list):
+        return False
+    options = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(options, list) and options:
+        return any(_raw_string(o) for o in options)
+    return "string" in schema_types(schema) or not (schema_types(schema) or _constrained(schema))
+
+
+def _other_values(values: JsonValues, schema: Any) -> Expr | None:
+    """What ``schema`` allows besides a raw string: literals (strings raw in quotes) and JSON, or None."""
+    if not isinstance(schema, Mapping) or not (schema_types(schema) or _constrained(schema)):
+        any_value = values.any()
+        containers = (values.array(any_value), values.free_object(any_value))
+        return alt(values.number(), values.true, values.false, values.null, *containers)
+    if "const" in schema:
+        return _literal(schema["const"])
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return alt(*(_literal(v) for v in schema["enum"]))
+    options = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(options, list) and options:
+        found = [e for e in (_other_values(values, o) for o in options) if e is not None]
+        return alt(*found) if found else None
+    found = [values.typed(schema, kind) for kind in schema_types(schema) if kind != "string"]
+    return alt(*found) if found else None
+
+
+def _constrained(schema: Mapping[str, Any]) -> bool:
+    return any(key in schema for key in ("const", "enum", "anyOf", "oneOf"))
+
+
+def _literal(value: Any) -> Expr:
+    return Lit(render_value(value))
+
+
+def _arguments(builder: GrammarBuilder, values: JsonValues, tool: dict[str, Any]) -> Expr:
+    """A call's keyword arguments and its ``)``, in schema order.
+
+    A raw string ends at the first quote followed by ``, name=`` or ``)``: in llguidance the
+    lexeme must end there, so the string's closing quote, the next argument's name and ``=`` (or
+    the ``)``) are one lexeme, and each argument's rule says what may follow it.
+    """
+    declared = properties(parameters_schema(tool))
+    props, required = declared if declared is not None else ({}, set())
+    names = list(props)
+    rules: dict[int, Ref] = {}
+
+    def followers(index: int) -> list[tuple[str, int | None]]:
+        out: list[tuple[str, int | None]] = []
+        for nxt in range(index + 1, len(names)):
+            out.append(((", " if index >= 0 else "") + names[nxt] + "=", nxt))
+            if names[nxt] in required:
+                return out
+        return [*out, (")", None)]
+
+    def value_then(index: int | None) -> Expr:
+        if index is None:
+            return EMPTY
+        if index not in rules:
+            schema = props[names[index]]
+            options: list[Expr] = []
+            if _raw_string(schema):
+                text = builder.text(forbid=(STRING_END,))
+                ends = [seq(builder.head(text, '"' + follow), value_then(nxt)) for follow, nxt in followers(index)]
+                options.append(seq('"', alt(*ends)))
+            other = _other_values(values, schema)
+            if other is not None:
+                options.append(seq(other, after(index)))
+            rules[index] = builder.rule("argument", alt(*options))
+        return rules[index]
+
+    def after(index: int) -> Expr:
+        return alt(*(seq(follow, value_then(nxt)) for follow, nxt in followers(index)))
+
+    return after(-1)
+
+
+def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+    """Calls as the template writes them: ``[NAME(key=value, ...), ...]``.
+
+    String arguments are raw between quotes; other values are JSON. The list opens with
+    ``[NAME(`` (free text may hold ``[`` but not ``[name(``). Reasoning is a ``<think>`` block.
+    """
+    values = JsonValues(builder)
+    calls = [(f"{tool_name(tool)}(", builder.rule("arguments", _arguments(builder, values, tool))) for tool in tools]
+    any_call = builder.rule("call", alt(*(seq(head, args) for head, args in calls))) if calls else EMPTY
+    return CallSyntax(
+        triggers=tuple(("[" + head, args) for head, args in calls),
+        more=seq(", ", any_call),
+        tail=Lit("]"),
+        text_forbid_markers=(EOS,),
+        text_forbid=(CALL_START,),
+        reasoning=Reasoning(THINK_OPEN, THINK_CLOSE),
+        stops=(EOS,),
+    )

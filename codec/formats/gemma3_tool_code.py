@@ -48,14 +48,49 @@ with one): the two plain bugs fixed, nothing else changed. See :class:`Gemma3Too
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass, replace
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
 from codec._lark import compile_grammar
-from codec.errors import RenderError
+from codec.errors import ParseError, RenderError, parse_error_at
+from codec.export import (
+    EMPTY,
+    NAME,
+    WORD,
+    CallSyntax,
+    GrammarBuilder,
+    JsonValues,
+    Lit,
+    alt,
+    charset,
+    many,
+    maybe,
+    ordered_items,
+    parameters_schema,
+    properties,
+    ralt,
+    rseq,
+    seq,
+    star,
+)
 from codec.format import Format
-from codec.formats._pythonic import CallListReader, PythonicBuilder, followed_by, pythonic_syntax, quoted
+from codec.formats._pythonic import (
+    CallListReader,
+    CallListSyntax,
+    PythonicBuilder,
+    ReadCall,
+    decoded_call,
+    decoded_tool,
+    followed_by,
+    json_readings,
+    pythonic_syntax,
+    quoted,
+    read_call_list,
+)
 from codec.formats._render import (
     attr,
     concat,
@@ -68,6 +103,8 @@ from codec.formats._render import (
     tojson,
     trim,
 )
+from codec.models import Conversation, Message
+from codec.schema import tool_name
 from codec.stream import CONTENT, BuildError, Syntax
 from codec.watch import Delimiter
 
@@ -215,6 +252,240 @@ def reply_text(message: dict[str, Any], *, corrected: bool = False) -> str:
     return body + TURN_CLOSE
 
 
+# ---------------------------------------------------------------------------- decode
+#
+# A prompt is read turn by turn; each turn may read several ways (a user turn holding only a
+# tool_response fence is a tool result or a user's text; the first turn may start with the system
+# prefix), and the template's role-order checks (G5) decide between them: the preferred reading
+# of each turn that leaves the turns after it a valid reading wins.
+
+_TOOLS_JSON = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One ``<start_of_turn>HEAD\\nBODY<end_of_turn>\\n`` of a prompt."""
+
+    head: str
+    start: int
+    body_start: int
+    body: str
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One way to read a turn: the message it writes and, for the first turn, the system prefix in front."""
+
+    role: str
+    content: str | None = None
+    calls: list[ReadCall] | None = None
+    #: The system message's text, when the turn starts with its prefix (G4).
+    system: str | None = None
+    tools: list[dict[str, Any]] | None = None
+
+    @property
+    def as_written(self) -> dict[str, Any]:
+        """The message as :func:`check_order` looks at it: its role, and whether it has a ``tool_calls`` key."""
+        return {"role": self.role, "tool_calls": []} if self.calls is not None else {"role": self.role}
+
+    @property
+    def structural(self) -> bool:
+        """A tool result or tool calls: preferred over reading the same text as a user's or model's words."""
+        return self.role == "tool" or self.calls is not None
+
+
+def call_syntax(*, corrected: bool) -> CallListSyntax:
+    """The fence's call list: calls joined by ``,``, keyword arguments unseparated (G1, seed) or by ``", "``."""
+    return CallListSyntax(
+        call_separator=",",
+        argument_separator=", " if corrected else "",
+        # Unseparated, a number may run into the next key (`n=1e5=2` is `n=1`, `e5=2`).
+        read_value=partial(json_readings, shorter_numbers=not corrected),
+        positional=True,
+    )
+
+
+def split_turns(prompt: str, pos: int, end: int) -> list[Turn]:
+    """The turns of ``prompt[pos:end]``, which must be nothing but turns."""
+    turns = []
+    while pos < end:
+        if not prompt.startswith(TURN_OPEN, pos):
+            raise parse_error_at(prompt, pos, "expected the next turn", expected=[TURN_OPEN])
+        head_start = pos + len(TURN_OPEN)
+        newline = prompt.find("\n", head_start, end)
+        if newline < 0:
+            raise parse_error_at(prompt, end, "the turn's role is not followed by a line break", expected=["\\n"])
+        close = _turn_close(prompt, newline + 1, end)
+        turns.append(Turn(prompt[head_start:newline], pos, newline + 1, prompt[newline + 1 : close]))
+        pos = close + len(TURN_CLOSE) + 1
+    return turns
+
+
+def _turn_close(prompt: str, body_start: int, end: int) -> int:
+    """The ``<end_of_turn>`` closing the turn: the first one that a line break and the next turn (or the end) follow."""
+    marker = TURN_CLOSE + "\n"
+    first = close = prompt.find(marker, body_start, end)
+    while close >= 0:
+        after = close + len(marker)
+        if after == end or prompt.startswith(TURN_OPEN, after):
+            return close
+        close = prompt.find(marker, close + 1, end)
+    if first < 0:
+        raise parse_error_at(prompt, end, "the turn never closes", expected=[TURN_CLOSE])
+    raise parse_error_at(prompt, first + len(marker), "expected the next turn", expected=[TURN_OPEN])
+
+
+def _fence_calls(body: str, syntax: CallListSyntax) -> list[ReadCall] | None:
+    """The calls of a body that is exactly a ```` ```tool_code ```` fence, else ``None``."""
+    fenced = body.startswith(CODE_OPEN) and body.endswith(FENCE_CLOSE)
+    if not fenced or len(body) < len(CODE_OPEN) + len(FENCE_CLOSE):
+        return None
+    return read_call_list(body[len(CODE_OPEN) : -len(FENCE_CLOSE)], syntax)
+
+
+def _tool_result(body: str) -> str | None:
+    """The result in a body that is exactly a ```` ```tool_response ```` fence around trimmed text, else ``None``."""
+    if len(body) < len(RESPONSE_OPEN) + len(FENCE_CLOSE) or not body.startswith(RESPONSE_OPEN):
+        return None
+    result = body[len(RESPONSE_OPEN) : -len(FENCE_CLOSE)]
+    return result if body.endswith(FENCE_CLOSE) and result == result.strip() else None
+
+
+def body_readings(head: str, body: str, syntax: CallListSyntax) -> list[Reading]:
+    """The messages a turn body can be (without the system prefix), the preferred first."""
+    readings = []
+    if head == "model":
+        calls = _fence_calls(body, syntax)
+        if calls is not None:
+            readings.append(Reading("assistant", calls=calls))
+        if body == body.strip():  # the template trims what it writes
+            readings.append(Reading("assistant", content=body))
+    elif head == "user":
+        result = _tool_result(body)
+        if result is not None:
+            readings.append(Reading("tool", content=result))
+        if body == body.strip():
+            readings.append(Reading("user", content=body))
+    elif head not in ("assistant", "tool") and not body:  # those two roles are written as model / user
+        readings.append(Reading(head))  # any other role gets a turn of its name and no text (G6)
+    return readings
+
+
+def first_turn_readings(prompt: str, turn: Turn, syntax: CallListSyntax) -> list[Reading]:
+    """The first turn's readings: with the system prefix (G4) when its body starts with one.
+
+    A tools block forces the prefix. Without one, the system text and the body are joined by a
+    blank line that the body may hold too: a tool result or calls are preferred, then no system
+    message at all, then the shortest system text.
+    """
+    body = turn.body
+    found = body.find(TOOLS_PROMPT)
+    if found >= 0:
+        tools, rest = _tools_block(prompt, turn.body_start + found + len(TOOLS_PROMPT), turn.body_start + len(body))
+        after = body[rest - turn.body_start :]
+        return [replace(r, system=body[:found], tools=tools) for r in body_readings(turn.head, after, syntax)]
+    splits: list[tuple[str | None, str]] = [(None, body)]
+    blank = body.find("\n\n")
+    while blank >= 0:
+        splits.append((body[:blank], body[blank + 2 :]))
+        blank = body.find("\n\n", blank + 1)
+    readings = [replace(r, system=system) for system, rest in splits for r in body_readings(turn.head, rest, syntax)]
+    return sorted(readings, key=lambda reading: not reading.structural)  # stable: prefix order kept
+
+
+def _tools_block(prompt: str, pos: int, body_end: int) -> tuple[list[dict[str, Any]], int]:
+    """The tools written at ``pos`` as ``tojson(indent=4)``, and the offset after the blank line that follows."""
+    try:
+        value, end = _TOOLS_JSON.raw_decode(prompt, pos)
+    except (ValueError, RecursionError):
+        raise parse_error_at(prompt, pos, "the tools block is not JSON", expected=["["]) from None
+    if not isinstance(value, list) or end > body_end or tojson(value, indent=4) != prompt[pos:end]:
+        raise parse_error_at(prompt, pos, "the tools block is not a JSON list written with indent 4")
+    if not prompt.startswith("\n\n", end) or end + 2 > body_end:
+        raise parse_error_at(prompt, end, "expected a blank line after the tools block", expected=["\\n\\n"])
+    return [decoded_tool(item, prompt, pos) for item in value], end + 2
+
+
+def _may_follow(before: Reading, after: Reading) -> bool:
+    try:
+        check_order([before.as_written, after.as_written])
+    except RenderError:
+        return False
+    return True
+
+
+def choose_readings(prompt: str, turns: list[Turn], options: list[list[Reading]]) -> list[Reading]:
+    """Per turn, its first reading that the template's role order lets the turn before and the turns after follow."""
+    for turn, readings in zip(turns, options, strict=True):
+        if not readings:
+            raise _unreadable(prompt, turn)
+    viable = list(options)
+    for index in range(len(turns) - 2, -1, -1):
+        viable[index] = [r for r in options[index] if any(_may_follow(r, later) for later in viable[index + 1])]
+        if not viable[index]:
+            turn = turns[index + 1]
+            message = f"a {turn.head!r} turn cannot follow the turn before it (the template checks the role order)"
+            raise parse_error_at(prompt, turn.start, message)
+    chosen = [viable[0][0]]
+    for readings in viable[1:]:
+        chosen.append(next(r for r in readings if _may_follow(chosen[-1], r)))
+    return chosen
+
+
+def _unreadable(prompt: str, turn: Turn) -> ParseError:
+    """Why no message renders as ``turn``."""
+    if turn.head in ("assistant", "tool"):
+        message = f"the template writes no {turn.head!r} turns (assistant turns are 'model', tool results 'user')"
+        return parse_error_at(prompt, turn.start + len(TURN_OPEN), message, expected=["model", "user"])
+    if turn.head not in ("user", "model"):
+        return parse_error_at(prompt, turn.body_start, f"a {turn.head!r} turn holds no text in this format")
+    message = "the template trims turn text, and this turn's has whitespace around it"
+    return parse_error_at(prompt, turn.body_start, message)
+
+
+def _arguments(values: dict[str, Any] | list[Any]) -> dict[str, Any] | list[Any] | str:
+    """Keyword arguments as they are; positional single characters joined back into the string they came from (G7)."""
+    if isinstance(values, list) and all(isinstance(value, str) and len(value) == 1 for value in values):
+        return "".join(values)
+    return values
+
+
+def conversation_of(chosen: list[Reading], add_generation_prompt: bool, variables: dict[str, Any]) -> Conversation:
+    """The conversation the chosen readings spell: call ids ``call_0``, ``call_1``... across it."""
+    messages = []
+    if chosen[0].system is not None:
+        messages.append(Message(role="system", content=chosen[0].system))
+    count = 0
+    for reading in chosen:
+        if reading.calls is None:
+            messages.append(Message(role=reading.role, content=reading.content))
+            continue
+        calls = [decoded_call(name, _arguments(args), count + i) for i, (name, args) in enumerate(reading.calls)]
+        count += len(calls)
+        messages.append(Message(role="assistant", tool_calls=calls))
+    return Conversation(
+        messages=messages, tools=chosen[0].tools, add_generation_prompt=add_generation_prompt, variables=variables
+    )
+
+
+def decode_prompt(prompt: str, *, corrected: bool = False) -> Conversation:
+    """The conversation ``prompt`` renders (see :meth:`Gemma3ToolCode._decode`)."""
+    generation = CORRECTED_GENERATION_PROMPT if corrected else GENERATION_PROMPT
+    add_generation_prompt = prompt.endswith(generation)
+    end = len(prompt) - len(generation) if add_generation_prompt else len(prompt)
+    first = prompt.find(TURN_OPEN, 0, end)
+    bos = prompt[: first if first >= 0 else end]
+    variables = {"bos_token": bos} if bos else {}
+    if first < 0:  # a lone system message writes nothing: there is no turn to prefix (G4)
+        lone = [Message(role="system", content="")]
+        return Conversation(messages=lone, add_generation_prompt=add_generation_prompt, variables=variables)
+    turns = split_turns(prompt, first, end)
+    syntax = call_syntax(corrected=corrected)
+    options = [first_turn_readings(prompt, turns[0], syntax)]
+    options += [body_readings(turn.head, turn.body, syntax) for turn in turns[1:]]
+    return conversation_of(choose_readings(prompt, turns, options), add_generation_prompt, variables)
+
+
 #: The fence opener as the grammar reads it (FENCE_OPEN).
 _FENCE_OPEN = re.compile(r"```tool_code[ \t]*\n?")
 
@@ -254,6 +525,8 @@ class Gemma3ToolCode(Format):
     summary = 'Gemma 3 prompt-based calls: ```tool_code\\n[get_weather(city="Paris")]\\n```'
     stop_token = TURN_CLOSE
     reference_template = "gemma3-tool-code.jinja"
+    template_markers = ("<start_of_turn>", "```tool_code")
+    reply_markers = (r"```tool_code",)
 
     def __init__(self, *, corrected: bool = False) -> None:
         """``corrected``: render as the seed with its two bugs (G1, G3) fixed, instead of byte-identical to it."""
@@ -268,6 +541,21 @@ class Gemma3ToolCode(Format):
         **variables: Any,
     ) -> str:
         return render_conversation(messages, tools, add_generation_prompt, variables, corrected=self.corrected)
+
+    def _decode(self, prompt: str) -> Conversation:
+        """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
+
+        ``bos_token`` is the text before the first turn (absent when empty). Call ids are ``call_0``,
+        ``call_1``... across the conversation; tool results carry no id or name. A ``user`` turn that
+        is exactly a ```` ```tool_response ```` fence is a tool result and a ``model`` turn that is
+        exactly a ```` ```tool_code ```` fence holds calls, unless the role order (G5) allows only the
+        plain reading. The first turn starts with a system message only where it must: a tools
+        block, or a turn that reads no other way; the system text then ends at the first blank line
+        that leaves a readable turn. Positional values (G7) come back as the string their single
+        characters spell, else as a list; a number that may run into the next key (G1) is read as
+        long as the rest still reads.
+        """
+        return decode_prompt(prompt, corrected=self.corrected)
 
     def _render_reply(self, message: dict[str, Any]) -> str:
         """What the model generates after the generation prompt, ``<end_of_turn>`` included.
@@ -302,3 +590,44 @@ class Gemma3ToolCode(Format):
 
     def __repr__(self) -> str:
         return f"<codec format {self.name!r} (corrected)>" if self.corrected else super().__repr__()
+
+    # ------------------------------------------------------------------ constrained decoding
+
+    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+        return grammar_calls(builder, tools)
+
+
+# ---------------------------------------------------------------------------- export (constrained decoding)
+
+_SPACE = star(charset(" \t\r\n"))
+#: What starts a bare call list in free text (``[name(``), as the grammar reads it.
+CALL_START = rseq("[", _SPACE, charset("A-Za-z_"), star(ralt(WORD, charset("-."))), _SPACE, "(")
+
+
+def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+    """Calls as the template writes them: ````` ```tool_code\\n[NAME(key=value...),...]\\n``` `````.
+
+    Values are JSON (``tojson``); keyword arguments may be separated by nothing (the reference
+    template) or ``", "`` (a corrected one); parallel calls by ``,``.
+    """
+    values = JsonValues(builder)
+    bodies = []
+    for tool in tools:
+        declared = properties(parameters_schema(tool))
+        if declared is None:  # free-form parameters: any names, JSON values
+            pair = seq(NAME, "=", values.any())
+            arguments = maybe(seq(pair, many(seq(maybe(Lit(", ")), pair))))
+        else:
+            props, required = declared
+            items = [(seq(key + "=", values.value(schema)), key in required) for key, schema in props.items()]
+            arguments = ordered_items(items, maybe(Lit(", ")))
+        bodies.append(seq(f"{tool_name(tool)}(", arguments, ")"))
+    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+    return CallSyntax(
+        triggers=((CODE_OPEN + "[", call),),
+        more=seq(",", call),
+        tail=Lit("]" + FENCE_CLOSE),
+        text_forbid_markers=("```tool_code", TURN_CLOSE),
+        text_forbid=(CALL_START,),
+        stops=(TURN_CLOSE,),
+    )

@@ -18,19 +18,34 @@ after ``<|im_end|>``. A leading ``<think>...</think>`` block (Qwen3-style models
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from codec import jinja
 from codec._lark import Token, compile_grammar
-from codec.errors import RenderError
+from codec.errors import RenderError, parse_error_at
+from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, Reasoning, alt, parameters_schema, seq
 from codec.format import Format
 from codec.formats._calls import LiteralHandlers
+from codec.formats._decode import (
+    GENERATION_PROMPT,
+    IM_START,
+    TURN_END,
+    Turn,
+    assistant_message,
+    json_object_as_written,
+    read_turns,
+    tool_responses,
+    trailing_blocks,
+)
 from codec.formats._render import concat, required
-from codec.literals import JSON_DECODER, LAX_JSON_DECODER, json_value, nesting, python_literal
-from codec.models import dump_arguments
+from codec.literals import JSON_DECODER, LAX_JSON_DECODER, PLAIN_JSON_DECODER, json_value, nesting, python_literal
+from codec.models import Conversation, dump_arguments
+from codec.schema import tool_name
 from codec.stream import CONTENT, REASONING, Builder, BuildError, Stream, Syntax
 from codec.watch import Delimiter, json_fast_lexer
 
@@ -111,6 +126,127 @@ def render_conversation(
     if add_generation_prompt:
         out.append("<|im_start|>assistant\n")
     return "".join(out)
+
+
+# ---------------------------------------------------------------------------- decode
+
+#: How the turns the template writes begin (the generation prompt is the assistant's opener).
+_OPENERS = (IM_START + "system\n", IM_START + "user\n", GENERATION_PROMPT)
+#: The end of the tools block, up to the ``<|im_end|>`` that closes the first system turn.
+_TOOLS_END = SYSTEM_TOOLS_FOOTER.removesuffix(TURN_END)
+_CALL_HEAD = CALL_OPEN + '\n{"name": "'
+_CALL_ARGUMENTS = '", "arguments": '
+_CALL_TAIL = "}\n" + CALL_CLOSE
+#: Stands for messages the template does not render (any role but system, user, assistant and
+#: tool) where the prompt shows there were some: between two turns of tool results, before a
+#: system turn that the tools header does not hold, or as the whole conversation.
+UNSHOWN_MESSAGE: dict[str, Any] = {"role": "developer", "content": ""}
+
+
+def decode_conversation(text: str) -> Conversation:
+    """The conversation ``text`` is a rendering of (what comes back: README, "Decoding prompts")."""
+    turns, generation_prompt = read_turns(text, 0, _OPENERS)
+    tools: list[dict[str, Any]] | None = None
+    header_system = False  # the tools header holds the first system message
+    messages: list[dict[str, Any]] = []
+    ids = itertools.count()
+    for turn in turns:
+        body = turn.body + 1  # past the newline after the role
+        if turn.role == "system" and turn.start == 0 and text.endswith(_TOOLS_END, body, turn.end):
+            system, tools = _tools_turn(text, body, turn.end - len(_TOOLS_END))
+            if system is not None:
+                messages.append({"role": "system", "content": system})
+                header_system = True
+        elif turn.role == "user":
+            results = tool_responses(text, turn.body, turn.end)
+            if results is None:
+                messages.append({"role": "user", "content": text[body : turn.end]})
+            else:
+                if messages and messages[-1]["role"] == "tool":  # else the two groups would render as one
+                    messages.append(dict(UNSHOWN_MESSAGE))
+                messages += [{"role": "tool", "content": result} for result in results]
+        elif turn.role == "system":
+            messages.append({"role": "system", "content": text[body : turn.end]})
+        else:
+            messages.append(_assistant_message(text, turn, ids))
+    if tools and messages and messages[0]["role"] == "system" and not header_system:
+        messages.insert(0, dict(UNSHOWN_MESSAGE))  # else the system message would move into the header
+    if not messages:
+        messages.append(dict(UNSHOWN_MESSAGE))
+    return Conversation.model_validate(
+        {"messages": messages, "tools": tools, "add_generation_prompt": generation_prompt}
+    )
+
+
+def _tools_turn(text: str, body: int, footer: int) -> tuple[str | None, list[dict[str, Any]]]:
+    """The system text (None without one) and the tools of the first system turn; its tools block ends at ``footer``."""
+    header = text.rfind(SYSTEM_TOOLS_HEADER, body, footer)  # declarations are one-line JSON: the last header is it
+    if header < 0:
+        raise parse_error_at(text, footer, "the tools instructions are not preceded by their header")
+    system = None
+    if header > body:
+        if not text.startswith("\n\n", header - 2) or header - 2 < body:
+            raise parse_error_at(text, header, "expected a blank line between the system message and the tools")
+        system = text[body : header - 2]
+    pos = header + len(SYSTEM_TOOLS_HEADER)
+    tools: list[dict[str, Any]] = []
+    while pos < footer:
+        if not text.startswith("\n", pos):
+            raise parse_error_at(text, pos, "expected one tool per line", expected=("\n",))
+        line_end = text.find("\n", pos + 1, footer)
+        line_end = footer if line_end < 0 else line_end
+        tools.append(_tool_line(text, pos + 1, line_end))
+        pos = line_end
+    if not tools:
+        raise parse_error_at(text, pos, "the tools block declares no tool")
+    return system, tools
+
+
+def _tool_line(text: str, start: int, end: int) -> dict[str, Any]:
+    """The tool declared as JSON on ``text[start:end]``, as written (the template writes each tool as given)."""
+    line = text[start:end]
+    try:
+        value, stop = PLAIN_JSON_DECODER.raw_decode(line)
+    except json.JSONDecodeError as exc:
+        raise parse_error_at(text, start + exc.pos, f"a tool declaration is not JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise parse_error_at(text, start, f"a tool declaration is not plain JSON: {exc}") from None
+    if stop != len(line):
+        raise parse_error_at(text, start + stop, "unexpected text after a tool declaration")
+    if not isinstance(value, dict):
+        raise parse_error_at(text, start, "a tool declaration is not a JSON object")
+    return value
+
+
+def _assistant_message(text: str, turn: Turn, ids: Iterator[int]) -> dict[str, Any]:
+    """An assistant turn: its content, then the calls that end it (each block that reads back exactly)."""
+    start = turn.body + 1
+    cut, calls = trailing_blocks(
+        text,
+        start,
+        turn.end,
+        _CALL_HEAD,
+        _read_call,
+        lambda pos: pos == start or (pos - start >= 2 and text[pos - 1] == "\n"),
+    )
+    content = text[start : turn.end] if not calls else text[start : max(start, cut - 1)]
+    return assistant_message(content, calls, ids)
+
+
+def _read_call(text: str, pos: int, end: int) -> tuple[tuple[str, dict[str, Any]], int] | None:
+    """The call block at ``pos`` (name, arguments) and the offset after it, if it renders back as written.
+
+    A block whose arguments are not as ``tojson`` writes them (arguments given as a differently
+    spelled JSON string), or whose name holds the separator, is not a call: it stays content.
+    """
+    name_start = pos + len(_CALL_HEAD)
+    name_end = text.find(_CALL_ARGUMENTS, name_start, end)
+    if name_end < 0:
+        return None
+    got = json_object_as_written(text, name_end + len(_CALL_ARGUMENTS))
+    if got is None or not text.startswith(_CALL_TAIL, got[1], end):
+        return None
+    return (text[name_start:name_end], got[0]), got[1] + len(_CALL_TAIL)
 
 
 # ---------------------------------------------------------------------------- parse
@@ -441,6 +577,8 @@ class Hermes(Format):
     summary = 'Hermes/Qwen2.5 JSON calls: <tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>'
     stop_token = STOP
     reference_template = "hermes-json-pt.jinja"
+    template_markers = ("<|im_start|>", "<tool_call>", '"arguments"')
+    reply_markers = (r"<tool_call>\s*\{",)
 
     def _render(
         self,
@@ -454,6 +592,9 @@ class Hermes(Format):
 
     def _render_reply(self, message: dict[str, Any]) -> str:
         return _assistant_body(message)
+
+    def _decode(self, prompt: str) -> Conversation:
+        return decode_conversation(prompt)
 
     def _syntax(self) -> Syntax:
         return Syntax(
@@ -480,3 +621,33 @@ class Hermes(Format):
             preempt_starts=" \t\r\n<",
             prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
         )
+
+    # ------------------------------------------------------------------ constrained decoding
+
+    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+        return grammar_calls(builder, tools)
+
+
+# ---------------------------------------------------------------------------- export (constrained decoding)
+
+
+def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+    """Calls as the renderer writes them: ``<tool_call>\\n{"name": "NAME", "arguments": {...}}\\n</tool_call>``.
+
+    The arguments are JSON constrained by the tool's parameters; parallel calls are separate
+    blocks, one line apart. Reasoning is a leading ``<think>...</think>`` block.
+    """
+    values = JsonValues(builder)
+    bodies = []
+    for tool in tools:
+        name = tool_name(tool)
+        arguments = values.value(parameters_schema(tool))
+        bodies.append(seq(f'\n{{"name": "{name}", "arguments": ', arguments, "}\n" + CALL_CLOSE))
+    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+    return CallSyntax(
+        triggers=((CALL_OPEN, call),),
+        more=seq("\n", Marker(CALL_OPEN), call),
+        text_forbid_markers=(CALL_OPEN, STOP),
+        reasoning=Reasoning("<think>", "</think>"),
+        stops=(STOP,),
+    )

@@ -46,17 +46,55 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from codec._lark import CompiledGrammar, compile_grammar
-from codec.errors import RenderError
+from codec.errors import ParseError, RenderError, parse_error_at
+from codec.export import (
+    EMPTY,
+    NAME,
+    CallSyntax,
+    Expr,
+    GrammarBuilder,
+    JsonValues,
+    Lit,
+    Marker,
+    alt,
+    many,
+    ordered_items,
+    parameters_schema,
+    properties,
+    schema_types,
+    seq,
+)
 from codec.format import Format
 from codec.formats._calls import Call, json_chars
+from codec.formats._decode import (
+    GENERATION_PROMPT,
+    IM_START,
+    RESPONSE_OPEN,
+    TURN_END,
+    Turn,
+    assistant_message,
+    expect,
+    expected_error,
+    json_as_written,
+    read_turn,
+    read_turns,
+    tool_responses,
+    trailing_blocks,
+    turn_end,
+    until,
+)
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
-from codec.schema import declared_types, type_text
+from codec.literals import python_literal
+from codec.models import Conversation
+from codec.schema import declared_types, tool_name, type_text
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
 from codec.watch import Delimiter, FastLexer
 
@@ -239,6 +277,242 @@ def render_conversation(
     return "".join(out)
 
 
+# ---------------------------------------------------------------------------- decode
+
+#: How the turns after the system turn begin: an assistant turn with calls only has no newline.
+_TURN_OPENERS = (
+    IM_START + "user\n",
+    GENERATION_PROMPT,
+    IM_START + "assistant" + CALL_OPEN,
+    IM_START + "assistant" + STOP,
+)
+_SYSTEM_TURN = IM_START + "system\n"
+_TOOLS_INTRO = "\n\n" + TOOLS_HEADER
+_CALL_START = CALL_OPEN + "\n<function="
+_CALL_END = "</function>\n" + CALL_CLOSE
+_PARAMETER_START = "<parameter="
+_PARAMETER_END = "\n</parameter>\n"
+
+
+def decode_conversation(text: str) -> Conversation:
+    """The conversation ``text`` is a rendering of (what comes back: README, "Decoding prompts")."""
+    messages: list[dict[str, Any]] = []
+    tools: list[dict[str, Any]] | None = None
+    default_system = False  # the tools turn shows the template's default system text
+    pos = 0
+    if text.startswith(_SYSTEM_TURN):
+        turn = read_turn(text, 0, (_SYSTEM_TURN,), (*_TURN_OPENERS, RESPONSE_OPEN))
+        system, tools = _system_turn(text, turn)
+        default_system = system is None and tools is not None
+        messages += [] if system is None else [{"role": "system", "content": system}]
+        pos = turn.after
+    first = len(messages)  # where the template's loop over the other messages starts
+    if text.startswith(RESPONSE_OPEN, pos):  # a first tool result gets no <|im_start|>user (quirk X3)
+        end = turn_end(text, pos, _TURN_OPENERS)
+        results = _tool_results(text, pos, end)
+        if results is None:
+            raise parse_error_at(text, pos, "expected the first tool results: <tool_response> blocks")
+        messages += results
+        pos = end + len(TURN_END)
+    turns, generation_prompt = read_turns(text, pos, _TURN_OPENERS)
+    ids = itertools.count()
+    for turn in turns:
+        if turn.role == "user":
+            results = _tool_results(text, turn.body, turn.end) if len(messages) > first else None
+            user = {"role": "user", "content": _trimmed(text, turn.body + 1, turn.end)}
+            messages += results if results is not None else [user]
+        else:
+            messages.append(_assistant_message(text, turn, tools, ids))
+    if default_system and not messages:  # a lone system message with the default text (or none)
+        messages.append({"role": "system", "content": DEFAULT_SYSTEM})
+    if not messages:
+        raise parse_error_at(text, 0, "a prompt holds at least one message", expected=(_SYSTEM_TURN, *_TURN_OPENERS))
+    return Conversation.model_validate(
+        {"messages": messages, "tools": tools, "add_generation_prompt": generation_prompt}
+    )
+
+
+def _trimmed(text: str, start: int, end: int) -> str:
+    """``text[start:end]``, which the template writes trimmed: a ParseError at surrounding whitespace."""
+    value = text[start:end]
+    if value != value.lstrip():
+        raise parse_error_at(text, start, "whitespace where the template trims the text")
+    if value != value.rstrip():
+        raise parse_error_at(text, start + len(value.rstrip()), "whitespace where the template trims the text")
+    return value
+
+
+def _system_turn(text: str, turn: Turn) -> tuple[str | None, list[dict[str, Any]] | None]:
+    """The system text (None for the template's default) and the tools (None without) of the system turn."""
+    body = turn.body + 1
+    if not text.endswith(TOOLS_FOOTER, body, turn.end):
+        return _trimmed(text, body, turn.end), None
+    footer = turn.end - len(TOOLS_FOOTER)
+    head = text.find(_TOOLS_INTRO, body, footer)
+    if head < 0:
+        raise parse_error_at(text, footer, "the tools instructions are not preceded by their header")
+    system = _trimmed(text, body, head)
+    if not system:
+        raise parse_error_at(text, body, "expected the system text before the tools")
+    pos = head + len(_TOOLS_INTRO)
+    tools: list[dict[str, Any]] = []
+    while pos < footer:
+        tool, pos = _declaration(text, pos, footer)
+        tools.append(tool)
+    if not tools:
+        raise parse_error_at(text, pos, "the tools block declares no tool")
+    return (None if system == DEFAULT_SYSTEM else system), tools
+
+
+def _element(text: str, pos: int, opener: str, end: int) -> tuple[str, int]:
+    """The raw text of the element ``opener...</tag>`` at ``pos``, and the offset after it."""
+    start = expect(text, pos, opener)
+    closer = "</" + opener.rsplit("<", 1)[1][:-1] + ">"
+    stop = until(text, start, closer, end, pos)
+    return text[start:stop], stop + len(closer)
+
+
+def _read_extra_keys(text: str, pos: int, end: int, closer: str) -> tuple[dict[str, Any], int]:
+    """The ``\\n<key>value</key>`` elements before ``closer`` (values as written: raw strings, else JSON)."""
+    extras: dict[str, Any] = {}
+    while not text.startswith(closer, pos):
+        start = pos + 2
+        if not text.startswith("\n<", pos) or text.startswith("/", start):
+            raise expected_error(text, pos, (closer, "\n<"))
+        key = text[start : until(text, start, ">", end, pos)]
+        raw, pos = _element(text, pos, f"\n<{key}>", end)
+        extras[key] = json_as_written(raw)
+    return extras, pos
+
+
+def _declared_type(raw: str) -> Any:
+    """A ``<type>`` as written: a list of types is shown as its Python ``str()`` (``['integer', 'null']``)."""
+    if raw.startswith("["):
+        try:
+            value = python_literal(raw)
+        except ValueError:
+            return raw
+        return value if isinstance(value, list) and str(value) == raw else raw
+    return raw
+
+
+def _property(text: str, pos: int, end: int) -> tuple[str, dict[str, Any], int]:
+    """One ``<parameter>`` of a declaration: its name, its schema and the offset after it."""
+    name, pos = _element(text, pos + len("\n<parameter>"), "\n<name>", end)
+    schema: dict[str, Any] = {}
+    if text.startswith("\n<type>", pos):
+        raw, pos = _element(text, pos, "\n<type>", end)
+        schema["type"] = _declared_type(raw)
+    if text.startswith("\n<description>", pos):
+        schema["description"], pos = _element(text, pos, "\n<description>", end)
+    extras, pos = _read_extra_keys(text, pos, end, "\n</parameter>")
+    return name, {**schema, **extras}, pos + len("\n</parameter>")
+
+
+def _declaration(text: str, pos: int, end: int) -> tuple[dict[str, Any], int]:
+    """One ``<function>`` of the tools block as an OpenAI tool, and the offset after it."""
+    name, pos = _element(text, expect(text, pos, "\n<function>"), "\n<name>", end)
+    function: dict[str, Any] = {"name": name}
+    if text.startswith("\n<description>", pos):
+        function["description"], pos = _element(text, pos, "\n<description>", end)
+    pos = expect(text, pos, "\n<parameters>")
+    properties: dict[str, Any] = {}
+    while text.startswith("\n<parameter>\n", pos):
+        key, schema, pos = _property(text, pos, end)
+        properties[key] = schema
+    extras, pos = _read_extra_keys(text, pos, end, "\n</parameters>")
+    # The template does not show the parameters' "type": an object, as OpenAI requires.
+    function["parameters"] = {"type": "object", "properties": properties, **extras}
+    extras, pos = _read_extra_keys(text, pos + len("\n</parameters>"), end, "\n</function>")
+    function.update(extras)
+    return {"type": "function", "function": function}, pos + len("\n</function>")
+
+
+def _tool_results(text: str, start: int, end: int) -> list[dict[str, Any]] | None:
+    """The tool messages of a ``<tool_response>`` group, or None if it is none (each result is trimmed)."""
+    results = tool_responses(text, start, end)
+    if results is None or any(result != result.strip() for result in results):
+        return None
+    return [{"role": "tool", "content": result} for result in results]
+
+
+def _assistant_message(text: str, turn: Turn, tools: list[dict[str, Any]] | None, ids: Iterator[int]) -> dict[str, Any]:
+    """An assistant turn: ``<|im_end|>`` alone, calls alone, or ``\\n`` + trimmed content + calls."""
+    schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in tools or ()}
+
+    def read(text: str, pos: int, end: int) -> tuple[tuple[str, dict[str, Any]], int] | None:
+        try:
+            got = _read_call(text, pos, end, schemas)
+        except ParseError:
+            return None
+        return got if got[1] <= end else None
+
+    body, end = turn.body, turn.end
+    content, calls = "", []
+    if text.startswith(CALL_OPEN, body):  # calls only, after no newline (quirk X1)
+        while True:
+            call, body = _read_call(text, body, end, schemas)
+            calls.append(call)
+            if body == end:
+                break
+            body = expect(text, body, "\n")
+    elif body < end:
+        start = body + 1
+
+        def content_may_end(pos: int) -> bool:
+            content = text[start : pos - 1]
+            return pos - start >= 2 and text[pos - 1] == "\n" and content == content.strip()
+
+        cut, calls = trailing_blocks(text, start, end, _CALL_START, read, content_may_end)
+        content = _trimmed(text, start, cut - 1 if calls else end)
+        if not content:
+            raise parse_error_at(text, body, "the template writes no newline before empty content")
+    return assistant_message(content, calls, ids)
+
+
+def _read_call(text: str, pos: int, end: int, schemas: Mapping[str, Any]) -> tuple[tuple[str, dict[str, Any]], int]:
+    """The ``<tool_call>`` block at ``pos``: (name, arguments) and the offset after it; ParseError if it is none."""
+    start = expect(text, pos, _CALL_START)
+    name_end = until(text, start, ">\n", end, pos)
+    name = text[start:name_end]
+    parameters = schemas.get(name)
+    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    arguments: dict[str, Any] = {}
+    pos = name_end + 2
+    while not text.startswith(_CALL_END, pos):
+        key_start = pos + len(_PARAMETER_START)
+        if not text.startswith(_PARAMETER_START, pos):
+            raise expected_error(text, pos, (_PARAMETER_START, _CALL_END))
+        key_end = until(text, key_start, ">\n", end, pos)
+        key = text[key_start:key_end]
+        if key in arguments:
+            raise parse_error_at(text, pos, f"parameter {key!r} repeated in one call")
+        value_end = _value_end(text, key_end + 2, end, pos)
+        schema = properties.get(key) if isinstance(properties, Mapping) else None
+        arguments[key] = _argument(text[key_end + 2 : value_end], schema)
+        pos = value_end + len(_PARAMETER_END)
+    return (name, arguments), pos + len(_CALL_END)
+
+
+def _value_end(text: str, pos: int, end: int, opened_at: int) -> int:
+    """Where the raw value at ``pos`` ends: at a ``\\n</parameter>\\n`` the next parameter or the call's end follows."""
+    while True:
+        stop = until(text, pos, _PARAMETER_END, end, opened_at)
+        if text.startswith((_PARAMETER_START, _CALL_END), stop + len(_PARAMETER_END)):
+            return stop
+        pos = stop + 1
+
+
+def _argument(raw: str, schema: Any) -> Any:
+    """A parameter's value from its text: by the declared schema if the value it reads as is written so, else as JSON
+    if the text is exactly how ``tojson`` writes a non-string value, else the text (strings are written raw)."""
+    if declared_types(schema):
+        value, problem = type_text(raw, schema)
+        if problem is None and (value if isinstance(value, str) else tojson(value)) == raw:
+            return value
+    return json_as_written(raw)
+
+
 # ---------------------------------------------------------------------------- parse
 
 
@@ -404,6 +678,8 @@ class Qwen3Coder(Format):
     summary = "Qwen3-Coder XML calls: <tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n..."
     stop_token = STOP
     reference_template = "qwen3-coder-xml.jinja"
+    template_markers = ("<|im_start|>", "<tool_call>", "<function=", "<parameter=")
+    reply_markers = (r"<function=[^>\s]+>",)
 
     def _render(
         self,
@@ -427,6 +703,9 @@ class Qwen3Coder(Format):
         content, calls = assistant_turn(message)
         return content + calls
 
+    def _decode(self, prompt: str) -> Conversation:
+        return decode_conversation(prompt)
+
     # ------------------------------------------------------------------ parse
 
     def _syntax(self) -> Syntax:
@@ -448,3 +727,61 @@ class Qwen3Coder(Format):
             holdback=HOLDBACK,
             fast_terminals={"PARAM_BLOCK": _param_block_lexer(grammar)},
         )
+
+    # ------------------------------------------------------------------ constrained decoding
+
+    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+        return grammar_calls(builder, tools)
+
+
+# ---------------------------------------------------------------------------- export (constrained decoding)
+
+_PARAM_CLOSE = "\n</parameter>"
+
+
+def _param_value(builder: GrammarBuilder, values: JsonValues, schema: Any) -> Expr:
+    """A parameter's value as the template writes it, then ``\\n</parameter>``: raw text for a string,
+    JSON for anything else (``tojson``), typed by the parameter's schema."""
+    text = builder.head(builder.text((_PARAM_CLOSE,)), _PARAM_CLOSE)
+    if not isinstance(schema, Mapping):
+        return text
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return alt(*(Lit((v if isinstance(v, str) else tojson(v)) + _PARAM_CLOSE) for v in schema["enum"]))
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            null = [Lit("null" + _PARAM_CLOSE)] if schema.get("nullable") is True else []
+            return alt(*(_param_value(builder, values, option) for option in schema[key]), *null)
+    types = schema_types(schema)
+    if not types:
+        return text
+    return alt(*(text if kind == "string" else seq(values.typed(schema, kind), _PARAM_CLOSE) for kind in types))
+
+
+def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+    """Calls as the template writes them: ``<tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE...``.
+
+    A string value is any text without ``\\n</parameter>``; other values are JSON of their type.
+    Parameters come in schema order; parallel calls are separate blocks, one line apart.
+    """
+    values = JsonValues(builder)
+    bodies = []
+    for tool in tools:
+        declared = properties(parameters_schema(tool))
+        if declared is None:  # free-form parameters: any names, text values
+            free = seq("<parameter=", NAME, ">\n", _param_value(builder, values, None), "\n")
+            params = many(free)
+        else:
+            props, required = declared
+            items = [
+                (seq(f"<parameter={key}>\n", _param_value(builder, values, schema), "\n"), key in required)
+                for key, schema in props.items()
+            ]
+            params = ordered_items(items, EMPTY)
+        bodies.append(seq(f"\n<function={tool_name(tool)}>\n", params, "</function>\n" + CALL_CLOSE))
+    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+    return CallSyntax(
+        triggers=((CALL_OPEN, call),),
+        more=seq("\n", Marker(CALL_OPEN), call),
+        text_forbid_markers=(CALL_OPEN, CALL_CLOSE, "<function=", STOP),
+        stops=(STOP,),
+    )

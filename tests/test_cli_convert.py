@@ -1,0 +1,463 @@
+"""The transcoding commands: ``codec detect``, ``codec decode`` and ``codec convert``.
+
+In-process through ``main()`` (``--jobs 2`` still starts real processes), and once as a real
+subprocess. Decoding tests skip a format whose ``decode`` is not implemented, saying so.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tracemalloc
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import codec
+from codec import cli
+from codec.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = ROOT.parent / "shared" / "seeds"
+FORMATS = codec.formats()
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+
+
+def conversation(i: int) -> dict[str, Any]:
+    """A conversation every format renders (system, user, a tool round, an answer), varied by ``i``."""
+    city = ["Lisboa", "Paris", "São Paulo", "東京"][i % 4]
+    call = {"id": f"call_{i}", "type": "function", "function": {"name": "get_weather", "arguments": {"city": city}}}
+    if i % 3:
+        call["function"]["arguments"]["days"] = i % 7
+    return {
+        "messages": [
+            {"role": "system", "content": f"You help with the weather (#{i})."},
+            {"role": "user", "content": f"Weather in {city}?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"call_{i}", "content": f'{{"temp": {i % 30}}}'},
+            {"role": "assistant", "content": f"It is {i % 30} degrees in {city}."},
+        ],
+        "tools": TOOLS,
+    }
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> Path:
+    path.write_bytes("".join(line + "\n" for line in lines).encode("utf-8"))
+    return path
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def rendered(name: str, record: dict[str, Any]) -> str:
+    return codec.get_format(name).render(record["messages"], record.get("tools"))
+
+
+def cut_in_half(name: str) -> str:
+    """A prompt of format ``name`` cut in the middle: not a rendering of it (decode raises ParseError)."""
+    text = rendered(name, conversation(0))
+    return text[: len(text) // 2]
+
+
+def decodable(name: str) -> codec.Format:
+    """Format ``name``, or skip the test when its ``decode`` is not implemented yet."""
+    fmt = codec.get_format(name)
+    try:
+        fmt.decode(rendered(name, conversation(0)))
+    except NotImplementedError:
+        pytest.skip(f"{name}: decode is not implemented yet")
+    return fmt
+
+
+# --------------------------------------------------------------------------- convert: messages records
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_messages_records_render_like_render(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
+    inputs = [{"id": i, **conversation(i), "meta": {"split": "train"}} for i in range(5)]
+    src = write_lines(tmp_path / "in.jsonl", (json.dumps(r, ensure_ascii=False) for r in inputs))
+    out = tmp_path / "out.jsonl"
+    code, stdout, err = run(capsys, "convert", "--to", name, str(src), str(out))
+    assert (code, stdout) == (0, "")
+    assert err == "converted 5, rejected 0\n"
+    # Other keys are kept as they are; the conversation keys become "text".
+    assert records(out) == [{"id": r["id"], "meta": r["meta"], "text": rendered(name, r)} for r in inputs]
+    assert (tmp_path / "out.jsonl.rejects.jsonl").read_bytes() == b""
+
+
+def test_record_options_and_var(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    record = {**conversation(1), "add_generation_prompt": True, "variables": {"enable_thinking": False}}
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(record)])
+    out = tmp_path / "out.jsonl"
+    assert (
+        run(capsys, "convert", "--to", "deepseek_pythonic", "--var", "enable_thinking=true", str(src), str(out))[0] == 0
+    )
+    fmt = codec.get_format("deepseek_pythonic")
+    expected = fmt.render(record["messages"], TOOLS, add_generation_prompt=True, enable_thinking=True)
+    assert records(out) == [{"text": expected}]
+
+
+def test_order_is_kept_with_two_jobs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "_CHUNK_LINES", 7)  # many small chunks, finishing out of order
+    lines = [json.dumps({"id": i, **conversation(i)}) if i % 50 else "{broken" for i in range(1, 301)]
+    src = write_lines(tmp_path / "in.jsonl", lines)
+    outputs = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}.jsonl"
+        code, _, err = run(capsys, "convert", "--to", "qwen3_coder", "--jobs", jobs, str(src), str(out))
+        assert code == 0 and err.startswith("converted 294, rejected 6")
+        outputs[jobs] = (out.read_bytes(), Path(f"{out}.rejects.jsonl").read_bytes())
+    assert outputs["1"] == outputs["2"]
+    assert [r["id"] for r in records(tmp_path / "out2.jsonl")] == [i for i in range(1, 301) if i % 50]
+    assert [r["line"] for r in records(tmp_path / "out2.jsonl.rejects.jsonl")] == [50, 100, 150, 200, 250, 300]
+
+
+BAD_LINES = {
+    "not json": "invalid JSON",
+    "[1, 2]": "must be a JSON object",
+    '{"id": 3}': 'a "text" or a "messages" key',
+    '{"messages": [{"content": "no role"}]}': "messages[0].role",
+    '{"messages": [{"role": "user", "content": "x"}], "tools": {"a": 1}}': "tools must be a JSON list",
+    '{"messages": [{"role": "user", "content": "x"}], "add_generation_prompt": "yes"}': "add_generation_prompt",
+    '{"text": "<|im_start|>user\\nhi<|im_end|>\\n"}': "needs --from",
+    '{"text": 42}': '"text" must be a string',
+    '{"text": "x", "messages": []}': "not both",
+}
+
+
+def test_rejects_name_the_line_and_the_reason(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    good = json.dumps(conversation(0))
+    lines = [good, *BAD_LINES, good]
+    src = write_lines(tmp_path / "in.jsonl", lines)
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(capsys, "convert", "--to", "hermes", str(src), str(out))
+    assert code == 0
+    rejects_path = tmp_path / "out.jsonl.rejects.jsonl"
+    assert err == f"converted 2, rejected {len(BAD_LINES)} (see {rejects_path})\n"
+    assert len(records(out)) == 2
+    rejects = records(rejects_path)
+    assert [r["line"] for r in rejects] == list(range(2, 2 + len(BAD_LINES)))
+    for reject, (line, reason) in zip(rejects, BAD_LINES.items(), strict=True):
+        assert reject["input"] == line
+        assert reason in reject["error"]
+
+
+def test_a_line_the_target_refuses_is_rejected(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Gemma 3's template refuses a user message followed by another user message.
+    record = {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(record)])
+    rejects = tmp_path / "rejects.jsonl"
+    code, _, err = run(
+        capsys, "convert", "--to", "gemma3", "--rejects", str(rejects), str(src), str(tmp_path / "o.jsonl")
+    )
+    assert code == 0 and "rejected 1" in err
+    (reject,) = records(rejects)
+    assert reject["line"] == 1 and "User message must be followed by assistant" in reject["error"]
+
+
+def test_invalid_utf8_and_blank_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    good = json.dumps(conversation(2)).encode()
+    src.write_bytes(good + b"\n\n   \n" + b'{"text": "\xff"}\n' + good + b"\r\n")
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(capsys, "convert", "--to", "gemma4", str(src), str(out))
+    assert code == 0
+    assert err.startswith("converted 2, rejected 1, skipped 2 blank lines")
+    (reject,) = records(Path(f"{out}.rejects.jsonl"))
+    assert reject["line"] == 4 and "not valid UTF-8" in reject["error"]
+
+
+def test_strict_exit_code(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    clean = write_lines(tmp_path / "clean.jsonl", [json.dumps(conversation(0))])
+    dirty = write_lines(tmp_path / "dirty.jsonl", [json.dumps(conversation(0)), "{"])
+    out = str(tmp_path / "out.jsonl")
+    assert run(capsys, "convert", "--strict", "--to", "hermes", str(clean), out)[0] == 0
+    assert run(capsys, "convert", "--strict", "--to", "hermes", str(dirty), out)[0] == 1
+    assert run(capsys, "convert", "--to", "hermes", str(dirty), out)[0] == 0
+    assert len(records(Path(out))) == 1  # the good line is written even when the run fails
+
+
+def test_empty_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = tmp_path / "empty.jsonl"
+    src.write_bytes(b"")
+    out = tmp_path / "out.jsonl"
+    assert run(capsys, "convert", "--strict", "--to", "hermes", str(src), str(out)) == (
+        0,
+        "",
+        "converted 0, rejected 0\n",
+    )
+    assert out.read_bytes() == b""
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--to", "nope"], "unknown format 'nope'"),
+        (["--from", "nope", "--to", "hermes"], "unknown format 'nope'"),
+        ([], "--to is required"),
+        (["--output", "messages", "--to", "hermes"], "--to is not used"),
+        (["--to", "hermes", "--jobs", "0"], "jobs must be at least 1"),
+    ],
+)
+def test_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str) -> None:
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0))])
+    out = tmp_path / "out.jsonl"
+    code, stdout, err = run(capsys, "convert", *argv, str(src), str(out))
+    assert (code, stdout) == (2, "")
+    assert err.startswith("codec: error: ") and message in err and err.count("\n") == 1
+    assert not out.exists()  # nothing is written before the options are known to be good
+
+
+def test_the_input_is_never_overwritten(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0))])
+    before = src.read_bytes()
+    code, _, err = run(capsys, "convert", "--to", "hermes", str(src), str(tmp_path / "." / "in.jsonl"))
+    assert code == 2 and "must be different files" in err
+    assert src.read_bytes() == before
+
+
+def test_missing_input_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "convert", "--to", "hermes", str(tmp_path / "nope.jsonl"), str(tmp_path / "o.jsonl"))
+    assert code == 2 and "No such file" in err
+
+
+def test_stdin_to_stdout_with_rejects_on_stderr(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = json.dumps(conversation(3)) + "\nnope\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode("utf-8")), encoding="utf-8"))
+    code, out, err = run(capsys, "convert", "--to", "gemma4", "-", "-")
+    assert code == 0
+    assert records_of(out) == [{"text": rendered("gemma4", conversation(3))}]
+    reject_line, summary = err.splitlines()
+    assert json.loads(reject_line) == {"line": 2, "error": json.loads(reject_line)["error"], "input": "nope"}
+    assert summary == "converted 1, rejected 1"
+
+
+def records_of(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_output_messages_keeps_the_records_conversation(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    record = {"id": 9, **conversation(4)}
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(record)])
+    out = tmp_path / "out.jsonl"
+    assert run(capsys, "convert", "--output", "messages", str(src), str(out))[0] == 0
+    assert records(out) == [{**record, "add_generation_prompt": False, "variables": {}}]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_only_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "_CHUNK_LINES", 1)
+    monkeypatch.setattr(cli, "_PROGRESS_INTERVAL", 0.0)
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(i)) for i in range(3)])
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["convert", "--to", "hermes", str(src), str(tmp_path / "out.jsonl")]) == 0
+    shown = terminal.getvalue()
+    assert "\r" in shown and "100.0%" in shown and "3 lines" in shown
+    assert shown.endswith("\r\x1b[Kconverted 3, rejected 0\n")  # the progress line is cleared first
+    monkeypatch.undo()
+    _, _, err = run(capsys, "convert", "--to", "hermes", str(src), str(tmp_path / "out.jsonl"))
+    assert "\r" not in err
+
+
+def _reads_lazily(tmp_path: Path, jobs: str) -> tuple[int, int]:
+    """Convert 20 000 lines with tracemalloc on: the input size and this process's peak allocation."""
+    line = json.dumps({"messages": [{"role": "user", "content": "Olá! " * 100}]}, ensure_ascii=False)
+    src = write_lines(tmp_path / "big.jsonl", (line for _ in range(20_000)))
+    out = tmp_path / "big.out.jsonl"
+    warm_up = write_lines(tmp_path / "small.jsonl", [line])  # first-use imports are not the conversion's memory
+    assert main(["convert", "--output", "messages", "--jobs", jobs, str(warm_up), str(out)]) == 0
+    tracemalloc.start()
+    try:
+        assert main(["convert", "--output", "messages", "--jobs", jobs, str(src), str(out)]) == 0
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out.stat().st_size > src.stat().st_size
+    return src.stat().st_size, peak
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_memory_stays_flat(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    """The input is read as it is converted and nothing accumulates: the peak is a few chunks, not the file."""
+    monkeypatch.setattr(cli, "_CHUNK_LINES", 32)  # chunks much smaller than the file, as with a 1 GB input
+    size, peak = _reads_lazily(tmp_path, jobs)
+    assert size > 10_000_000
+    assert peak < size / 10, (size, peak)
+
+
+def test_convert_as_a_subprocess(tmp_path: Path) -> None:
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(i)) for i in range(40)] + ["x"])
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "codec", "convert", "--jobs", "2", "--to", "gemma3", str(src), str(out)],
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.decode() == f"converted 40, rejected 1 (see {out}.rejects.jsonl)\n"
+    assert [r["text"] for r in records(out)] == [rendered("gemma3", conversation(i)) for i in range(40)]
+
+
+# --------------------------------------------------------------------------- convert: decoding text records
+
+
+def text_record(name: str, i: int) -> dict[str, Any]:
+    return {"id": i, "text": rendered(name, conversation(i))}
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_text_to_the_same_format_is_the_identity(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
+    decodable(name)
+    inputs = [text_record(name, i) for i in range(4)]
+    src = write_lines(tmp_path / "in.jsonl", (json.dumps(r) for r in inputs))
+    out = tmp_path / "out.jsonl"
+    assert run(capsys, "convert", "--from", name, "--to", name, str(src), str(out))[0] == 0
+    assert records(out) == inputs
+
+
+@pytest.mark.parametrize("source", FORMATS)
+def test_round_trip_through_another_format(capsys: pytest.CaptureFixture[str], tmp_path: Path, source: str) -> None:
+    """messages -> A text -> B text is A's decoded conversation rendered with B, for every B; a conversation
+    B refuses (what A's prompt does not carry may be what B needs) is rejected with B's reason."""
+    fmt = decodable(source)
+    messages_file = write_lines(tmp_path / "m.jsonl", (json.dumps({"id": i, **conversation(i)}) for i in range(3)))
+    a_text = tmp_path / "a.jsonl"
+    assert run(capsys, "convert", "--to", source, str(messages_file), str(a_text))[0] == 0
+    for target in FORMATS:
+        b_text = tmp_path / f"b_{target}.jsonl"
+        assert run(capsys, "convert", "--from", source, "--to", target, str(a_text), str(b_text))[0] == 0
+        expected, refused = [], []
+        for number, line in enumerate(a_text.read_text(encoding="utf-8").splitlines(), start=1):
+            record = json.loads(line)
+            c = fmt.decode(record["text"])
+            try:
+                text = codec.get_format(target).render(
+                    c.messages, c.tools, add_generation_prompt=c.add_generation_prompt, **c.variables
+                )
+            except codec.RenderError as exc:
+                refused.append({"line": number, "error": str(exc), "input": line})
+            else:
+                expected.append({"id": record["id"], "text": text})
+        assert records(b_text) == expected
+        assert records(Path(f"{b_text}.rejects.jsonl")) == refused
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_text_records_decoded_to_messages(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
+    fmt = decodable(name)
+    src = write_lines(
+        tmp_path / "in.jsonl", [json.dumps(text_record(name, 5)), json.dumps({"text": cut_in_half(name)})]
+    )
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(capsys, "convert", "--from", name, "--output", "messages", str(src), str(out))
+    assert code == 0 and "converted 1, rejected 1" in err
+    (record,) = records(out)
+    assert record["id"] == 5
+    again = fmt.render(record["messages"], record.get("tools"), add_generation_prompt=record["add_generation_prompt"])
+    assert again == text_record(name, 5)["text"]
+    (reject,) = records(Path(f"{out}.rejects.jsonl"))
+    assert reject["line"] == 2 and reject["error"].startswith("text: ") and ", column " in reject["error"]
+
+
+# --------------------------------------------------------------------------- decode and detect
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_decode_renders_back(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
+    decodable(name)
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_bytes(rendered(name, conversation(6)).encode("utf-8"))
+    code, out, err = run(capsys, "decode", "-f", name, str(prompt))
+    assert code == 0 and err == ""
+    conversation_file = tmp_path / "conversation.json"
+    conversation_file.write_text(out, encoding="utf-8")
+    code, again, _ = run(capsys, "render", "-f", name, str(conversation_file))
+    assert code == 0
+    assert again == prompt.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_decode_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_bytes(cut_in_half(name).encode("utf-8"))
+    code, out, err = run(capsys, "decode", "-f", name, str(prompt))
+    assert (code, out) == (2, "")
+    assert err.startswith("codec: error: ") and err.count("\n") == 1
+    if "cannot decode prompts yet" not in err:
+        with pytest.raises(codec.ParseError) as exc:
+            codec.get_format(name).decode(prompt.read_text(encoding="utf-8"))
+        where = f"line {exc.value.line}, column {exc.value.column} (offset {exc.value.pos})"
+        assert err == f"codec: error: {prompt}: {exc.value.message} at {where}\n"
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_detect_reference_templates_and_configs(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
+    path = SEEDS / codec.get_format(name).reference_template
+    if not path.is_file():
+        pytest.skip(f"reference template not found: {path}")
+    assert run(capsys, "detect", str(path)) == (0, name + "\n", "")
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text(json.dumps({"chat_template": path.read_text(encoding="utf-8")}), encoding="utf-8")
+    assert run(capsys, "detect", str(config)) == (0, name + "\n", "")
+
+
+def test_detect_unknown_template_and_bad_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    template = tmp_path / "chatml.jinja"
+    template.write_text("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}")
+    code, out, err = run(capsys, "detect", str(template))
+    assert (code, out) == (1, "") and err == f"codec: error: {template}: not a chat template of a known format\n"
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text('{"bos_token": "<s>"}')
+    code, out, err = run(capsys, "detect", str(config))
+    assert (code, out) == (2, "") and "chat_template" in err
+
+
+def test_detect_reply(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    reply = tmp_path / "reply.txt"
+    reply.write_bytes(codec.get_format("qwen3_coder").render_reply(conversation(1)["messages"][2]).encode("utf-8"))
+    code, out, err = run(capsys, "detect", "--reply", str(reply))
+    assert code == 0 and err == ""
+    lines = [line.split() for line in out.splitlines()]
+    assert lines == [[d.format, f"{d.confidence:.2f}"] for d in codec.detect_reply(reply.read_text(encoding="utf-8"))]
+    assert lines[0][0] == "qwen3_coder"
+    reply.write_text("Just words.")
+    assert run(capsys, "detect", "--reply", str(reply))[:2] == (1, "")
