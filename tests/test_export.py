@@ -16,11 +16,11 @@ import lark
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
+from strategies import arguments, texts, tools
 
 import codec
 from codec import export
 from codec.export import RAlt, avoiding_automaton, literal
-from tests.strategies import arguments, texts, tools
 
 L = pytest.importorskip("llguidance", reason="llguidance is not installed (pip install '.[test]')")
 tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed")
