@@ -95,6 +95,22 @@ def assistant_message(content: str | None, calls: Sequence[tuple[str, Any]], ids
     return message
 
 
+#: The longest text read as a BOS token before a prompt's first turn.
+MAX_BOS = 32
+
+
+def bos_token(prompt: str, first_turn: int, opener: str) -> str:
+    """The text before a prompt's first turn (at ``first_turn``), read as the ``bos_token`` variable.
+
+    A BOS token is one short token with no blank in it: anything else there (another format's
+    prompt, prose) is no rendering of the format, and raises :class:`ParseError` at its start.
+    """
+    bos = prompt[:first_turn]
+    if len(bos) > MAX_BOS or any(c.isspace() for c in bos):
+        raise parse_error_at(prompt, 0, f"expected a BOS token and the first turn ({opener!r})", expected=[opener])
+    return bos
+
+
 def call_id(index: int) -> str:
     """The id of the ``index``-th tool call of a conversation whose prompt carries no ids (``call_0``...)."""
     return f"call_{index}"

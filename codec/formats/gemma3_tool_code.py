@@ -78,6 +78,7 @@ from codec.export import (
     star,
 )
 from codec.format import Format
+from codec.formats._decode import bos_token
 from codec.formats._pythonic import (
     CallListReader,
     CallListSyntax,
@@ -474,7 +475,7 @@ def decode_prompt(prompt: str, *, corrected: bool = False) -> Conversation:
     add_generation_prompt = prompt.endswith(generation)
     end = len(prompt) - len(generation) if add_generation_prompt else len(prompt)
     first = prompt.find(TURN_OPEN, 0, end)
-    bos = prompt[: first if first >= 0 else end]
+    bos = bos_token(prompt, first if first >= 0 else end, TURN_OPEN)
     variables = {"bos_token": bos} if bos else {}
     if first < 0:  # a lone system message writes nothing: there is no turn to prefix (G4)
         lone = [Message(role="system", content="")]

@@ -97,7 +97,7 @@ from codec.export import (
 )
 from codec.format import Format
 from codec.formats._calls import Call, LiteralHandlers, json_chars
-from codec.formats._decode import call_id
+from codec.formats._decode import bos_token, call_id
 from codec.formats._render import (
     attr,
     call_method,
@@ -1203,7 +1203,7 @@ class _PromptReader:
         start = self.text.find(TURN_OPEN)
         if start < 0:
             start = len(self.text)
-        bos = self.text[:start]
+        bos = bos_token(self.text, start, TURN_OPEN)
         for header, at in self._header(start):
             for turns, generation in self._bodies(at):
                 yield _conversation(bos, header, turns, generation)
