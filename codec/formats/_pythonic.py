@@ -90,6 +90,11 @@ class PythonicBuilder(LiteralHandlers, Builder):
     def call_list(self, c: list[Any]) -> None:
         self._done_in_block = 0
 
+    def assignment(self, c: list[Any]) -> None:
+        target = c[0]
+        message = f"the call's result is assigned to {str(target)!r} (a Python statement); the assignment is dropped"
+        self.sink.issue("assignment", message, target.start_pos, f"{target} =")
+
     def fast_list(self, c: list[Any]) -> None:
         token = c[0]
         for name, args, offset in token.decoded:
