@@ -473,9 +473,8 @@ PROFILES: dict[str, Profile] = {
         ),
         call_closer=")",
         plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
-        # Every call block starts with '[NAME(', which starts a call: a block the grammar then refuses
-        # is a truncated_call (what was read is kept), never a whole block kept as content.
-        broken_block=None,
+        # A call starts at its first argument or ')': a list whose call never starts is kept whole.
+        broken_block="[oops(1)]",
         adversarial=_deepseek_adversarial,
         known_bugs=(),
     ),
