@@ -351,8 +351,9 @@ _LIST_PIECES = (*_RAW_PIECES, "[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5",
 @SETTINGS
 @given(data=st.data())
 def test_fast_path_reads_what_the_rules_read(name: str, data: st.DataObject) -> None:
-    """The whole-list fast path gives exactly the result of the grammar's rules, on rendered replies
-    and on lists glued together from odd pieces (which it must read the same way or leave alone)."""
+    """The fast paths (whole lists, whole arguments) give exactly the result of the grammar's rules, on
+    rendered replies and on lists glued together from odd pieces (which they must read the same way or
+    leave alone), whole and streamed."""
     spec = SPECS[name]
     message, tools = data.draw(messages(name, with_tools=data.draw(st.booleans())))
     odd = data.draw(st.lists(st.sampled_from(_LIST_PIECES), max_size=12).map("".join))
@@ -361,6 +362,8 @@ def test_fast_path_reads_what_the_rules_read(name: str, data: st.DataObject) -> 
         rules.feed(text)
         rules.close()
         assert spec.fmt.parse(text, tools=tools) == rules.result
+        # streamed, where whole arguments rather than whole lists take the fast path
+        assert parse_chunked(spec.fmt, text, CHUNK, tools=tools).result == rules.result
 
 
 @SETTINGS

@@ -70,11 +70,17 @@ class PythonicBuilder(LiteralHandlers, Builder):
         return self._call
 
     def arg(self, c: list[Any]) -> None:
+        self._argument(str(c[0]), c[2], c[0].start_pos)
+
+    def fast_arg(self, c: list[Any]) -> None:
+        key, value = c[0].decoded
+        self._argument(key, value, c[0].start_pos)
+
+    def _argument(self, key: str, value: Any, pos: int) -> None:
         call = self._started()
-        key, value = str(c[0]), c[2]
         if key in call.args:
             message = f"argument {key!r} repeated; the first value is kept"
-            self.sink.issue("duplicate_argument", message, c[0].start_pos, json.dumps(value, ensure_ascii=False))
+            self.sink.issue("duplicate_argument", message, pos, json.dumps(value, ensure_ascii=False))
             return
         prefix = ", " if call.args else "{"
         call.args[key] = value
@@ -302,6 +308,24 @@ class CallListReader:
             if follows is not None and not follows(text, end, final):
                 return None
             return calls, end
+
+        return lex
+
+    def argument_lexer(self) -> FastLexer:
+        """The fast lexer of one whole keyword argument ``name=value`` (FAST_ARG), once its value has
+        arrived whole: what a streamed call list mostly goes through (the rules take the rest)."""
+
+        def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
+            key = self._key.match(text, pos)
+            if key is None:
+                return None
+            try:
+                value, end = self._value(text, key.end())
+            except (_Unusual, ValueError, RecursionError, IndexError):
+                return None
+            if end == len(text) and not final:
+                return None  # a number or a keyword may still grow
+            return (key[1], value), end
 
         return lex
 

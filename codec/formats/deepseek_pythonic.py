@@ -611,6 +611,7 @@ class DeepseekPythonic(Format):
 
     def _syntax(self) -> Syntax:
         grammar = compile_grammar("deepseek_pythonic")
+        reader = CallListReader(grammar, raw_string)
         return pythonic_syntax(
             grammar,
             DeepseekPythonicBuilder,
@@ -621,7 +622,7 @@ class DeepseekPythonic(Format):
             string=Delimiter('"', '"', lookahead=120, follows=_closing_quote_test(grammar)),
             reasoning_open="THINK_OPEN",
             prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
-            fast_terminals={"CALL_LIST": CallListReader(grammar, raw_string).lexer()},
+            fast_terminals={"CALL_LIST": reader.lexer(), "FAST_ARG": reader.argument_lexer()},
         )
 
     # ------------------------------------------------------------------ constrained decoding

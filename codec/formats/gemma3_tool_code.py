@@ -586,7 +586,11 @@ class Gemma3ToolCode(Format):
             string=Delimiter('"', '"', "\\"),
             resync_after=("```",),
             extra_closed=frozenset({"ARG_STRING"}),
-            fast_terminals={"CALL_LIST": reader.lexer(), "FENCED_LIST": reader.lexer(followed_by("```"))},
+            fast_terminals={
+                "CALL_LIST": reader.lexer(),
+                "FENCED_LIST": reader.lexer(followed_by("```")),
+                "FAST_ARG": reader.argument_lexer(),
+            },
         )
 
     def __repr__(self) -> str:
