@@ -95,6 +95,9 @@ class Syntax:
     #: The terminal fed first when the prompt ends inside an open reasoning block.
     reasoning_open: str | None = None
     prompt_opens_reasoning: Callable[[str], bool] | None = None
+    #: What a reply starts with, after a prompt that opened reasoning, that is still the opener's
+    #: markup (the line break a template writes after ``<think>``): dropped, as the opener drops it.
+    reasoning_open_rest: str = ""
 
 
 class BuildError(Exception):
@@ -246,8 +249,10 @@ class Stream:
         self.work = 0
         self._resync_len = max((len(m) for m in (*syntax.resync_after, *syntax.resync_before)), default=1)
         opens = syntax.prompt_opens_reasoning
+        self._opener_rest = ""  # the rest of the prompt's reasoning opener, if the reply starts with it
         if prompt is not None and opens is not None and syntax.reasoning_open and opens(prompt):
             self._push(Token(syntax.reasoning_open, "", start_pos=0))
+            self._opener_rest = syntax.reasoning_open_rest
 
     # ------------------------------------------------------------------ public
 
@@ -409,6 +414,12 @@ class Stream:
         fast_by_state = self.syntax.fast_by_state
         states = self._ps.state_stack
         self._need = 0
+        if self._opener_rest:
+            if not final and len(buf) < len(self._opener_rest) and self._opener_rest.startswith(buf):
+                return  # it may still be arriving
+            if buf.startswith(self._opener_rest):
+                i = len(self._opener_rest)
+            self._opener_rest = ""
         while i < n:
             if self._recovery is not None:
                 i = self._recover(buf, i, final)

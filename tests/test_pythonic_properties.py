@@ -563,12 +563,6 @@ def test_deepseek_reply_ending_inside_reasoning(reply: str, prompt: str | None) 
     assert [i.kind for i in result.issues] == ["missing_closer"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="deepseek: when the prompt ends with <think> (enable_thinking=True), the line break the model writes "
-    "after it (the template's '<think>\\n') is kept as reasoning; when the reply itself starts with '<think>\\n' "
-    "THINK_OPEN drops it, so the same turn gives two different reasonings",
-)
 def test_deepseek_line_break_after_the_prompts_think_is_markup() -> None:
     reply = DEEPSEEK.render_reply({"role": "assistant", "reasoning_content": "Hmm.", "content": "Hi."})
     assert reply == "<think>\nHmm.\n</think>\n\nHi."

@@ -418,6 +418,7 @@ def pythonic_syntax(
     extra_closed: frozenset[str] = frozenset(),
     reasoning_open: str | None = None,
     prompt_opens_reasoning: Callable[[str], bool] | None = None,
+    reasoning_open_rest: str = "",
     fast_terminals: dict[str, FastLexer] | None = None,
 ) -> Syntax:
     """The :class:`Syntax` both Python-list formats share, given their frame's differences."""
@@ -442,6 +443,7 @@ def pythonic_syntax(
         max_depth=MAX_DEPTH,
         reasoning_open=reasoning_open,
         prompt_opens_reasoning=prompt_opens_reasoning,
+        reasoning_open_rest=reasoning_open_rest,
         preempt_starts=" \t\r\n<",
         fast_terminals=fast_terminals or {},
     )

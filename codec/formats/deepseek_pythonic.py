@@ -622,6 +622,7 @@ class DeepseekPythonic(Format):
             string=Delimiter('"', '"', lookahead=120, follows=_closing_quote_test(grammar)),
             reasoning_open="THINK_OPEN",
             prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
+            reasoning_open_rest="\n",  # the template writes "<think>\n": THINK_OPEN drops the line break too
             fast_terminals={"CALL_LIST": reader.lexer(), "FAST_ARG": reader.argument_lexer()},
         )
 
