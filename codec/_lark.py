@@ -210,6 +210,8 @@ class CompiledGrammar:
         }
         self.scanners: dict[Any, re.Pattern[str] | None] = {}
         self._handled: dict[type, list[tuple[Any, str, bool]]] = {}
+        #: The grammar's rule names (before aliases).
+        self.rule_names = frozenset(rule.origin.name for rule, _, _ in self._rules)
         self._single: dict[str, re.Pattern[str]] = {}
 
     def parser(self, builder: object) -> ParserState:

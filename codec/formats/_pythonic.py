@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codec import jinja
-from codec._lark import CompiledGrammar
+from codec._lark import CompiledGrammar, Token
 from codec.errors import ParseError, parse_error_at
 from codec.formats._calls import Call, LiteralHandlers
 from codec.literals import PLAIN_JSON_DECODER, json_value, nesting, number_literal, python_literal
 from codec.models import FunctionCall, ToolCall
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
-from codec.watch import Delimiter, FastLexer
+from codec.watch import Delimiter, FastLexer, Watch
 
 #: Frame closers a format may leave out at the end of a reply (inserted and reported).
 _CLOSERS = {"THINK_CLOSE": "</think>", "FENCE_CLOSE": "```"}
@@ -71,6 +71,12 @@ class PythonicBuilder(LiteralHandlers, Builder):
 
     def arg(self, c: list[Any]) -> None:
         self._argument(str(c[0]), c[2], c[0].start_pos)
+
+    def fast_call(self, c: list[Any]) -> None:
+        token = c[0]
+        name, args = token.decoded
+        self._done_in_block += 1
+        self.sink.end_call(self.sink.start_call(name), args, token.start_pos)
 
     def fast_arg(self, c: list[Any]) -> None:
         key, value = c[0].decoded
@@ -178,8 +184,11 @@ class PythonicBuilder(LiteralHandlers, Builder):
                 self.sink.issue("invalid_tool_call", "call in a broken list kept as content", at, piece)
                 self.sink.emit_text(CONTENT, piece)
                 reported = True
-            else:
-                self.sink.end_call(self.sink.start_call(read[0]), read[1], at)
+                continue
+            target = self._assigned(piece)
+            if target is not None:
+                self.assignment([Token("NAME", target[1], start_pos=at + target.start(1))])
+            self.sink.end_call(self.sink.start_call(read[0]), read[1], at)
         tail = raw[end:stop] if start else ""
         if tail.strip():
             self.sink.issue("unexpected_text", "text after the call list, kept as content", pos + end, tail)
@@ -191,9 +200,19 @@ class PythonicBuilder(LiteralHandlers, Builder):
     def recovered(self, raw: str) -> int:
         return self._used
 
+    def _assigned(self, piece: str) -> re.Match[str] | None:
+        """The assignment ``x = `` that ``piece`` starts with (``x = f(...)``), where the format reads
+        such statements (its grammar has the ``assignment`` rule); None otherwise."""
+        if "assignment" not in self.sink.syntax.grammar.rule_names:
+            return None
+        return _ASSIGNMENT.match(piece)
+
     def _probe(self, piece: str) -> tuple[str, dict[str, Any]] | None:
         """The call ``piece`` holds (name, arguments), read on its own as a one-call list; None
         unless it is exactly that."""
+        target = self._assigned(piece)
+        if target is not None:  # a statement `x = f(...)`: the call is f(...)
+            piece = piece[target.end() :]
         probe = Stream(self.sink.syntax, tools=None, strict=True, events=False)  # strict: no recovery inside
         try:
             probe.feed("[" + piece.strip() + "]")
@@ -258,12 +277,31 @@ class ElementCutter:
         return elements, n
 
 
+#: A statement ``x = name(``: the target, then the call.
+_ASSIGNMENT = re.compile(r"[ \t\r\n]*([A-Za-z_][\w\-.]*)[ \t\r\n]*=[ \t\r\n]*(?=[A-Za-z_][\w\-.]*[ \t\r\n]*\()")
+
+
 @functools.cache
 def _cutter(grammar: CompiledGrammar) -> ElementCutter:
     return ElementCutter(grammar)
 
 
 # --------------------------------------------------------------------------- fast path
+
+
+#: How far a streamed call is awaited whole before the rules take it token by token.
+CALL_WAIT = 256
+
+
+class _NextParen:
+    """Wakes the lexer when a ``)`` arrives, or once ``budget`` more characters have."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+
+    def scan(self, text: str) -> bool:
+        self.budget -= len(text)
+        return ")" in text or self.budget < 0
 
 
 class _Unusual(Exception):
@@ -308,6 +346,25 @@ class CallListReader:
             if follows is not None and not follows(text, end, final):
                 return None
             return calls, end
+
+        return lex
+
+    def call_lexer(self) -> FastLexer:
+        """The fast lexer of one whole call ``name(...)`` (FAST_CALL). While a call is still arriving
+        it waits for the next ``)`` (up to :data:`CALL_WAIT` characters; past that, or where the
+        call does not read, the rules take it token by token)."""
+
+        def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
+            name = self._name.match(text, pos)
+            if name is None:
+                return None
+            try:
+                args, end = self._args(text, _skip(text, name.end()))
+            except (_Unusual, ValueError, RecursionError, IndexError):
+                if final or text.find(")", pos) >= 0 or len(text) - pos > CALL_WAIT:
+                    return None
+                return _NextParen(CALL_WAIT - (len(text) - pos))
+            return (name.group(), args), end
 
         return lex
 

@@ -623,7 +623,11 @@ class DeepseekPythonic(Format):
             reasoning_open="THINK_OPEN",
             prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
             reasoning_open_rest="\n",  # the template writes "<think>\n": THINK_OPEN drops the line break too
-            fast_terminals={"CALL_LIST": reader.lexer(), "FAST_ARG": reader.argument_lexer()},
+            fast_terminals={
+                "CALL_LIST": reader.lexer(),
+                "FAST_CALL": reader.call_lexer(),
+                "FAST_ARG": reader.argument_lexer(),
+            },
         )
 
     # ------------------------------------------------------------------ constrained decoding

@@ -589,6 +589,7 @@ class Gemma3ToolCode(Format):
             fast_terminals={
                 "CALL_LIST": reader.lexer(),
                 "FENCED_LIST": reader.lexer(followed_by("```")),
+                "FAST_CALL": reader.call_lexer(),
                 "FAST_ARG": reader.argument_lexer(),
             },
         )
