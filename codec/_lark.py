@@ -57,6 +57,10 @@ def load_grammar_text(name: str) -> str:
     raise FileNotFoundError(f"grammar {name}.lark not found in {', '.join(map(str, _GRAMMAR_DIRS))}")
 
 
+#: How many states at the top of a stack decide whether a token repeats (see CompiledGrammar.repeats).
+_REPEAT_DEPTH = 4
+
+
 class ValueToken(Token):  # type: ignore[misc]
     """A token whose value was decoded by a fast lexer (see ``Syntax.fast_terminals``)."""
 
@@ -210,6 +214,7 @@ class CompiledGrammar:
         }
         self.scanners: dict[Any, re.Pattern[str] | None] = {}
         self._handled: dict[type, list[tuple[Any, str, bool]]] = {}
+        self._repeats: dict[tuple[type, str, tuple[Any, ...]], bool] = {}
         #: The grammar's rule names (before aliases).
         self.rule_names = frozenset(rule.origin.name for rule, _, _ in self._rules)
         self._single: dict[str, re.Pattern[str]] = {}
@@ -255,6 +260,43 @@ class CompiledGrammar:
             stack.append(goto[1])
             if terminal == "$END" and stack[-1] == end_state:
                 return True
+
+    def repeats(self, stack: list[Any], terminal: str, builder: object) -> bool:
+        """Whether feeding ``terminal`` would leave ``stack`` as it is, reducing no rule ``builder``
+        handles: free text after free text, which then need not go through the parser at all."""
+        key = (type(builder), terminal, tuple(stack[-_REPEAT_DEPTH:]))
+        known = self._repeats.get(key)
+        if known is None:
+            known = self._repeats[key] = self._simulate_repeat(stack, terminal, builder)
+        return known
+
+    def _simulate_repeat(self, stack: list[Any], terminal: str, builder: object) -> bool:
+        handled = self._handled.get(type(builder))
+        if handled is None:
+            return False
+        handled_rules = {rule for rule, _, _ in handled}
+        sim = list(stack[-_REPEAT_DEPTH:])
+        lowest = len(sim)
+        while True:
+            action = self.states[sim[-1]].get(terminal)
+            if action is None:
+                return False
+            kind, arg = action
+            if kind is Shift:
+                sim.append(arg)
+                return sim == list(stack[-_REPEAT_DEPTH:]) and lowest > 0
+            if arg in handled_rules:
+                return False
+            size = len(arg.expansion)
+            if size >= len(sim):
+                return False  # it reaches below what the key holds
+            if size:
+                del sim[-size:]
+            lowest = min(lowest, len(sim))
+            goto = self.states[sim[-1]].get(arg.origin.name)
+            if goto is None:
+                return False
+            sim.append(goto[1])
 
     def expected(self, state: Any) -> list[str]:
         """The terminals the parser in ``state`` can take next."""

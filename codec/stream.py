@@ -543,6 +543,12 @@ class Stream:
         kind = tok.type
         syntax = self.syntax
         ps = self._ps
+        if (
+            kind in syntax.text_terminals
+            and self._block is None
+            and self._g.repeats(ps.state_stack, kind, self._builder)
+        ):
+            return  # more free text after free text: the parser would end where it is
         depth = self._depth
         if kind in syntax.nest_open:
             self._depth += 1
