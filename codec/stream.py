@@ -263,7 +263,10 @@ class Stream:
         if not isinstance(chunk, str):
             raise TypeError(f"feed() takes str, not {type(chunk).__name__}")
         self._events = []
-        self._count_lines(chunk)
+        if "\n" in chunk:
+            self._count_lines(chunk)
+        else:
+            self._length += len(chunk)
         if self._wait is not None:
             self._pending.append(chunk)
             self.work += len(chunk)

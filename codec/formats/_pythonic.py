@@ -358,12 +358,13 @@ class CallListReader:
             name = self._name.match(text, pos)
             if name is None:
                 return None
+            if text.find(")", name.end()) < 0:  # not whole yet: wait for a ")" (or leave it to the rules)
+                waited = len(text) - pos
+                return None if final or waited > CALL_WAIT else _NextParen(CALL_WAIT - waited)
             try:
                 args, end = self._args(text, _skip(text, name.end()))
             except (_Unusual, ValueError, RecursionError, IndexError):
-                if final or text.find(")", pos) >= 0 or len(text) - pos > CALL_WAIT:
-                    return None
-                return _NextParen(CALL_WAIT - (len(text) - pos))
+                return None
             return (name.group(), args), end
 
         return lex
