@@ -102,10 +102,6 @@ def texts(case: dict[str, Any]) -> list[str]:
     return [m["content"] for m in case["messages"] if isinstance(m.get("content"), str)]
 
 
-def as_json(data: dict[str, Any]) -> dict[str, Any]:
-    return linked_as_json(data)
-
-
 # --------------------------------------------------------------------------- what comes back
 
 
@@ -115,7 +111,7 @@ def test_decode_gives_back_the_normal_form(case: dict[str, Any]) -> None:
     text = rendered(FMT, case)
     assume(text is not None and not any(sep in t for t in texts(case) for sep in SEPARATORS))
     assert text is not None
-    assert decoded_as_json(FMT.decode(text)) == as_json(hermes_normal_form(case))
+    assert decoded_as_json(FMT.decode(text)) == linked_as_json(hermes_normal_form(case))
 
 
 @pytest.mark.parametrize(
@@ -126,7 +122,7 @@ def test_decode_gives_back_the_normal_form(case: dict[str, Any]) -> None:
 def test_golden_renders_decode_to_their_normal_form(path: Path) -> None:
     case = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
     conversation = assert_renders_back(FMT, path.read_text(encoding="utf-8"))
-    assert decoded_as_json(conversation) == as_json(hermes_normal_form(case))
+    assert decoded_as_json(conversation) == linked_as_json(hermes_normal_form(case))
 
 
 def test_block_like_text_in_content_stays_content() -> None:
@@ -162,7 +158,7 @@ def test_unrendered_messages_come_back_where_the_prompt_shows_them(
     case = {"messages": messages, "tools": tools, "add_generation_prompt": True, "variables": {}}
     text = FMT.render(messages, tools, add_generation_prompt=True)
     conversation = assert_renders_back(FMT, text)
-    assert decoded_as_json(conversation) == as_json(hermes_normal_form(case))
+    assert decoded_as_json(conversation) == linked_as_json(hermes_normal_form(case))
 
 
 # --------------------------------------------------------------------------- refused text

@@ -136,10 +136,6 @@ def texts(case: dict[str, Any]) -> list[str]:
     return out
 
 
-def as_json(data: dict[str, Any]) -> dict[str, Any]:
-    return linked_as_json(data)
-
-
 # --------------------------------------------------------------------------- what comes back
 
 
@@ -149,14 +145,14 @@ def test_decode_gives_back_the_normal_form(case: dict[str, Any]) -> None:
     text = rendered(FMT, case)
     assume(text is not None and not any(sep in t for t in texts(case) for sep in SEPARATORS))
     assert text is not None
-    assert decoded_as_json(FMT.decode(text)) == as_json(qwen3_coder_normal_form(case))
+    assert decoded_as_json(FMT.decode(text)) == linked_as_json(qwen3_coder_normal_form(case))
 
 
 @pytest.mark.parametrize("path", sorted(GOLDEN.glob("*.txt")), ids=lambda p: p.stem)
 def test_golden_renders_decode_to_their_normal_form(path: Path) -> None:
     case = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
     conversation = assert_renders_back(FMT, path.read_text(encoding="utf-8"))
-    assert decoded_as_json(conversation) == as_json(qwen3_coder_normal_form(case))
+    assert decoded_as_json(conversation) == linked_as_json(qwen3_coder_normal_form(case))
 
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}
