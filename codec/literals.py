@@ -35,7 +35,7 @@ LAX_JSON_DECODER = json.JSONDecoder(strict=False, parse_float=_finite, parse_con
 
 
 class UnusualJSON(ValueError):
-    """JSON that a fast path leaves to the grammar's rules (a repeated key, a non-finite number)."""
+    """A repeated key: JSON that a fast path leaves to the grammar's rules, which report it."""
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -332,32 +332,9 @@ def _as_call(obj: Any) -> tuple[str, dict[str, Any], list[str]] | None:
     return obj["name"], args, repairs
 
 
-class _Unusual(ValueError):
-    """JSON the fast path leaves to the grammar's rules (a repeated key, a non-finite number)."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        raise _Unusual("repeated key")
-    return out
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value - value != 0:  # inf or nan
-        raise _Unusual("number out of range")
-    return value
-
-
-def _reject_constant(text: str) -> Any:
-    raise _Unusual(text)
-
-
 _SPACE = re.compile(r"[ \t\r\n]*")
-_FAST_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_reject_constant)
 #: Any JSON object or array in a value position, decoded in C when it is complete.
-lex_json_container = json_fast_lexer(_FAST_DECODER)
+lex_json_container = json_fast_lexer(PLAIN_JSON_DECODER)
 
 
 def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
@@ -370,7 +347,7 @@ def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
     if not text.startswith("{", pos):
         return None
     try:
-        value, end = _FAST_DECODER.raw_decode(text, pos)
+        value, end = PLAIN_JSON_DECODER.raw_decode(text, pos)
     except (ValueError, RecursionError):
         return None
     if not (len(value) == 2 and isinstance(value.get("name"), str) and isinstance(value.get("arguments"), dict)):
