@@ -302,13 +302,17 @@ class CompiledGrammar:
         """The terminals the parser in ``state`` can take next."""
         return sorted(name for name in self.states[state] if name.isupper() or name == "$END")
 
+    def pattern(self, terminal: str) -> re.Pattern[str]:
+        """The compiled regular expression of ``terminal`` alone (compiled once)."""
+        pattern = self._single.get(terminal)
+        if pattern is None:
+            pattern = self._single[terminal] = re.compile(self.terminals[terminal].pattern.to_regexp())
+        return pattern
+
     def first_match(self, terminals: Any, text: str, pos: int) -> str | None:
         """The first of ``terminals`` that ``text`` holds at ``pos``, whatever the parser state."""
         for name in terminals:
-            pattern = self._single.get(name)
-            if pattern is None:
-                pattern = self._single[name] = re.compile(self.terminals[name].pattern.to_regexp())
-            m = pattern.match(text, pos)
+            m = self.pattern(name).match(text, pos)
             if m is not None and m.end() > pos:
                 return str(name)
         return None

@@ -19,6 +19,7 @@ from codec import jinja
 from codec._lark import CompiledGrammar, Token
 from codec.errors import ParseError, parse_error_at
 from codec.formats._calls import Call, LiteralHandlers
+from codec.formats._decode import call_id
 from codec.literals import PLAIN_JSON_DECODER, json_value, nesting, number_literal, python_literal
 from codec.models import FunctionCall, ToolCall
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
@@ -203,9 +204,10 @@ class PythonicBuilder(LiteralHandlers, Builder):
     def _assigned(self, piece: str) -> re.Match[str] | None:
         """The assignment ``x = `` that ``piece`` starts with (``x = f(...)``), where the format reads
         such statements (its grammar has the ``assignment`` rule); None otherwise."""
-        if "assignment" not in self.sink.syntax.grammar.rule_names:
+        grammar = self.sink.syntax.grammar
+        if "assignment" not in grammar.rule_names:
             return None
-        return _ASSIGNMENT.match(piece)
+        return _cutter(grammar).assignment.match(piece)
 
     def _probe(self, piece: str) -> tuple[str, dict[str, Any]] | None:
         """The call ``piece`` holds (name, arguments), read on its own as a one-call list; None
@@ -236,12 +238,12 @@ class ElementCutter:
     """
 
     def __init__(self, grammar: CompiledGrammar) -> None:
-        def pattern(name: str) -> re.Pattern[str]:
-            return re.compile(grammar.terminals[name].pattern.to_regexp())
-
-        self._arg_string = pattern("ARG_STRING")
-        self._nested_string = pattern("DQ_STRING")
-        self._sq_string = pattern("SQ_STRING")
+        self._arg_string = grammar.pattern("ARG_STRING")
+        self._nested_string = grammar.pattern("DQ_STRING")
+        self._sq_string = grammar.pattern("SQ_STRING")
+        name = grammar.pattern("NAME").pattern
+        #: A statement ``x = name(`` (formats whose grammar reads statements): its target, then the call.
+        self.assignment = re.compile(f"[ \\t\\r\\n]*({name})[ \\t\\r\\n]*=[ \\t\\r\\n]*(?={name}[ \\t\\r\\n]*\\()")
 
     def cut(self, text: str, start: int, bracketed: bool) -> tuple[list[tuple[int, str]], int]:
         """The non-blank elements from ``text[start]`` (offset, text), and where the list ends."""
@@ -275,10 +277,6 @@ class ElementCutter:
             i += 1
         element(n)
         return elements, n
-
-
-#: A statement ``x = name(``: the target, then the call.
-_ASSIGNMENT = re.compile(r"[ \t\r\n]*([A-Za-z_][\w\-.]*)[ \t\r\n]*=[ \t\r\n]*(?=[A-Za-z_][\w\-.]*[ \t\r\n]*\()")
 
 
 @functools.cache
@@ -322,15 +320,12 @@ class CallListReader:
     """
 
     def __init__(self, grammar: CompiledGrammar, arg_string: Callable[[str], str]) -> None:
-        def pattern(name: str) -> re.Pattern[str]:
-            return re.compile(grammar.terminals[name].pattern.to_regexp())
-
-        self._name = pattern("NAME")
+        self._name = grammar.pattern("NAME")
         self._key = re.compile(f"({self._name.pattern})[ \\t\\r\\n]*=[ \\t\\r\\n]*")
-        self._arg_string = pattern("ARG_STRING")
-        self._sq_string = pattern("SQ_STRING")
-        self._number = pattern("NUMBER")
-        self._keywords = [(pattern(t), v) for t, v in (("TRUE", True), ("FALSE", False), ("NULL", None))]
+        self._arg_string = grammar.pattern("ARG_STRING")
+        self._sq_string = grammar.pattern("SQ_STRING")
+        self._number = grammar.pattern("NUMBER")
+        self._keywords = [(grammar.pattern(t), v) for t, v in (("TRUE", True), ("FALSE", False), ("NULL", None))]
         self._decode_arg_string = arg_string
 
     def lexer(self, follows: Callable[[str, int, bool], bool] | None = None) -> FastLexer:
@@ -682,7 +677,7 @@ def decoded_call(name: str, arguments: dict[str, Any] | list[Any] | str, index: 
         function = FunctionCall(name=name, arguments=arguments)
     else:
         function = FunctionCall.model_construct(name=name, arguments=arguments)
-    return ToolCall(id=f"call_{index}", function=function)
+    return ToolCall(id=call_id(index), function=function)
 
 
 def decoded_tool(value: Any, text: str, pos: int) -> dict[str, Any]:

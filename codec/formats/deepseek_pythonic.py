@@ -44,7 +44,6 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §6.3):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -265,7 +264,7 @@ def reply_text(message: dict[str, Any]) -> str:
 
 def _closing_quote_test(grammar: CompiledGrammar) -> str:
     """What must follow a quote for it to close a string argument: ARG_STRING's final lookahead."""
-    pattern: str = grammar.terminals["ARG_STRING"].pattern.to_regexp()
+    pattern = grammar.pattern("ARG_STRING").pattern
     start = pattern.rindex("(?=")
     return pattern[start + 3 : pattern.rindex(")")]
 
@@ -367,10 +366,6 @@ def read_tool_run(prompt: str, pos: int) -> tuple[Segment, int] | None:
     return None
 
 
-#: A tool name as the reply grammar reads one (NAME).
-_PLAIN_NAME = re.compile(r"[A-Za-z_][\w\-.]*")
-
-
 def split_calls_off(text: str) -> tuple[str, list[ReadCall] | None]:
     """An assistant turn's text as content and the calls glued after it (D4): the leftmost ``[`` that starts them."""
     if not text.endswith(CALLS_END):
@@ -378,11 +373,12 @@ def split_calls_off(text: str) -> tuple[str, list[ReadCall] | None]:
     end = len(text) - len(EOS)
     start = text.find("[")
     fallback: tuple[str, list[ReadCall] | None] = (text, None)
+    name_pattern = compile_grammar("deepseek_pythonic").pattern("NAME")  # a tool name as a reply reads one
     while 0 <= start < end:
         calls = read_call_list(text[start:end], CALL_SYNTAX)
         if calls:  # `tool_calls: []` writes nothing, so an empty list is no reading
             # Names as a model writes them first: content "[" before "[f()]" is not a call "[f".
-            if all(_PLAIN_NAME.fullmatch(name) for name, _ in calls):
+            if all(name_pattern.fullmatch(name) for name, _ in calls):
                 return text[:start], calls
             if fallback[1] is None:
                 fallback = (text[:start], calls)
