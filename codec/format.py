@@ -124,9 +124,11 @@ class Format:
         if not isinstance(prompt, str):
             raise TypeError(f"decode() takes the prompt text (str), not {type(prompt).__name__}")
         conversation = self._decode(prompt)
-        linked = conversation.model_copy(deep=True)
-        if link_tool_results(linked.messages) and self._renders_to(linked, prompt) is True:
-            return linked
+        unlinked = any(m.role == "tool" and (m.tool_call_id is None or m.name is None) for m in conversation.messages)
+        if unlinked:  # link a copy: the conversation as read stays the answer where linking changes the text
+            linked = conversation.model_copy(deep=True)
+            if link_tool_results(linked.messages) and self._renders_to(linked, prompt) is True:
+                return linked
         outcome = self._renders_to(conversation, prompt)
         if outcome is True:
             return conversation

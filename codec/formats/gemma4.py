@@ -767,6 +767,16 @@ class _PromptReader:
         if self._steps < 0:  # the markers in its texts make it read too many ways to try them all
             raise self.error("; the search gave up there: the prompt reads too many ways to try them all")
 
+    def _named(self, pos: int, head: str, expected: str) -> tuple[str, int] | None:
+        """``head`` at ``pos``, then a name up to the next ``{``: (the name, the brace's offset)."""
+        if not self._at(pos, head):
+            return None
+        brace = self.text.find("{", pos + len(head))
+        if brace < 0:
+            self._fail(len(self.text), (expected,))
+            return None
+        return self.text[pos + len(head) : brace], brace
+
     def _at(self, pos: int, literal: str) -> bool:
         if self.text.startswith(literal, pos):
             return True
@@ -1014,14 +1024,10 @@ class _PromptReader:
 
     def _declaration(self, pos: int) -> Reading[dict[str, Any]]:
         """``<|tool>declaration:NAME{description:...}<tool|>``: the tool's function, as a JSON schema."""
-        head = DECLARATION_OPEN + "declaration:"
-        if not self._at(pos, head):
+        named = self._named(pos, DECLARATION_OPEN + "declaration:", "{description:")
+        if named is None:
             return
-        brace = self.text.find("{", pos + len(head))
-        if brace < 0:
-            self._fail(len(self.text), ("{description:",))
-            return
-        name = self.text[pos + len(head) : brace]
+        name, brace = named
         if not self._at(brace, "{description:"):
             return
         follow = (",parameters:{", ",response:{", "}" + DECLARATION_CLOSE)
@@ -1056,14 +1062,10 @@ class _PromptReader:
 
     def _call(self, pos: int) -> Reading[tuple[str, dict[str, Any] | str]]:
         """``<|tool_call>call:NAME{...}<tool_call|>``: pairs, else the raw text of string arguments (Q10)."""
-        head = CALL_OPEN + "call:"
-        if not self._at(pos, head):
+        named = self._named(pos, CALL_OPEN + "call:", "{")
+        if named is None:
             return
-        brace = self.text.find("{", pos + len(head))
-        if brace < 0:
-            self._fail(len(self.text), ("{",))
-            return
-        name = self.text[pos + len(head) : brace]
+        name, brace = named
         for arguments, after in self._mapping(brace, quote_keys=False):
             if self._at(after, CALL_CLOSE):
                 yield (name, arguments), after + len(CALL_CLOSE)
@@ -1072,16 +1074,13 @@ class _PromptReader:
 
     def _tool_response(self, pos: int) -> Reading[tuple[str, dict[str, Any]]]:
         """``<|tool_response>response:NAME{...}<tool_response|>``."""
-        head = RESPONSE_OPEN + "response:"
-        if not self._at(pos, head):
+        named = self._named(pos, RESPONSE_OPEN + "response:", "{")
+        if named is None:
             return
-        brace = self.text.find("{", pos + len(head))
-        if brace < 0:
-            self._fail(len(self.text), ("{",))
-            return
+        name, brace = named
         for body, after in self._mapping(brace, quote_keys=False):
             if self._at(after, RESPONSE_CLOSE):
-                yield (self.text[pos + len(head) : brace], body), after + len(RESPONSE_CLOSE)
+                yield (name, body), after + len(RESPONSE_CLOSE)
 
     def _texts(self, pos: int, closers: tuple[str, ...], *, model: bool = False) -> Reading[str]:
         """A trimmed turn text from ``pos`` up to one of ``closers`` (the offset returned is the closer's).
