@@ -307,6 +307,10 @@ def _gemma3_adversarial() -> dict[str, Adversarial]:
 DS_STOP = "<|end_of_sentence|>"
 
 
+#: Snippets of Python values both Python-list formats' generated inputs are made of.
+_PY_SNIPPETS = ("True", "null", "(", ")", "[", "]", "{", "}", ":", ",")
+
+
 def _deepseek_adversarial() -> dict[str, Adversarial]:
     texts = _pythonic_adversarial("", DS_STOP, DS_STOP)
     # With raw strings, 'k0="v"k1="v"...' is one string waiting for its closing quote (a B6 case below).
@@ -422,26 +426,7 @@ PROFILES: dict[str, Profile] = {
     ),
     "gemma3_tool_code": Profile(
         markers=(_G3_FENCE, _G3_CLOSE, "```", G3_STOP),
-        snippets=(
-            "[f(",
-            "f(",
-            "[f(a=1)]",
-            'f(a="x"b=2)',
-            ",g()",
-            "a=",
-            '"x"',
-            "'x'",
-            "True",
-            "null",
-            "(",
-            ")",
-            "[",
-            "]",
-            "{",
-            "}",
-            ":",
-            ",",
-        ),
+        snippets=("[f(", "f(", "[f(a=1)]", 'f(a="x"b=2)', ",g()", "a=", '"x"', "'x'", *_PY_SNIPPETS),
         call_closer=")",
         plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
         broken_block=_G3_FENCE + "oops" + _G3_CLOSE,
@@ -460,16 +445,7 @@ PROFILES: dict[str, Profile] = {
             "'x'",
             "<think>\nx\n</think>\n\n",
             "a=",
-            "True",
-            "null",
-            "(",
-            ")",
-            "[",
-            "]",
-            "{",
-            "}",
-            ":",
-            ",",
+            *_PY_SNIPPETS,
         ),
         call_closer=")",
         plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
