@@ -325,9 +325,23 @@ def assert_issue_positions(text: str, result: ParseResult) -> None:
 def assert_consistent(fmt: codec.Format, text: str, run: Run, **kwargs: Any) -> None:
     """A streamed run agrees exactly with ``fmt.parse`` and its events are sound."""
     assert "".join(run.chunks) == text
-    assert run.result == fmt.parse(text, **kwargs)
+    assert_streams_like(run, fmt.parse(text, **kwargs))
+
+
+def assert_streams_like(run: Run, whole: ParseResult) -> None:
+    """A streamed run gives exactly the whole parse ``whole``, with append-only events that rebuild it."""
+    assert run.result == whole
     assert_append_only(run.events, run.result)
     assert_events_rebuild(run.events, run.result)
+
+
+def call_message(arguments: dict[str, Any], content: str | None = None, name: str = "f") -> dict[str, Any]:
+    """An assistant message with one call of ``name`` with ``arguments`` (and ``content``)."""
+    return {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"function": {"name": name, "arguments": arguments}}],
+    }
 
 
 # --------------------------------------------------------------------------- decode

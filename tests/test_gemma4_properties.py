@@ -25,7 +25,15 @@ from typing import Any
 
 import pytest
 import strategies
-from harness import assert_append_only, assert_events_rebuild, parse_chunked, run_chunks, split
+from harness import (
+    assert_append_only,
+    assert_events_rebuild,
+    assert_streams_like,
+    call_message,
+    parse_chunked,
+    run_chunks,
+    split,
+)
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
@@ -295,17 +303,7 @@ def test_prompt_opening_the_thought_channel_streams_like_it_parses(
     assert whole.reasoning == reasoning
     assert whole.content == (message["content"] or "")
     run = parse_chunked(FMT, reply, sizes, prompt=PROMPT_THINKING)
-    assert run.result == whole
-    assert_append_only(run.events, run.result)
-    assert_events_rebuild(run.events, run.result)
-
-
-def _call_message(arguments: dict[str, Any], content: str | None = None) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": content,
-        "tool_calls": [{"function": {"name": "f", "arguments": arguments}}],
-    }
+    assert_streams_like(run, whole)
 
 
 def test_exclusions_are_real() -> None:
@@ -320,7 +318,7 @@ def test_exclusions_are_real() -> None:
         {"o": {"k,v": 1}},
     ]:
         assert not value_ok(arguments)
-        result = FMT.parse(FMT.render_reply(_call_message(arguments)))
+        result = FMT.parse(FMT.render_reply(call_message(arguments)))
         assert [c.function.arguments for c in result.tool_calls] != [arguments], arguments
     for content in ["  padded\n", "a<turn|>b", "a<|tool_response>b", "a<tool_call|>b", "a<channel|>b", "a<|channel>b"]:
         assert not content_ok(content)
@@ -328,7 +326,7 @@ def test_exclusions_are_real() -> None:
         assert result.content != content, content
     for content in ["call:f{}", "see:\ncall:f(x=1)", "a<|tool_call>call:g{}<tool_call|>", "a<call>g{}"]:
         assert not content_ok(content)
-        result = FMT.parse(FMT.render_reply(_call_message({}, content)))
+        result = FMT.parse(FMT.render_reply(call_message({}, content)))
         assert (result.content, len(result.tool_calls)) != (content, 1), content
     for reasoning in ["r\n", "a<channel|>b", "a<|tool_call>call:g{}<tool_call|>b", "a<call>b"]:
         assert not reasoning_ok(reasoning)
@@ -340,7 +338,7 @@ def test_exclusions_are_real() -> None:
 
 
 def _write_call(content: str) -> str:
-    return FMT.render_reply(_call_message({"path": "a.txt", "content": content}))
+    return FMT.render_reply(call_message({"path": "a.txt", "content": content}))
 
 
 def test_long_string_value_streams_in_many_fragments() -> None:
@@ -376,7 +374,7 @@ def test_number_is_sent_only_once_complete(size: int, closed: bool) -> None:
     arguments: dict[str, Any] = dict(NUMBERS)
     if not closed:  # every number followed by another argument, not by '}'
         arguments["z"] = "end"
-    reply = FMT.render_reply(_call_message(arguments))
+    reply = FMT.render_reply(call_message(arguments))
     run = run_chunks(FMT, split(reply, size))
     assert run.result.issues == []
     assert run.result.tool_calls[0].function.arguments == arguments
@@ -427,7 +425,7 @@ def test_reasoning_opened_by_the_prompt_streams_as_reasoning_deltas() -> None:
 
 def test_key_starting_with_a_non_ascii_letter() -> None:
     arguments = {"été": 1, "日付": "2024-01-01"}
-    reply = FMT.render_reply(_call_message(arguments))
+    reply = FMT.render_reply(call_message(arguments))
     assert reply == OPEN + "call:f{été:1,日付:" + Q + "2024-01-01" + Q + "}" + CLOSE + RESPONSE
     result = FMT.parse(reply)
     assert result.issues == []

@@ -30,7 +30,14 @@ from typing import Any
 
 import pytest
 import strategies
-from harness import assert_append_only, assert_events_rebuild, parse_chunked, parse_whole
+from harness import (
+    assert_append_only,
+    assert_events_rebuild,
+    assert_streams_like,
+    call_message,
+    parse_chunked,
+    parse_whole,
+)
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
@@ -394,22 +401,10 @@ def test_deepseek_prompt_opening_reasoning_streams_like_it_parses(data: st.DataO
     sizes = data.draw(st.lists(st.integers(1, 8), min_size=1, max_size=6), label="sizes")
     whole = DEEPSEEK.parse(reply, prompt=PROMPT_THINKING)
     assert whole.issues == []
-    # the line break after the prompt's <think> is kept as reasoning: a known bug, see
-    # test_deepseek_line_break_after_the_prompts_think_is_markup
-    assert whole.reasoning.removeprefix("\n") == reasoning
+    assert whole.reasoning == reasoning  # the line break after the prompt's <think> is markup
     assert whole.content == (message["content"] or "")
     run = parse_chunked(DEEPSEEK, reply, sizes, prompt=PROMPT_THINKING)
-    assert run.result == whole
-    assert_append_only(run.events, run.result)
-    assert_events_rebuild(run.events, run.result)
-
-
-def _call_message(arguments: dict[str, Any], content: str | None = None) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": content,
-        "tool_calls": [{"function": {"name": "f", "arguments": arguments}}],
-    }
+    assert_streams_like(run, whole)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -424,7 +419,7 @@ def test_exclusions_are_real(name: str) -> None:
         bad_arguments += [{"a": 'x", b=1'}, {"a": 'x")', "b": 1}, {"a": 'say "hi")'}]
     for arguments in bad_arguments:
         assert not arguments_ok(spec, arguments), arguments
-        result = fmt.parse(fmt.render_reply(_call_message(arguments)))
+        result = fmt.parse(fmt.render_reply(call_message(arguments)))
         assert [c.function.arguments for c in result.tool_calls] != [arguments], arguments
     bad_contents = ["a<end_of_turn>b", "Use ```tool_code\n", "see [f(x)]"] if spec.stop == G3_STOP else []
     if spec.stop == DS_STOP:
@@ -628,7 +623,7 @@ def test_deepseek_pretty_printed_call() -> None:
 
 def test_deepseek_quotes_in_a_long_string_stream_in_linear_work() -> None:
     document = json.dumps([{"id": i, "name": f"item {i}", "tags": ["a", "b"]} for i in range(100)])
-    reply = DEEPSEEK.render_reply(_call_message({"path": "data.json", "content": document}))
+    reply = DEEPSEEK.render_reply(call_message({"path": "data.json", "content": document}))
     assert DEEPSEEK.parse(reply).tool_calls[0].function.arguments["content"] == document
     _check_linear_work(DEEPSEEK, reply)
 
