@@ -242,7 +242,27 @@ class CompiledGrammar:
         LALR tables merge lookaheads, so a terminal listed in the current state can still be
         refused after the reductions it triggers: simulate them on a copy of the stack.
         """
-        stack = list(stack)
+        return self._simulate(list(stack), terminal)
+
+    def repeats(self, stack: list[Any], terminal: str, builder: object) -> bool:
+        """Whether feeding ``terminal`` would leave ``stack`` as it is, reducing no rule ``builder``
+        handles: free text after free text, which then need not go through the parser at all."""
+        top = stack[-_REPEAT_DEPTH:]
+        key = (type(builder), terminal, tuple(top))
+        known = self._repeats.get(key)
+        if known is None:
+            handled = {rule for rule, _, _ in self._handled.get(type(builder), ())}
+            sim = list(top)
+            known = self._simulate(sim, terminal, lambda rule: rule not in handled) and sim == top
+            self._repeats[key] = known
+        return known
+
+    def _simulate(self, stack: list[Any], terminal: str, reducing: Callable[[Any], bool] = lambda _: True) -> bool:
+        """Apply to ``stack`` (in place) what feeding ``terminal`` does: its reductions, then its shift.
+
+        True if the parser takes it (``$END``: once the stack reaches the end state); False if it
+        is refused, if a reduction reaches below ``stack`` or if ``reducing(rule)`` says no.
+        """
         end_state = self.parse_table.end_states[self.start]
         while True:
             action = self.states[stack[-1]].get(terminal)
@@ -250,8 +270,11 @@ class CompiledGrammar:
                 return False
             kind, arg = action
             if kind is Shift:
+                stack.append(arg)
                 return True
             size = len(arg.expansion)
+            if not reducing(arg) or size >= len(stack):
+                return False
             if size:
                 del stack[-size:]
             goto = self.states[stack[-1]].get(arg.origin.name)
@@ -260,43 +283,6 @@ class CompiledGrammar:
             stack.append(goto[1])
             if terminal == "$END" and stack[-1] == end_state:
                 return True
-
-    def repeats(self, stack: list[Any], terminal: str, builder: object) -> bool:
-        """Whether feeding ``terminal`` would leave ``stack`` as it is, reducing no rule ``builder``
-        handles: free text after free text, which then need not go through the parser at all."""
-        key = (type(builder), terminal, tuple(stack[-_REPEAT_DEPTH:]))
-        known = self._repeats.get(key)
-        if known is None:
-            known = self._repeats[key] = self._simulate_repeat(stack, terminal, builder)
-        return known
-
-    def _simulate_repeat(self, stack: list[Any], terminal: str, builder: object) -> bool:
-        handled = self._handled.get(type(builder))
-        if handled is None:
-            return False
-        handled_rules = {rule for rule, _, _ in handled}
-        sim = list(stack[-_REPEAT_DEPTH:])
-        lowest = len(sim)
-        while True:
-            action = self.states[sim[-1]].get(terminal)
-            if action is None:
-                return False
-            kind, arg = action
-            if kind is Shift:
-                sim.append(arg)
-                return sim == list(stack[-_REPEAT_DEPTH:]) and lowest > 0
-            if arg in handled_rules:
-                return False
-            size = len(arg.expansion)
-            if size >= len(sim):
-                return False  # it reaches below what the key holds
-            if size:
-                del sim[-size:]
-            lowest = min(lowest, len(sim))
-            goto = self.states[sim[-1]].get(arg.origin.name)
-            if goto is None:
-                return False
-            sim.append(goto[1])
 
     def expected(self, state: Any) -> list[str]:
         """The terminals the parser in ``state`` can take next."""
