@@ -49,7 +49,6 @@ with one): the two plain bugs fixed, nothing else changed. See :class:`Gemma3Too
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import pairwise
@@ -487,16 +486,12 @@ def decode_prompt(prompt: str, *, corrected: bool = False) -> Conversation:
     return conversation_of(choose_readings(prompt, turns, options), add_generation_prompt, variables)
 
 
-#: The fence opener as the grammar reads it (FENCE_OPEN).
-_FENCE_OPEN = re.compile(r"```tool_code[ \t]*\n?")
-
-
 class Gemma3ToolCodeBuilder(PythonicBuilder):
     """String arguments are JSON (the template writes values with tojson); Python escapes are read too."""
 
     def frame(self, raw: str) -> tuple[int, int]:
         """The calls of a rejected fence lie between its opener and its closing backticks."""
-        opener = _FENCE_OPEN.match(raw)
+        opener = self.sink.syntax.grammar.pattern("FENCE_OPEN").match(raw)
         if opener is None:
             return 0, len(raw)
         stop = len(raw)
