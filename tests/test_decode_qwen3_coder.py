@@ -205,8 +205,19 @@ def damaged(text: str, old: str, new: str) -> tuple[str, int]:
         ("<|im_start|>user\nhi <|im_end|>\n", len("<|im_start|>user\nhi")),
         ("<|im_start|>assistant\n<|im_end|>\n", len("<|im_start|>assistant")),  # no newline before no content
         ("", 0),
+        ("<|im_start|>s", len("<|im_start|>s")),  # cut inside the system turn's opener
+        ("\n<tool_resp", len("\n<tool_resp")),  # cut inside a first tool result's opener
     ],
-    ids=["unknown role", "late system", "leading space", "trailing space", "empty content", "empty prompt"],
+    ids=[
+        "unknown role",
+        "late system",
+        "leading space",
+        "trailing space",
+        "empty content",
+        "empty prompt",
+        "cut system opener",
+        "cut first result",
+    ],
 )
 def test_parse_error_position(text: str, where: int) -> None:
     with pytest.raises(codec.ParseError) as info:

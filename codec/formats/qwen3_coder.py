@@ -300,6 +300,9 @@ def decode_conversation(text: str) -> Conversation:
     tools: list[dict[str, Any]] | None = None
     default_system = False  # the tools turn shows the template's default system text
     pos = 0
+    starts = (_SYSTEM_TURN, RESPONSE_OPEN, *_TURN_OPENERS)  # what a prompt may start with
+    if text and not text.startswith(starts):  # said here, so that a cut opener fails at its end
+        raise expected_error(text, 0, starts, "a system, user or assistant turn, or tool results")
     if text.startswith(_SYSTEM_TURN):
         turn = read_turn(text, 0, (_SYSTEM_TURN,), (*_TURN_OPENERS, RESPONSE_OPEN))
         system, tools = _system_turn(text, turn)
