@@ -12,6 +12,7 @@ import ast
 import json
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 _NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
@@ -50,6 +51,29 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 PLAIN_JSON_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_no_constant)
 
 
+def _text_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False)`` for values decoded from text, which cannot hold
+    themselves: the C encoder is built once, without the cycle check (``dumps`` builds one per
+    call, most of its cost for a call's arguments). Where that encoder is missing or differs, a
+    kept ``JSONEncoder`` does the same work in Python."""
+    kept = json.JSONEncoder(ensure_ascii=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return kept.encode
+    try:
+        encode = make(None, kept.default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+        probe = {"a": [1, 2.5, True, None, 'é\n"'], "b": {}}
+        if "".join(encode(probe, 0)) != json.dumps(probe, ensure_ascii=False):
+            return kept.encode
+    except Exception:  # another signature: keep to the public API
+        return kept.encode
+    return lambda value: "".join(encode(value, 0))
+
+
+#: ``json.dumps(value, ensure_ascii=False)`` for a value decoded from text: how argument JSON is written.
+json_text = _text_encoder()
+
+
 def json_value(text: str, *, strict: bool = True) -> Any:
     """``json.loads`` with :data:`JSON_DECODER` (or the lax one)."""
     try:
@@ -61,7 +85,7 @@ def json_value(text: str, *, strict: bool = True) -> Any:
 def number_literal(text: str) -> int | float:
     """A number as written (``42``, ``-0.5``, ``1e+20``): an int unless it has a point or an
     exponent; ValueError for one that overflows to infinity."""
-    if any(c in text for c in ".eE"):
+    if "." in text or "e" in text or "E" in text:
         return _finite(text)
     return int(text)
 

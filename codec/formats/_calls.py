@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from codec.literals import number_literal
+from codec.literals import json_text, number_literal
 from codec.stream import BuildError
 
 
@@ -23,7 +22,7 @@ class Call:
 def json_chars(text: str) -> str:
     """``text`` as it reads inside a JSON string (escapes apply character by character, so the
     pieces of a string streamed this way concatenate to the string's JSON text)."""
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return json_text(text)[1:-1]
 
 
 class LiteralHandlers:

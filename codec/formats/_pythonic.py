@@ -20,7 +20,7 @@ from codec._lark import CompiledGrammar, Token
 from codec.errors import ParseError, parse_error_at
 from codec.formats._calls import Call, LiteralHandlers
 from codec.formats._decode import call_id
-from codec.literals import PLAIN_JSON_DECODER, json_value, nesting, number_literal, python_literal
+from codec.literals import PLAIN_JSON_DECODER, json_text, json_value, nesting, number_literal, python_literal
 from codec.models import FunctionCall, ToolCall
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
 from codec.watch import Delimiter, FastLexer, Watch
@@ -87,11 +87,11 @@ class PythonicBuilder(LiteralHandlers, Builder):
         call = self._started()
         if key in call.args:
             message = f"argument {key!r} repeated; the first value is kept"
-            self.sink.issue("duplicate_argument", message, pos, json.dumps(value, ensure_ascii=False))
+            self.sink.issue("duplicate_argument", message, pos, json_text(value))
             return
         prefix = ", " if call.args else "{"
         call.args[key] = value
-        fragment = json.dumps(key, ensure_ascii=False) + ": " + json.dumps(value, ensure_ascii=False)
+        fragment = json_text(key) + ": " + json_text(value)
         self.sink.add_arguments(call.index, prefix + fragment)
 
     def call(self, c: list[Any]) -> None:

@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -114,7 +113,7 @@ from codec.formats._render import (
     trim,
     upper,
 )
-from codec.literals import json_value, python_literal
+from codec.literals import json_text, json_value, python_literal
 from codec.models import Conversation, Function, FunctionCall, Message, Tool, ToolCall
 from codec.schema import tool_name
 from codec.stream import CONTENT, REASONING, Builder, BuildError, Stream, Syntax
@@ -546,15 +545,13 @@ class Gemma4Builder(LiteralHandlers, Builder):
             call.args[key] = value
             return
         if key in call.args:
-            shown = json.dumps(value, ensure_ascii=False)
+            shown = json_text(value)
             message = f"argument {key!r} repeated; the first value is kept"
             self.sink.issue("duplicate_argument", message, c[0].pos, shown)
             return
         prefix = "{" if not call.args else ", "
         call.args[key] = value
-        self.sink.add_arguments(
-            call.index, prefix + json.dumps(key, ensure_ascii=False) + ": " + json.dumps(value, ensure_ascii=False)
-        )
+        self.sink.add_arguments(call.index, prefix + json_text(key) + ": " + json_text(value))
 
     def string_open(self, c: list[Any]) -> None:
         call, key = self._call, self._key
@@ -564,7 +561,7 @@ class Gemma4Builder(LiteralHandlers, Builder):
             return  # a duplicate: collected, reported by arg()
         self._streaming = key[0]
         prefix = "{" if not call.args and not self.sink.sent_arguments(call.index) else ", "
-        self.sink.add_arguments(call.index, prefix + json.dumps(key[0], ensure_ascii=False) + ': "')
+        self.sink.add_arguments(call.index, prefix + json_text(key[0]) + ': "')
 
     def stream_string(self, c: list[Any]) -> str:
         text = "".join(self._chars)

@@ -43,7 +43,15 @@ from codec.formats._decode import (
     trailing_blocks,
 )
 from codec.formats._render import concat, required
-from codec.literals import JSON_DECODER, LAX_JSON_DECODER, PLAIN_JSON_DECODER, json_value, nesting, python_literal
+from codec.literals import (
+    JSON_DECODER,
+    LAX_JSON_DECODER,
+    PLAIN_JSON_DECODER,
+    json_text,
+    json_value,
+    nesting,
+    python_literal,
+)
 from codec.models import Conversation, dump_arguments
 from codec.schema import tool_name
 from codec.stream import CONTENT, REASONING, Builder, BuildError, Stream, Syntax
@@ -280,7 +288,7 @@ def _string(token: Token) -> str:
 
 
 def _fragment(first: bool, key: str, value: Any) -> str:
-    return ("{" if first else ", ") + json.dumps(key, ensure_ascii=False) + ": " + json.dumps(value, ensure_ascii=False)
+    return ("{" if first else ", ") + json_text(key) + ": " + json_text(value)
 
 
 def _decode_objects(body: str) -> tuple[list[Any], str] | None:
@@ -442,7 +450,7 @@ class HermesBuilder(LiteralHandlers, Builder):
                 "duplicate_argument",
                 f"argument {key!r} repeated; the first value is kept",
                 c[0].start_pos,
-                json.dumps(value, ensure_ascii=False),
+                json_text(value),
             )
             return
         obj.args[key] = value
@@ -480,7 +488,7 @@ class HermesBuilder(LiteralHandlers, Builder):
 
     def other_member(self, c: list[Any]) -> None:
         key = _string(c[0])
-        text = json.dumps({key: c[2]}, ensure_ascii=False)
+        text = json_text({key: c[2]})
         self.sink.issue("unexpected_key", f"key {key!r} in a tool call object is not used", c[0].start_pos, text)
 
     def call_object(self, c: list[Any]) -> None:

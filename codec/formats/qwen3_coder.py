@@ -47,7 +47,6 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -92,7 +91,7 @@ from codec.formats._decode import (
     until,
 )
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
-from codec.literals import python_literal
+from codec.literals import json_text, python_literal
 from codec.models import Conversation
 from codec.schema import declared_types, tool_name, type_text
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
@@ -630,7 +629,7 @@ class Qwen3CoderBuilder(Builder):
             self.sink.add_arguments(call.index, '"')
             return
         value, _ = type_text(raw, param.schema)  # a value that fits no type is reported by end_call's check
-        self.sink.add_arguments(call.index, self._key(call, param.name) + json.dumps(value, ensure_ascii=False))
+        self.sink.add_arguments(call.index, self._key(call, param.name) + json_text(value))
         call.args[param.name] = value
 
     def function(self, c: list[Any]) -> None:
@@ -656,7 +655,7 @@ class Qwen3CoderBuilder(Builder):
 
     def _key(self, call: Call, name: str) -> str:
         first = not self.sink.sent_arguments(call.index)
-        return ("{" if first else ", ") + json.dumps(name, ensure_ascii=False) + ": "
+        return ("{" if first else ", ") + json_text(name) + ": "
 
     def recover(self, raw: str, pos: int, error: str) -> bool:
         call, param = self._call, self._param
