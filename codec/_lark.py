@@ -32,6 +32,7 @@ __all__ = [
     "ValueToken",
     "load_grammar_text",
     "make_token",
+    "make_value_token",
 ]
 
 _GRAMMAR_DIRS = (
@@ -122,7 +123,17 @@ class _Table:
 
 def make_token(kind: str, value: str, pos: int) -> Token:
     """A lark Token, built without lark's slower constructor (the parser reads only ``type``)."""
-    token: Token = str.__new__(Token, value)
+    return _fill(str.__new__(Token, value), kind, value, pos)
+
+
+def make_value_token(kind: str, value: str, pos: int, decoded: Any) -> ValueToken:
+    """A :class:`ValueToken` holding what a fast lexer decoded, built like :func:`make_token`."""
+    token: ValueToken = _fill(str.__new__(ValueToken, value), kind, value, pos)
+    token.decoded = decoded
+    return token
+
+
+def _fill(token: Any, kind: str, value: str, pos: int) -> Any:
     token.type = kind
     token.value = value
     token.start_pos = pos

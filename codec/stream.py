@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codec import jinja
-from codec._lark import CompiledGrammar, Token, UnexpectedToken, ValueToken, make_token
+from codec._lark import CompiledGrammar, Token, UnexpectedToken, ValueToken, make_token, make_value_token
 from codec.errors import CodecError, ParseError, caret_snippet
-from codec.literals import nesting
+from codec.literals import json_text, nesting
 from codec.models import (
     Event,
     FunctionCall,
@@ -41,7 +41,6 @@ from codec.models import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    dump_arguments,
 )
 from codec.schema import tool_name, tool_parameters, violations
 from codec.watch import Delimiter, FastLexer, Watch
@@ -242,6 +241,7 @@ class Stream:
         self._calls: list[ToolCall] = []
         self._issues: list[Issue] = []
         self._names: list[str] = []
+        self._ids: list[str] = []
         self._args_sent: list[list[str]] = []
         self._closed = False
         #: Characters examined by the lexer and the delimiter and resync searches so far. It grows
@@ -258,26 +258,22 @@ class Stream:
 
     def feed(self, chunk: str) -> list[Event]:
         """Take the next piece of the reply; return the events it completes."""
+        if type(chunk) is not str:
+            if not isinstance(chunk, str):
+                raise TypeError(f"feed() takes str, not {type(chunk).__name__}")
+            chunk = str(chunk)
+        wait = self._wait
+        if wait is not None:  # inside a long token (a closed stream never waits): look only for its end
+            self._pending.append(chunk)
+            return self._resume() if wait.scan(chunk) else []
         if self._closed:
             raise CodecError("feed() after close()")
-        if not isinstance(chunk, str):
-            raise TypeError(f"feed() takes str, not {type(chunk).__name__}")
         self._events = []
         if "\n" in chunk:
-            self._count_lines(chunk)
+            self._arrived(chunk)
         else:
             self._length += len(chunk)
-        if self._wait is not None:
-            self._pending.append(chunk)
-            self.work += len(chunk)
-            if not self._wait.scan(chunk):
-                return self._events
-            self._wait = None
-            self._watched = self._base
-            self._buf += "".join(self._pending)
-            self._pending = []
-        else:
-            self._buf += chunk
+        self._buf += chunk
         if self._length >= self._need:
             self._run(final=False)
         return self._events
@@ -288,8 +284,7 @@ class Stream:
             return []
         self._events = []
         if self._pending:
-            self._buf += "".join(self._pending)
-            self._pending = []
+            self._buf += self._take_pending()
         self._wait = None
         self._run(final=True)
         self._finish()
@@ -322,8 +317,9 @@ class Stream:
         """Announce a call whose name is known; returns its index."""
         index = len(self._names)
         self._names.append(name)
+        self._ids.append(self._call_id(index))
         self._args_sent.append([])
-        self._events.append(ToolCallStart(index, self._call_id(index), name))
+        self._events.append(ToolCallStart(index, self._ids[index], name))
         return index
 
     def add_arguments(self, index: int, fragment: str) -> None:
@@ -335,7 +331,7 @@ class Stream:
     def end_call(self, index: int, arguments: dict[str, Any], pos: int) -> None:
         """Finish a call: send what is left of its arguments JSON and check it against the tools."""
         if self.events:
-            text = dump_arguments(arguments)
+            text = json_text(arguments)
             sent = "".join(self._args_sent[index])
             if not text.startswith(sent):  # a builder bug: what was sent cannot be taken back
                 raise AssertionError(f"call {index}: arguments {text!r} do not extend what was sent ({sent!r})")
@@ -343,7 +339,7 @@ class Stream:
         name = self._names[index]
         # Built without validation: the name is a str and the arguments a JSON-able dict by construction.
         function = FunctionCall.model_construct(name=name, arguments=arguments)
-        call = ToolCall.model_construct(id=self._call_id(index), type="function", function=function)
+        call = ToolCall.model_construct(id=self._ids[index], type="function", function=function)
         self._calls.append(call)
         self._check_call(name, arguments, pos)
         self._events.append(ToolCallEnd(index, call))
@@ -373,12 +369,31 @@ class Stream:
 
     # ------------------------------------------------------------------ internals
 
-    def _count_lines(self, chunk: str) -> None:
-        j = chunk.find("\n")
+    def _arrived(self, text: str) -> None:
+        """Account for new text: the reply's length and where its lines start."""
+        j = text.find("\n")
         while j >= 0:
             self._newlines.append(self._length + j)
-            j = chunk.find("\n", j + 1)
-        self._length += len(chunk)
+            j = text.find("\n", j + 1)
+        self._length += len(text)
+
+    def _take_pending(self) -> str:
+        """The text that arrived while a watch followed it (the watch examined each character)."""
+        text = "".join(self._pending)
+        self._pending = []
+        self._arrived(text)
+        self.work += len(text)
+        return text
+
+    def _resume(self) -> list[Event]:
+        """The watched token may be complete: lex it for good now."""
+        self._events = []
+        self._wait = None
+        self._watched = self._base
+        self._buf += self._take_pending()
+        if self._length >= self._need:
+            self._run(final=False)
+        return self._events
 
     def _snippet(self, pos: int) -> str:
         i = pos - self._base
@@ -530,9 +545,7 @@ class Stream:
             self.work += end - i
             if self._too_deep(value, buf, i, end):
                 continue  # the grammar's rules will reject it, exactly as they would have
-            tok = ValueToken(terminal, buf[i:end], start_pos=self._base + i)
-            tok.decoded = value
-            return tok
+            return make_value_token(terminal, buf[i:end], self._base + i, value)
         return None
 
     def _too_deep(self, value: Any, buf: str, start: int, end: int) -> bool:
