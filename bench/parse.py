@@ -268,7 +268,7 @@ def run(name: str, sizes: tuple[int, ...]) -> list[dict[str, Any]]:
         )
         pieces = chunks(text)
         parse = best_of(lambda text=text: fmt.parse(text, tools=tools))
-        stream = best_of(lambda pieces=pieces: codec_stream(fmt, pieces, tools), budget=2.0, runs=5)
+        stream = best_of(lambda pieces=pieces: codec_stream(fmt, pieces, tools), budget=2.0)
         base = best_of(lambda text=text: baseline(text))
         base_stream = baseline_stream(baseline, text, pieces, limit=2000 if size > 50_000 else None)
         rows.append(

@@ -1,13 +1,17 @@
-"""Every format's grammar compiles for LALR in lark's strict mode (no terminal collisions)."""
+"""Every format's grammar compiles for LALR in lark's strict mode (no terminal collisions), and what
+the stream assumes of some terminals holds in every parser state."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 import codec
 from codec._lark import CompiledGrammar, load_grammar_text
+from codec.formats._pythonic import CLOSED_PUNCTUATION
 
-pytest.importorskip("interegular", reason="lark's strict mode needs interegular")
+interegular = pytest.importorskip("interegular", reason="lark's strict mode needs interegular")
 
 
 #: lark's strict mode asks interegular whether any two terminals can match the same text. That
@@ -32,3 +36,39 @@ def test_render_refuses_an_empty_conversation() -> None:
     for name in codec.formats():
         with pytest.raises(codec.RenderError, match="empty conversation"):
             codec.get_format(name).render([])
+
+
+#: A lookaround group (one level of nested parentheses): dropped, the pattern matches more.
+_LOOKAROUND = re.compile(r"\(\?<?[=!](?:[^()\\]|\\.|\((?:[^()\\]|\\.)*\))*\)")
+
+
+def _can_start_with(pattern: str, literal: str) -> bool:
+    """Whether ``pattern`` (lookarounds dropped: a superset) matches some text that starts with ``literal``."""
+    machine = interegular.parse_pattern(_LOOKAROUND.sub("", pattern)).to_fsm()
+    prefixed = interegular.parse_pattern(re.escape(literal) + r"[\s\S]*").to_fsm()
+    return not machine.intersection(prefixed).empty()
+
+
+def test_the_overlap_check_sees_free_text_that_starts_with_punctuation() -> None:
+    grammar = codec.get_format("gemma3_tool_code").syntax().grammar
+    assert _can_start_with(grammar.terminals["TEXT"].pattern.to_regexp(), ",")
+    assert not _can_start_with(grammar.terminals["NAME"].pattern.to_regexp(), ",")
+
+
+@pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
+def test_closed_punctuation_cannot_be_extended_where_it_is_read(name: str) -> None:
+    """The stream takes this punctuation as soon as it arrives: sound only if, in every parser
+    state that reads it, no other terminal (ignored ones included) could match longer text there."""
+    grammar = codec.get_format(name).syntax().grammar
+    ignored = list(grammar.lark.ignore_tokens)
+    clashes = set()
+    for actions in grammar.states.values():
+        others = {t for t in [*actions, *ignored] if t in grammar.terminals}
+        for closed in CLOSED_PUNCTUATION:
+            if closed not in actions:
+                continue
+            literal = grammar.terminals[closed].pattern.value
+            for other in others - {closed}:
+                if _can_start_with(grammar.terminals[other].pattern.to_regexp(), literal):
+                    clashes.add((closed, other))
+    assert not clashes

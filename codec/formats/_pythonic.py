@@ -27,6 +27,8 @@ from codec.watch import Delimiter, FastLexer, Watch
 
 #: Frame closers a format may leave out at the end of a reply (inserted and reported).
 _CLOSERS = {"THINK_CLOSE": "</think>", "FENCE_CLOSE": "```"}
+#: Punctuation that no terminal of either format can extend where it is read (tests check it).
+CLOSED_PUNCTUATION = ("COMMA", "RPAR", "RBRACK", "RBRACE", "COLON", "EQ")
 #: Deepest nesting of lists, dicts and tuples accepted in a call.
 MAX_DEPTH = 200
 
@@ -75,9 +77,9 @@ class PythonicBuilder(LiteralHandlers, Builder):
 
     def fast_call(self, c: list[Any]) -> None:
         token = c[0]
-        name, args = token.decoded
+        name, args, offset = token.decoded
         self._done_in_block += 1
-        self.sink.end_call(self.sink.start_call(name), args, token.start_pos)
+        self.sink.end_call(self.sink.start_call(name), args, token.start_pos + offset)
 
     def fast_arg(self, c: list[Any]) -> None:
         key, value = c[0].decoded
@@ -345,22 +347,25 @@ class CallListReader:
         return lex
 
     def call_lexer(self) -> FastLexer:
-        """The fast lexer of one whole call ``name(...)`` (FAST_CALL). While a call is still arriving
-        it waits for the next ``)`` (up to :data:`CALL_WAIT` characters; past that, or where the
-        call does not read, the rules take it token by token)."""
+        """The fast lexer of one whole call ``name(...)`` (FAST_CALL), blanks before it included (the
+        grammar ignores them; taken here, they are not held back as a token of their own). While a
+        call is still arriving it waits for the next ``)`` (up to :data:`CALL_WAIT` characters; past
+        that, or where the call does not read, the rules take it token by token)."""
 
         def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
-            name = self._name.match(text, pos)
-            if name is None:
+            start = _skip(text, pos)
+            name = self._name.match(text, start)
+            if name is None and start < len(text):
                 return None
-            if text.find(")", name.end()) < 0:  # not whole yet: wait for a ")" (or leave it to the rules)
+            # Blanks so far, or a call that is not whole yet: wait for a ")" (or leave it to the rules).
+            if name is None or text.find(")", name.end()) < 0:
                 waited = len(text) - pos
                 return None if final or waited > CALL_WAIT else _NextParen(CALL_WAIT - waited)
             try:
                 args, end = self._args(text, _skip(text, name.end()))
             except (_Unusual, ValueError, RecursionError, IndexError):
                 return None
-            return (name.group(), args), end
+            return (name.group(), args, name.start() - pos), end
 
         return lex
 
@@ -488,7 +493,8 @@ def pythonic_syntax(
         resync_after=resync_after,
         resync_before=(stop,),
         delimiters=(string, Delimiter("'", "'", "\\")),
-        closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP"}) | extra_closed,
+        # Punctuation no other terminal can extend: taken as soon as it arrives, not held back.
+        closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP", *CLOSED_PUNCTUATION}) | extra_closed,
         holdback=80,
         marker_starts="[<`\n",
         nest_open=frozenset({"LBRACK", "LPAR", "LBRACE"}),
