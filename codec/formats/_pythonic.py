@@ -76,10 +76,12 @@ class PythonicBuilder(LiteralHandlers, Builder):
         self._argument(str(c[0]), c[2], c[0].start_pos)
 
     def fast_call(self, c: list[Any]) -> None:
-        token = c[0]
+        token = c[-1]  # FAST_CALL, or (fast_next_call) the FAST_NEXT_CALL after the calls before it
         name, args, offset = token.decoded
         self._done_in_block += 1
         self.sink.end_call(self.sink.start_call(name), args, token.start_pos + offset)
+
+    fast_next_call = fast_call
 
     def fast_arg(self, c: list[Any]) -> None:
         key, value = c[0].decoded
@@ -346,14 +348,19 @@ class CallListReader:
 
         return lex
 
-    def call_lexer(self) -> FastLexer:
+    def call_lexer(self, *, after_comma: bool = False) -> FastLexer:
         """The fast lexer of one whole call ``name(...)`` (FAST_CALL), blanks before it included (the
-        grammar ignores them; taken here, they are not held back as a token of their own). While a
-        call is still arriving it waits for the next ``)`` (up to :data:`CALL_WAIT` characters; past
-        that, or where the call does not read, the rules take it token by token)."""
+        grammar ignores them; taken here, they are not held back as a token of their own), or with
+        ``after_comma`` of a comma and the call after it (FAST_NEXT_CALL). While a call is still
+        arriving it waits for the next ``)`` (up to :data:`CALL_WAIT` characters; past that, or where
+        the call does not read, the rules take it token by token)."""
 
         def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
             start = _skip(text, pos)
+            if after_comma and start < len(text):
+                if text[start] != ",":
+                    return None
+                start = _skip(text, start + 1)
             name = self._name.match(text, start)
             if name is None and start < len(text):
                 return None

@@ -622,6 +622,7 @@ class DeepseekPythonic(Format):
             fast_terminals={
                 "CALL_LIST": reader.lexer(),
                 "FAST_CALL": reader.call_lexer(),
+                "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
                 "FAST_ARG": reader.argument_lexer(),
             },
         )

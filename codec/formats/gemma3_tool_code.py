@@ -585,6 +585,7 @@ class Gemma3ToolCode(Format):
                 "CALL_LIST": reader.lexer(),
                 "FENCED_LIST": reader.lexer(followed_by("```")),
                 "FAST_CALL": reader.call_lexer(),
+                "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
                 "FAST_ARG": reader.argument_lexer(),
             },
         )
