@@ -326,11 +326,8 @@ def test_truncation_after_a_complete_function_head_keeps_the_call() -> None:
     assert [(c.function.name, c.function.arguments) for c in result.tool_calls] == [("f", {})]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="VALUE does not stop at <|im_end|>: a value cut by the stop token swallows it (and whatever follows)",
-)
 def test_stop_token_ends_an_unclosed_value() -> None:
+    """The stop token ends a value whose closers are missing; the line break before it frames the value."""
     result = FMT.parse("<tool_call>\n<function=f>\n<parameter=a>\nParis\n<|im_end|>")
     assert [c.function.arguments for c in result.tool_calls] == [{"a": "Paris"}]
     assert [i.kind for i in result.issues] == ["missing_closer"] * 3
