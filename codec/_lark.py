@@ -295,6 +295,31 @@ class CompiledGrammar:
             if terminal == "$END" and stack[-1] == end_state:
                 return True
 
+    def settle(self, ps: ParserState) -> None:
+        """Make the reductions ``ps`` would make whatever terminal came next (every action of its
+        state reduces the same rule), calling their handlers: what is complete gets built now. A
+        stream does this before it gives up a block, so that the block's finished parts are kept."""
+        callbacks = ps.parse_conf.callbacks
+        stack, values = ps.state_stack, ps.value_stack
+        while True:
+            actions = set(self.states[stack[-1]].values())
+            if len(actions) != 1:
+                return
+            ((kind, rule),) = actions
+            if kind is Shift:
+                return
+            size = len(rule.expansion)
+            goto = self.states[stack[-1 - size]].get(rule.origin.name) if size < len(stack) else None
+            if goto is None:  # the start rule: the reply is not over
+                return
+            children = values[-size:] if size else []
+            value = callbacks[rule](children)
+            if size:
+                del stack[-size:]
+                del values[-size:]
+            stack.append(goto[1])
+            values.append(value)
+
     def expected(self, state: Any) -> list[str]:
         """The terminals the parser in ``state`` can take next."""
         return sorted(name for name in self.states[state] if name.isupper() or name == "$END")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +98,9 @@ class Syntax:
     #: What a reply starts with, after a prompt that opened reasoning, that is still the opener's
     #: markup (the line break a template writes after ``<think>``): dropped, as the opener drops it.
     reasoning_open_rest: str = ""
+    #: Before a rejected block goes to the builder's recovery, make the reductions that any
+    #: continuation would make, so that its finished parts (a parameter, a call's head) are built.
+    settle_rejected_blocks: bool = False
 
 
 class BuildError(Exception):
@@ -616,6 +620,9 @@ class Stream:
             raise ParseError(message, pos=pos, line=line, column=column, expected=expected, snippet=self._snippet(pos))
         if self._block is None:
             return False
+        if self.syntax.settle_rejected_blocks:
+            with suppress(BuildError):  # a part the builder refuses is left to its recovery, as the block is
+                self._g.settle(self._ps)
         self._recovery = _Recovery(self._block, message, pos)
         self._block = None
         return True

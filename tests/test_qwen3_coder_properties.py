@@ -303,24 +303,15 @@ def _tools(**props: str) -> list[dict[str, Any]]:
     return [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a parameter (taken whole by the PARAM_BLOCK fast path, or typed) is only stored when the parser "
-    "reduces it, on the next token; a reply cut inside the next '<parameter=' head never gets that token, "
-    "so Qwen3CoderBuilder.recover drops the finished argument",
-)
 @pytest.mark.parametrize("tools", [None, _tools(a="integer")], ids=["without_tools", "typed"])
 def test_truncation_in_the_next_parameter_head_keeps_finished_arguments(tools: Any) -> None:
+    """A finished parameter is stored when the reply breaks off in the next one's head (the stream
+    makes the reductions any continuation would make before it gives the call up)."""
     text = "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=b"
     result = FMT.parse(text, tools=tools)
     assert [c.function.arguments for c in result.tool_calls] == [{"a": 1 if tools else "1"}]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the call is only started when function_head reduces, on the next token; a reply cut right after "
-    "'<function=f>\\n<' has none, so recover() finds no call and the whole block becomes content",
-)
 def test_truncation_after_a_complete_function_head_keeps_the_call() -> None:
     result = FMT.parse("<tool_call>\n<function=f>\n<")
     assert [(c.function.name, c.function.arguments) for c in result.tool_calls] == [("f", {})]

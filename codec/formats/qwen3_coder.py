@@ -725,6 +725,9 @@ class Qwen3Coder(Format):
             autoclose_before=frozenset({"PARAM_OPEN", "FUNCTION_CLOSE", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
             resync_after=("</tool_call>", "</function>"),
             resync_before=("<tool_call>", STOP),
+            # A reply cut inside the next parameter keeps the finished ones, and one cut after
+            # '<function=f>' keeps the call.
+            settle_rejected_blocks=True,
             delimiters=(Delimiter("<function=", ">"), Delimiter("<parameter=", ">")),
             holdback=HOLDBACK,
             fast_terminals={"PARAM_BLOCK": _param_block_lexer(grammar)},
