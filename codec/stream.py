@@ -166,6 +166,9 @@ class _Block:
     values: list[Any]
     depth: int
     pieces: list[str] = field(default_factory=list)
+    #: Blanks right before the opener that the grammar ignores as markup: content again if the
+    #: block is rejected and kept as content.
+    lead: str = ""
 
 
 @dataclass
@@ -234,6 +237,7 @@ class Stream:
         self._need = 0  # reply length before which the lexer cannot decide anything new
         self._marker_cache: dict[str, tuple[int, int]] = {}  # marker -> (found at, searched up to)
         self._block: _Block | None = None
+        self._blanks = (-1, "")  # the last ignored text outside a block: (where it ends, text)
         self._recovery: _Recovery | None = None
         self._reread = ""  # text a rejected block did not cover, from before the buffer: read it again
         self._depth = 0
@@ -490,6 +494,8 @@ class Stream:
             if kind in ignore:
                 if self._block is not None:
                     self._block.pieces.append(value)
+                else:
+                    self._blanks = (pos + len(value), value)
                 continue
             i = self._take(make_token(kind, value, pos), buf, i)
             if i == end and kind in text_terms:
@@ -591,8 +597,15 @@ class Stream:
         elif kind in syntax.blocks:
             # The checkpoint is the parser as the opener found it, after the reductions the
             # opener triggered (they belong to what came before): the stack minus the opener.
+            end, blanks = self._blanks
             self._block = _Block(
-                tok.start_pos, syntax.blocks[kind], ps.state_stack[:-1], ps.value_stack[:-1], depth, [str(tok)]
+                tok.start_pos,
+                syntax.blocks[kind],
+                ps.state_stack[:-1],
+                ps.value_stack[:-1],
+                depth,
+                [str(tok)],
+                blanks if end == tok.start_pos else "",
             )
 
     def _autoclose(self, pos: int, before: str | None) -> bool:
@@ -724,7 +737,7 @@ class Stream:
                 f"tool call kept as content: {rec.error} at line {line}, column {column}",
                 block.pos,
             )
-            self._builder.on_text(CONTENT, raw[:used], block.pos)
+            self._builder.on_text(CONTENT, block.lead + raw[:used], block.pos - len(block.lead))
         return used
 
     def _finish(self) -> None:

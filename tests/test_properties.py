@@ -334,13 +334,6 @@ def _deepseek_adversarial() -> dict[str, Adversarial]:
     return out
 
 
-_NEWLINE_BEFORE_OPENER = (
-    "the newline before a call opener is dropped as template markup even when the block is then rejected "
-    "and kept as content: 'Sure.\\n<tool_call>\\noops\\n</tool_call>' gives content "
-    "'Sure.<tool_call>\\noops\\n</tool_call>'"
-)
-
-
 PROFILES: dict[str, Profile] = {
     "hermes": Profile(
         markers=("<tool_call>", "</tool_call>", IM_END, "<|im_start|>", "<think>", "</think>"),
@@ -362,7 +355,6 @@ PROFILES: dict[str, Profile] = {
         plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
         broken_block="<tool_call>\noops\n</tool_call>",
         adversarial=_hermes_adversarial,
-        test_xfail={"rejected_block_is_kept_verbatim": _NEWLINE_BEFORE_OPENER},
     ),
     "qwen3_coder": Profile(
         markers=(
@@ -394,7 +386,6 @@ PROFILES: dict[str, Profile] = {
         plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
         broken_block="<tool_call>\noops\n</tool_call>",
         adversarial=_qwen_adversarial,
-        test_xfail={"rejected_block_is_kept_verbatim": _NEWLINE_BEFORE_OPENER},
     ),
     "gemma4": Profile(
         markers=(G4_OPEN, G4_CLOSE, "<call>", G4_TURN, "<|tool_response>", "<|channel>", "<channel|>", G4_Q),
