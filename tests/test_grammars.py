@@ -9,7 +9,8 @@ import pytest
 
 import codec
 from codec._lark import CompiledGrammar, load_grammar_text
-from codec.formats._pythonic import CLOSED_PUNCTUATION
+from codec.formats import _pythonic as pythonic
+from codec.formats import hermes
 
 interegular = pytest.importorskip("interegular", reason="lark's strict mode needs interegular")
 
@@ -55,16 +56,25 @@ def test_the_overlap_check_sees_free_text_that_starts_with_punctuation() -> None
     assert not _can_start_with(grammar.terminals["NAME"].pattern.to_regexp(), ",")
 
 
-@pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
-def test_closed_punctuation_cannot_be_extended_where_it_is_read(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "punctuation"),
+    [
+        ("gemma3_tool_code", pythonic.CLOSED_PUNCTUATION),
+        ("deepseek_pythonic", pythonic.CLOSED_PUNCTUATION),
+        ("hermes", hermes.CLOSED_PUNCTUATION),
+    ],
+)
+def test_closed_punctuation_cannot_be_extended_where_it_is_read(name: str, punctuation: tuple[str, ...]) -> None:
     """The stream takes this punctuation as soon as it arrives: sound only if, in every parser
     state that reads it, no other terminal (ignored ones included) could match longer text there."""
-    grammar = codec.get_format(name).syntax().grammar
+    syntax = codec.get_format(name).syntax()
+    grammar = syntax.grammar
+    assert set(punctuation) <= syntax.closed_terminals
     ignored = list(grammar.lark.ignore_tokens)
     clashes = set()
     for actions in grammar.states.values():
         others = {t for t in [*actions, *ignored] if t in grammar.terminals}
-        for closed in CLOSED_PUNCTUATION:
+        for closed in punctuation:
             if closed not in actions:
                 continue
             literal = grammar.terminals[closed].pattern.value

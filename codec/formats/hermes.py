@@ -369,6 +369,8 @@ def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
 
 
 _AFTER_OBJECT = (CALL_CLOSE, "{", CALL_OPEN, STOP)
+#: JSON punctuation that no other terminal can extend where it is read (tests check it).
+CLOSED_PUNCTUATION = ("LBRACE", "RBRACE", "LBRACK", "RBRACK", "COMMA", "COLON")
 
 
 def lex_call_block(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
@@ -592,7 +594,8 @@ class Hermes(Format):
             resync_after=(CALL_CLOSE,),
             resync_before=(CALL_OPEN, STOP),
             delimiters=(Delimiter('"', '"', "\\"),),
-            closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
+            # JSON punctuation no other terminal can extend: taken as soon as it arrives, not held back.
+            closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "STOP", *CLOSED_PUNCTUATION}),
             holdback=len(CALL_CLOSE) + 2,
             nest_open=frozenset({"LBRACE", "LBRACK"}),
             nest_close=frozenset({"RBRACE", "RBRACK"}),
