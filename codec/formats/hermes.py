@@ -52,7 +52,7 @@ from codec.literals import (
     nesting,
     python_literal,
 )
-from codec.models import Conversation, dump_arguments
+from codec.models import Conversation
 from codec.schema import tool_name
 from codec.stream import CONTENT, REASONING, Builder, BuildError, Stream, Syntax
 from codec.watch import Delimiter, json_fast_lexer
@@ -542,7 +542,7 @@ class HermesBuilder(LiteralHandlers, Builder):
             name, args, repairs = call
             detail = "; ".join([f"read as {how}", *repairs]) if how != "JSON" or repairs else "read as JSON"
             if i == 0 and obj is not None and obj.index is not None:
-                if name != obj.name or not dump_arguments(args).startswith(self.sink.sent_arguments(obj.index)):
+                if name != obj.name or not json_text(args).startswith(self.sink.sent_arguments(obj.index)):
                     self.sink.issue("truncated_call", f"tool call {obj.name!r} cut short: {error}", pos, raw)
                     self.sink.end_call(obj.index, obj.args, obj.pos)
                     continue
