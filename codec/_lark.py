@@ -2,17 +2,23 @@
 
 lark's public API parses a whole text. To parse a reply while it streams in, codec lexes the
 text itself, one terminal at a time with a scanner made for the current LALR state (what lark's
-contextual lexer does), and feeds the tokens to lark's ``ParserState``. Rule callbacks are
-bound per stream, so that each stream's builder receives its own reductions.
+contextual lexer does), and feeds the tokens to a :class:`Parser`: one stream's LALR parser,
+which wraps lark's ``ParserState`` and answers the stream's questions in lark's own words
+(``accepts``: would the parser take this terminal now; ``choices``/``expected``: what it could
+take). Rule callbacks are bound per parser, so that each stream's builder receives its own
+reductions, as named arguments (lark's ``v_args(inline=True)`` style).
 
 This relies on lark's ``ParserState``/``ParseConf`` and the parse table of its LALR frontend,
-which is why ``pyproject.toml`` pins lark's minor version.
+which is why ``pyproject.toml`` pins lark's minor version. No other module reads the parser's
+stacks or its configuration.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,12 +30,14 @@ from lark.parsers.lalr_analysis import Shift
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 __all__ = [
+    "Checkpoint",
     "CompiledGrammar",
-    "ParserState",
+    "Parser",
+    "Refused",
     "Splice",
     "Token",
-    "UnexpectedToken",
     "ValueToken",
+    "compile_grammar",
     "load_grammar_text",
     "make_token",
     "make_value_token",
@@ -158,11 +166,15 @@ def _splice(children: list[Any]) -> list[Any]:
     return out
 
 
-def _bind(method: Callback) -> Callback:
+def _bind(method: Callable[..., Any], splices: bool) -> Callback:
+    """lark's callback (a list of children) for a handler taking the children as arguments."""
+    if not splices:
+        return lambda children: method(*children)
+
     def call(children: list[Any]) -> Any:
         if any(type(c) is Splice for c in children):
             children = _splice(children)
-        return method(children)
+        return method(*children)
 
     return call
 
@@ -185,13 +197,25 @@ def _pass_or_drop(children: list[Any]) -> Any:
     return children[0] if len(children) == 1 else None
 
 
+@dataclass(frozen=True, slots=True)
+class _Handler:
+    """A builder method bound to one grammar rule: the rule, the method's name, whether the rule
+    inlines other rules (its children must be spliced, and their number varies)."""
+
+    rule: Any
+    name: str
+    splices: bool
+
+
 class CompiledGrammar:
     """A lark grammar compiled for LALR, with a scanner per parser state.
 
-    Builders name their rule handlers after grammar rules (or rule aliases). A rule without a
+    Builders name their rule handlers after grammar rules (or rule aliases); a handler takes the
+    rule's children as positional arguments (tokens, with absolute ``start_pos``, and the values
+    of sub-rules), punctuation tokens included, and returns the rule's value. A rule without a
     handler passes a single child through and drops anything else; inlined rules (``_x``, and
-    lark's helpers for ``x*``) splice their children into the parent's list. Handlers receive
-    every child, punctuation tokens included. Grammars therefore write unbounded repetition as
+    lark's helpers for ``x*``) splice their children into the parent's, so a handler of a rule
+    that inlines others takes ``*children``. Grammars therefore write unbounded repetition as
     a named left-recursive rule (``items: items item | item``): its value is dropped at each
     step, where ``item*`` would build a list as long as the reply.
     """
@@ -211,70 +235,81 @@ class CompiledGrammar:
         self.start = start
         self.states: dict[Any, dict[str, Any]] = self.parse_table.states
         self.start_state = self.parse_table.start_states[start]
+        self._end_state = self.parse_table.end_states[start]
+        #: The terminals defined by a pattern, by name.
         self.terminals = {t.name: t for t in self.lark.terminals}
+        #: Every terminal the rules use: those with a pattern and the declared ones (``%declare``).
+        self.terminal_names = frozenset(
+            symbol for row in self.states.values() for symbol in row if symbol.isupper() or symbol == "$END"
+        ) | frozenset(self.terminals)
+        #: Terminals the grammar ignores between tokens (``%ignore``).
+        self.ignored = frozenset(str(name) for name in self.lark.ignore_tokens)
         self._rules = [
-            (
+            _Handler(
                 rule,
                 rule.alias or rule.origin.name,
                 any(s.name.startswith("_") and not s.is_term for s in rule.expansion),
             )
             for rule in self.parse_table.rules
         ]
-        self._defaults = {
-            rule: _inline if rule.origin.name.startswith("_") else _pass_or_drop for rule, _, _ in self._rules
-        }
+        self._defaults = {h.rule: _inline if h.rule.origin.name.startswith("_") else _pass_or_drop for h in self._rules}
         self.scanners: dict[Any, re.Pattern[str] | None] = {}
-        self._handled: dict[type, list[tuple[Any, str, bool]]] = {}
+        self._handled: dict[type, list[_Handler]] = {}
         self._repeats: dict[tuple[type, str, tuple[Any, ...]], bool] = {}
         #: The grammar's rule names (before aliases).
-        self.rule_names = frozenset(rule.origin.name for rule, _, _ in self._rules)
+        self.rule_names = frozenset(h.rule.origin.name for h in self._rules)
         self._single: dict[str, re.Pattern[str]] = {}
 
-    def parser(self, builder: object) -> ParserState:
-        """A fresh LALR parser state whose reductions call ``builder``'s rule handlers."""
-        handled = self._handled.get(type(builder))
-        if handled is None:  # the rules this builder class handles, looked up once per class
-            kind = type(builder)
-            handled = self._handled[kind] = [(r, n, s) for r, n, s in self._rules if hasattr(kind, n)]
-        callbacks: dict[Any, Callback] = dict(self._defaults)
-        for rule, name, splices in handled:
-            method = getattr(builder, name)
-            callbacks[rule] = _bind(method) if splices else method
-        conf = ParseConf(self.parse_table, callbacks, self.start)
-        return ParserState(conf, None)  # no lexer thread: the stream feeds tokens itself
+    # ------------------------------------------------------------------ builders
 
-    def accepts(self, state: Any, terminal: str) -> bool:
-        """Whether ``state``'s table has an action for ``terminal`` (LALR may still refuse it later)."""
-        return terminal in self.states[state]
+    def handlers(self, builder: type) -> list[_Handler]:
+        """The rules ``builder`` handles, checked once per class: each handler must take the
+        children its rule gives it, so that a grammar edit that changes a rule's shape fails
+        here, when the format's syntax is built, not later on some reply."""
+        found = self._handled.get(builder)
+        if found is None:
+            found = [h for h in self._rules if callable(getattr(builder, h.name, None))]
+            for handler in found:
+                _check_arity(builder, handler)
+            self._handled[builder] = found
+        return found
 
-    def can_feed(self, stack: list[Any], terminal: str) -> bool:
-        """Whether a parser with this state stack would take ``terminal`` (``$END`` included).
+    # ------------------------------------------------------------------ the parse table
 
-        LALR tables merge lookaheads, so a terminal listed in the current state can still be
-        refused after the reductions it triggers: simulate them on a copy of the stack.
-        """
-        return self._simulate(list(stack), terminal)
+    def choices(self, state: Any) -> frozenset[str]:
+        """The terminals ``state``'s table has an action for (LALR may still refuse one of them
+        after the reductions it triggers: :meth:`Parser.accepts` says for sure)."""
+        return frozenset(name for name in self.states[state] if name in self.terminal_names)
 
-    def repeats(self, stack: list[Any], terminal: str, builder: object) -> bool:
+    def expected(self, state: Any) -> list[str]:
+        """The terminals the parser in ``state`` can take next, sorted."""
+        return sorted(self.choices(state))
+
+    def outranks(self, state: Any, terminal: str) -> bool:
+        """Whether ``state`` has an action for a terminal of higher priority than ``terminal``
+        (a marker allowed only there, like an opening ``<think>``, outranking free text)."""
+        rank = self.terminals[terminal].priority
+        return any(self.terminals[t].priority > rank for t in self.states[state] if t in self.terminals)
+
+    def repeats(self, stack: list[Any], terminal: str, builder: type) -> bool:
         """Whether feeding ``terminal`` would leave ``stack`` as it is, reducing no rule ``builder``
         handles: free text after free text, which then need not go through the parser at all."""
         top = stack[-_REPEAT_DEPTH:]
-        key = (type(builder), terminal, tuple(top))
+        key = (builder, terminal, tuple(top))
         known = self._repeats.get(key)
         if known is None:
-            handled = {rule for rule, _, _ in self._handled.get(type(builder), ())}
+            handled = {h.rule for h in self.handlers(builder)}
             sim = list(top)
-            known = self._simulate(sim, terminal, lambda rule: rule not in handled) and sim == top
+            known = self.simulate(sim, terminal, lambda rule: rule not in handled) and sim == top
             self._repeats[key] = known
         return known
 
-    def _simulate(self, stack: list[Any], terminal: str, reducing: Callable[[Any], bool] = lambda _: True) -> bool:
+    def simulate(self, stack: list[Any], terminal: str, reducing: Callable[[Any], bool] = lambda _: True) -> bool:
         """Apply to ``stack`` (in place) what feeding ``terminal`` does: its reductions, then its shift.
 
         True if the parser takes it (``$END``: once the stack reaches the end state); False if it
         is refused, if a reduction reaches below ``stack`` or if ``reducing(rule)`` says no.
         """
-        end_state = self.parse_table.end_states[self.start]
         while True:
             action = self.states[stack[-1]].get(terminal)
             if action is None:
@@ -292,37 +327,10 @@ class CompiledGrammar:
             if goto is None:
                 return False
             stack.append(goto[1])
-            if terminal == "$END" and stack[-1] == end_state:
+            if terminal == "$END" and stack[-1] == self._end_state:
                 return True
 
-    def settle(self, ps: ParserState) -> None:
-        """Make the reductions ``ps`` would make whatever terminal came next (every action of its
-        state reduces the same rule), calling their handlers: what is complete gets built now. A
-        stream does this before it gives up a block, so that the block's finished parts are kept."""
-        callbacks = ps.parse_conf.callbacks
-        stack, values = ps.state_stack, ps.value_stack
-        while True:
-            actions = set(self.states[stack[-1]].values())
-            if len(actions) != 1:
-                return
-            ((kind, rule),) = actions
-            if kind is Shift:
-                return
-            size = len(rule.expansion)
-            goto = self.states[stack[-1 - size]].get(rule.origin.name) if size < len(stack) else None
-            if goto is None:  # the start rule: the reply is not over
-                return
-            children = values[-size:] if size else []
-            value = callbacks[rule](children)
-            if size:
-                del stack[-size:]
-                del values[-size:]
-            stack.append(goto[1])
-            values.append(value)
-
-    def expected(self, state: Any) -> list[str]:
-        """The terminals the parser in ``state`` can take next."""
-        return sorted(name for name in self.states[state] if name.isupper() or name == "$END")
+    # ------------------------------------------------------------------ lexing
 
     def pattern(self, terminal: str) -> re.Pattern[str]:
         """The compiled regular expression of ``terminal`` alone (compiled once)."""
@@ -331,7 +339,7 @@ class CompiledGrammar:
             pattern = self._single[terminal] = re.compile(self.terminals[terminal].pattern.to_regexp())
         return pattern
 
-    def first_match(self, terminals: Any, text: str, pos: int) -> str | None:
+    def first_match(self, terminals: Iterable[str], text: str, pos: int) -> str | None:
         """The first of ``terminals`` that ``text`` holds at ``pos``, whatever the parser state."""
         for name in terminals:
             m = self.pattern(name).match(text, pos)
@@ -349,7 +357,7 @@ class CompiledGrammar:
         except KeyError:
             pass
         names = [n for n in self.states[state] if n in self.terminals]
-        names += [n for n in self.lark.ignore_tokens if n not in names]
+        names += [n for n in self.ignored if n not in names]
         compiled = self._compile([self.terminals[n] for n in names])
         self.scanners[state] = compiled
         return compiled
@@ -359,6 +367,146 @@ class CompiledGrammar:
         ordered = sorted(defs, key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
         pattern = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in ordered)
         return re.compile(pattern) if pattern else None
+
+
+def _check_arity(builder: type, handler: _Handler) -> None:
+    """Raise TypeError unless ``builder``'s handler can take the children of ``handler.rule``."""
+    method = getattr(builder, handler.name)
+    signature = inspect.signature(method)
+    params = list(signature.parameters.values())[1:]  # past self
+    variadic = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    where = f"{builder.__name__}.{handler.name}"
+    rule = f"{handler.rule.origin.name}: {' '.join(s.name for s in handler.rule.expansion)}"
+    if handler.splices:
+        if not variadic:
+            raise TypeError(f"{where} must take *children: rule {rule!r} inlines other rules")
+        return
+    count = len(handler.rule.expansion)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    if count < len(required) or (count > len(positional) and not variadic):
+        raise TypeError(f"{where} cannot take the {count} children of rule {rule!r}")
+
+
+class Refused(Exception):
+    """The parser cannot take a token where it is: what it could have taken instead."""
+
+    def __init__(self, token: Token, expected: list[str]) -> None:
+        super().__init__(f"unexpected {token.type} {str(token)!r}")
+        self.token = token
+        self.expected = expected
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A parser's stacks at one point, for :meth:`Parser.restore`: its LALR states and the value
+    built for each (the values are shared, not copied: what a checkpoint holds is never changed
+    after it is taken, since everything below the top of the stacks is finished)."""
+
+    states: list[Any]
+    values: list[Any]
+
+
+class Parser:
+    """One stream's LALR parser: lark's ``ParserState``, fed one token at a time, whose
+    reductions call ``builder``'s rule handlers.
+
+    Its questions use lark's interactive-parser words: :meth:`accepts` (would it take this
+    terminal now, reductions included), :meth:`choices` (what its state has an action for),
+    :meth:`expected` (those, for an error), plus :meth:`checkpoint` / :meth:`restore` to go back
+    to where a block started, and :meth:`settle` to build what is complete.
+    """
+
+    __slots__ = ("_builder", "_ps", "_states", "_values", "grammar")
+
+    def __init__(self, grammar: CompiledGrammar, builder: object) -> None:
+        self.grammar = grammar
+        self._builder = type(builder)
+        callbacks: dict[Any, Callback] = dict(grammar._defaults)
+        for handler in grammar.handlers(type(builder)):
+            callbacks[handler.rule] = _bind(getattr(builder, handler.name), handler.splices)
+        conf = ParseConf(grammar.parse_table, callbacks, grammar.start)
+        self._ps = ParserState(conf, None)  # no lexer thread: the stream feeds tokens itself
+        self._states: list[Any] = self._ps.state_stack
+        self._values: list[Any] = self._ps.value_stack
+
+    @property
+    def state(self) -> Any:
+        """The LALR state the parser is in (the key of per-state tables such as scanners)."""
+        return self._states[-1]
+
+    def feed(self, token: Token) -> None:
+        """Take ``token``: its reductions (calling their handlers), then its shift.
+
+        Raises :class:`Refused` if the grammar does not allow it here; whatever a handler raises
+        goes through.
+        """
+        try:
+            self._ps.feed_token(token)
+        except UnexpectedToken as exc:
+            raise Refused(token, self.grammar.expected(exc.state.position)) from None
+
+    def feed_end(self, pos: int) -> None:
+        """The end of the reply, at offset ``pos``: the last reductions."""
+        self._ps.feed_token(Token("$END", "", start_pos=pos), True)
+
+    def accepts(self, terminal: str) -> bool:
+        """Whether the parser would take ``terminal`` now (``$END``: the end of the reply).
+
+        LALR tables merge lookaheads, so a terminal listed in the current state can still be
+        refused after the reductions it triggers: they are simulated on a copy of the stack.
+        """
+        return self.grammar.simulate(list(self._states), terminal)
+
+    def choices(self) -> frozenset[str]:
+        """The terminals the current state has an action for (see :meth:`CompiledGrammar.choices`)."""
+        return self.grammar.choices(self._states[-1])
+
+    def expected(self) -> list[str]:
+        """The terminals the parser can take next, sorted, for an error message."""
+        return self.grammar.expected(self._states[-1])
+
+    def repeats(self, terminal: str) -> bool:
+        """Whether taking ``terminal`` would change nothing the builder sees (see
+        :meth:`CompiledGrammar.repeats`): the stream then need not feed it."""
+        return self.grammar.repeats(self._states, terminal, self._builder)
+
+    def checkpoint(self, *, below: int = 0) -> Checkpoint:
+        """The stacks now, without their top ``below`` entries: ``below=1`` right after a shift
+        is the parser as that token found it, after the reductions it triggered."""
+        end = len(self._states) - below
+        return Checkpoint(self._states[:end], self._values[:end])
+
+    def restore(self, checkpoint: Checkpoint) -> None:
+        """Go back to ``checkpoint`` (the handlers of what is undone are not called again)."""
+        self._states[:] = checkpoint.states
+        self._values[:] = checkpoint.values
+
+    def settle(self) -> None:
+        """Make the reductions the parser would make whatever terminal came next (every action of
+        its state reduces the same rule), calling their handlers: what is complete gets built now.
+        A stream does this before it gives up a block, so that the block's finished parts are kept."""
+        states, values = self._states, self._values
+        callbacks = self._ps.parse_conf.callbacks
+        table = self.grammar.states
+        while True:
+            actions = set(table[states[-1]].values())
+            if len(actions) != 1:
+                return
+            ((kind, rule),) = actions
+            if kind is Shift:
+                return
+            size = len(rule.expansion)
+            goto = table[states[-1 - size]].get(rule.origin.name) if size < len(states) else None
+            if goto is None:  # the start rule: the reply is not over
+                return
+            children = values[-size:] if size else []
+            value = callbacks[rule](children)
+            if size:
+                del states[-size:]
+                del values[-size:]
+            states.append(goto[1])
+            values.append(value)
 
 
 @cache

@@ -2,21 +2,60 @@
 
 A format describes its reply syntax with a :class:`Syntax`: a lark grammar (the judge of what a
 reply means) and a :class:`Builder` whose rule handlers turn reductions into content, reasoning
-and tool calls. :class:`Stream` lexes the text itself, one terminal at a time with a scanner for
-the current LALR state, and feeds lark's parser token by token, so the work over a whole reply
-is O(n) whatever the chunking:
+and tool calls, written to a :class:`~codec.sink.Sink`. :class:`Stream` lexes the text itself,
+one terminal at a time with a scanner for the current LALR state, and feeds a
+:class:`~codec._lark.Parser` token by token, so the work over a whole reply is O(n) whatever the
+chunking. ``parse(text)`` is ``feed(text)`` then ``close()``: one code path for batch and stream.
 
-* a token is committed only once enough text follows it to be sure it cannot grow or turn into
-  a marker (``Syntax.holdback`` characters); free-text terminals are committed in pieces, so text
-  is held back only while it could still be the start of a marker;
-* a long delimited token (a JSON string, say) is not re-lexed on every chunk: the stream watches
-  the new text for its closing delimiter and lexes the token once;
-* a block (a tool call) the grammar rejects is not fatal: a missing closer is inserted and
-  reported; otherwise the stream skips to the format's next resync marker, gives the raw block
-  to the builder to repair, and keeps it as content with an :class:`~codec.models.Issue` if the
-  builder cannot. Every other call in the reply is still returned.
+Three objects share the work, along the seams of h11's reader:
 
-``parse(text)`` is ``feed(text)`` then ``close()``: one code path for batch and stream.
+* :class:`Stream` holds the buffer and the lexing loop (what has arrived, what is committed,
+  what waits for more text);
+* :class:`~codec._lark.Parser` is lark's LALR parser behind named questions (``accepts``,
+  ``choices``, ``checkpoint``...), the only code that touches lark's internals;
+* :class:`~codec.sink.Output` is the sink the builder writes to: content, reasoning, calls,
+  issues, events and ids, and the one writer of argument JSON (:class:`~codec.sink.CallWriter`).
+
+Words used here and in the format modules:
+
+block
+    A tool call's text, from its opener to its closer (``<tool_call>...</tool_call>``, or a
+    ``[`` whose nesting closes): the unit the stream can reject and recover without losing the
+    rest of the reply.
+marker
+    Fixed text that opens or closes a block or a frame part (``<tool_call>``, ``<|im_end|>``).
+frame
+    What surrounds the calls: free text, reasoning, fences, the stop token.
+holdback
+    Characters that must follow a token before it is committed (``Syntax.holdback``): longer
+    than any marker, so a token cannot still grow into one. Free text is held back only from the
+    first character that could start a marker (``Syntax.marker_starts``).
+closed terminal
+    A terminal complete as soon as it matches (it ends in its own closing delimiter, or nothing
+    can extend it): committed without holdback.
+preempt
+    Where a marker allowed only there outranks free text (an opening ``<think>``), text that
+    could start it is held back like any other token.
+watch
+    A long delimited token (a string value) that has started but not ended: instead of re-lexing
+    it on every chunk, a :class:`~codec.watch.Watch` follows the new text for its end.
+fast lexer
+    A function that lexes a whole value or call in one step (a C-speed JSON decoder), giving a
+    token that means exactly what the grammar's rules make of the same text.
+autoclose
+    Inserting a missing closer (``}``, ``</tool_call>``) where the grammar accepts one, at the end
+    of the reply or before a marker that cannot come inside the block; reported.
+resync
+    After an error inside a block, skipping to the format's next resync marker to find where the
+    block ends.
+recover
+    Handing a rejected block's raw text to the builder, which makes what calls it can of it
+    (:meth:`Builder.recover`); what it cannot use is kept as content, reported.
+settle
+    Making the reductions every continuation would make, so that a block's finished parts (a
+    parameter, a call's head) are built before the block is given up.
+reread
+    Text after the part of a rejected block its recovery covered: lexed again as usual.
 """
 
 from __future__ import annotations
@@ -28,35 +67,42 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codec import jinja
-from codec._lark import CompiledGrammar, Token, UnexpectedToken, ValueToken, make_token, make_value_token
-from codec.errors import CodecError, ParseError, caret_snippet
-from codec.literals import json_text, nesting
-from codec.models import (
-    Event,
-    FunctionCall,
-    Issue,
-    ParseResult,
-    ReasoningDelta,
-    TextDelta,
-    ToolCall,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
+from codec._lark import (
+    Checkpoint,
+    CompiledGrammar,
+    Parser,
+    Refused,
+    Token,
+    ValueToken,
+    make_token,
+    make_value_token,
 )
-from codec.schema import tool_name, tool_parameters, violations
+from codec.errors import CodecError, ParseError, caret_snippet
+from codec.literals import nesting
+from codec.models import Event, ParseResult
+from codec.schema import tool_name
+from codec.sink import CONTENT, REASONING, Output, Sink
 from codec.watch import Delimiter, FastLexer, Watch
 
-CONTENT = "content"
-REASONING = "reasoning"
+__all__ = ["CONTENT", "MAX_DEPTH", "REASONING", "BuildError", "Builder", "Stream", "Syntax"]
+
+#: The deepest nesting of lists and objects accepted in a block, in every format: deeper input
+#: is an error the stream reports, not a RecursionError later.
+MAX_DEPTH = 200
 
 
 @dataclass(frozen=True)
 class Syntax:
-    """Everything the stream needs to know about one format's replies."""
+    """Everything the stream needs to know about one format's replies.
+
+    Built once per format; the terminals it names are checked against its grammar, and its
+    builder's handlers against the grammar's rules, when it is built.
+    """
 
     grammar: CompiledGrammar
     builder: type[Builder]
-    #: Free-text terminals and where their text goes (``"content"`` or ``"reasoning"``).
+    #: Free-text terminals and where their text goes (``"content"``, ``"reasoning"``, or a kind of
+    #: the builder's own that its ``on_text`` takes).
     text_terminals: Mapping[str, str]
     #: Terminals that open a block (a tool call) and close it.
     #: (A closer of None: the block ends where its nesting closes, for blocks without a marker.)
@@ -81,15 +127,13 @@ class Syntax:
     #: not a RecursionError later).
     nest_open: frozenset[str] = frozenset()
     nest_close: frozenset[str] = frozenset()
-    max_depth: int = 200
+    max_depth: int = MAX_DEPTH
     #: Terminals lexed by a function rather than a regex, for speed (see ``codec.watch.FastLexer``).
     #: A fast token must mean exactly what the grammar's regular rules make of the same text (a
     #: C-speed JSON decoder standing in for the JSON rules, say), so that results do not depend
     #: on which path a chunking happened to take.
     fast_terminals: Mapping[str, FastLexer] = field(default_factory=dict)
-    fast_by_state: dict[Any, tuple[tuple[str, FastLexer], ...]] = field(default_factory=dict, compare=False)
-    preempting: dict[Any, bool] = field(default_factory=dict, compare=False)
-    #: The characters a terminal that outranks free text can start with (see Stream._preempted):
+    #: The characters a terminal that outranks free text can start with (see "preempt" above):
     #: text starting with another character is held back only as usual.
     preempt_starts: str = ""
     #: The terminal fed first when the prompt ends inside an open reasoning block.
@@ -101,6 +145,41 @@ class Syntax:
     #: Before a rejected block goes to the builder's recovery, make the reductions that any
     #: continuation would make, so that its finished parts (a parameter, a call's head) are built.
     settle_rejected_blocks: bool = False
+    #: Per LALR state, the fast lexers of the terminals it has an action for (derived).
+    fast_by_state: Mapping[Any, tuple[tuple[str, FastLexer], ...]] = field(init=False, repr=False, compare=False)
+    #: The (state, text terminal) pairs where a terminal outranking the text is allowed (derived).
+    preempted: frozenset[tuple[Any, str]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        g = self.grammar
+        named = {
+            *self.text_terminals,
+            *self.blocks,
+            *(closer for closer in self.blocks.values() if closer is not None),
+            *self.autoclose,
+            *self.autoclose_before,
+            *self.closed_terminals,
+            *self.nest_open,
+            *self.nest_close,
+            *self.fast_terminals,
+            *([self.reasoning_open] if self.reasoning_open else []),
+        }
+        unknown = sorted(named - g.terminal_names)
+        if unknown:
+            raise ValueError(f"the syntax names terminals its grammar does not have: {', '.join(unknown)}")
+        g.handlers(self.builder)  # a handler that cannot take its rule's children raises here
+        fast = {
+            state: tuple((t, lexer) for t, lexer in self.fast_terminals.items() if t in actions)
+            for state, actions in g.states.items()
+        }
+        preempted = frozenset(
+            (state, t)
+            for state, actions in g.states.items()
+            for t in self.text_terminals
+            if self.preempt_starts and t in actions and t in g.terminals and g.outranks(state, t)
+        )
+        object.__setattr__(self, "fast_by_state", fast)
+        object.__setattr__(self, "preempted", preempted)
 
 
 class BuildError(Exception):
@@ -113,57 +192,44 @@ class BuildError(Exception):
 
 
 class Builder:
-    """Turns one stream's grammar reductions into content, reasoning and calls.
+    """Turns one stream's grammar reductions into content, reasoning and calls, told to its sink.
 
-    Subclasses add handlers named after grammar rules; each receives the rule's children
-    (tokens, with absolute ``start_pos``, and the values of sub-rules) and returns the rule's
-    value. Handlers report through ``self.sink`` (the :class:`Stream`).
+    Subclasses add handlers named after grammar rules (or their aliases); each takes the rule's
+    children as arguments (tokens, with absolute ``start_pos``, and the values of sub-rules) and
+    returns the rule's value (see :class:`~codec._lark.CompiledGrammar`).
     """
 
-    def __init__(self, sink: Stream) -> None:
+    def __init__(self, sink: Sink) -> None:
         self.sink = sink
-        #: Offset of the stop token, once seen.
-        self.stopped_at: int | None = None
-        self._reported_after_stop = False
 
     def on_text(self, kind: str, text: str, pos: int) -> None:
-        """Free text from the grammar's text terminals."""
-        if self.stopped_at is not None and kind == CONTENT and text and not self._reported_after_stop:
-            self._reported_after_stop = True
-            self.sink.issue("text_after_stop", "text after the stop token (kept as content)", pos)
-        self.sink.emit_text(kind, text)
+        """Free text from the grammar's text terminals (a builder's own kinds are its to take)."""
+        self.sink.text(kind, text, pos)
 
-    def stop(self, children: list[Any]) -> None:
+    def stop(self, token: Token) -> None:
         """The format's stop token (rule ``stop``)."""
-        token = children[0]
-        if self.stopped_at is not None:
-            self.sink.issue("repeated_stop", "stop token repeated", token.start_pos, str(token))
-        self.stopped_at = token.start_pos
-        self._reported_after_stop = False
+        self.sink.stop(token)
 
-    def recover(self, raw: str, pos: int, error: str) -> bool:
-        """A block the grammar rejected: ``raw`` is its whole text from its opener, at offset ``pos``.
+    def recover(self, raw: str, pos: int, error: str) -> int | None:
+        """A block the grammar rejected: ``raw`` is its text from its opener, at offset ``pos``,
+        and ``error`` says where and why the grammar refused it.
 
-        Return True when the builder has produced what the block means (reporting its repairs).
-        Otherwise the stream keeps ``raw`` as content with an Issue. Either way the builder drops
-        the state of the unfinished block, finishing any call it already started.
+        Returns how many characters of ``raw`` the builder made something of (calls, and content
+        or issues for what it could not use): the stream reads the rest again. None: the block
+        means nothing the builder can use, and the stream keeps all of it as content, reported.
+        Either way the builder drops the state of the unfinished block, finishing (or cutting)
+        any call it already started.
         """
-        return False
-
-    def recovered(self, raw: str) -> int:
-        """How much of ``raw`` the last :meth:`recover` call covered (kept as content when it
-        returned False); the stream reads the rest again as usual. All of it by default."""
-        return len(raw)
+        return None
 
 
 @dataclass
 class _Block:
-    """A block being parsed: where it started and how to undo it."""
+    """A block being parsed: where it started, how to undo it, and its text so far."""
 
     pos: int
     closer: str | None
-    states: list[Any]
-    values: list[Any]
+    checkpoint: Checkpoint
     depth: int
     pieces: list[str] = field(default_factory=list)
     #: Blanks right before the opener that the grammar ignores as markup: content again if the
@@ -177,10 +243,11 @@ class _Recovery:
 
     block: _Block
     error: str
-    error_pos: int
 
 
 class _Reject(Exception):
+    """A token the stream cannot feed: refused by the grammar, or (``semantic``) by the builder."""
+
     def __init__(
         self, pos: int, message: str, expected: Sequence[str] = (), semantic: bool = False, token: str = ""
     ) -> None:
@@ -197,7 +264,10 @@ class Stream:
 
     ``feed(chunk)`` returns the events the new text completes; ``close()`` flushes what was held
     back and finishes; ``result`` is the :class:`~codec.models.ParseResult` (complete after
-    ``close()``). For any chunking, the events concatenate to the same result.
+    ``close()``); ``work`` counts the characters examined. For any chunking, the events
+    concatenate to the same result. In strict mode the first problem raises
+    :class:`~codec.errors.ParseError`, and the stream stays failed: later calls raise
+    :class:`~codec.errors.CodecError` saying where it failed.
     """
 
     def __init__(
@@ -210,25 +280,21 @@ class Stream:
         call_id: Callable[[int], str] | None = None,
         events: bool = True,
     ) -> None:
-        self.syntax = syntax
-        #: Whether the caller reads the events; a whole parse does not, and skips writing each
-        #: call's remaining arguments JSON.
-        self.events = events
-        self.strict = strict
-        prepared = jinja.prepare_tools(tools)
-        self.tools: dict[str, Mapping[str, Any]] | None = None
-        if prepared is not None:
-            self.tools = {}
-            for tool in prepared:
-                name = tool_name(tool)
-                if name is not None:
-                    self.tools[name] = tool
-        self._call_id = call_id or (lambda index: f"call_{index}")
-        g = syntax.grammar
-        self._g = g
-        self._ignore = frozenset(g.lark.ignore_tokens)
-        self._builder = syntax.builder(self)
-        self._ps = g.parser(self._builder)
+        self._syntax = syntax
+        self._strict = strict
+        self._g = syntax.grammar
+        self._out = Output(
+            syntax.grammar,
+            tools=_tools_by_name(tools),
+            strict=strict,
+            events=events,
+            call_id=call_id or (lambda index: f"call_{index}"),
+            line_column=self._line_column,
+            snippet=self._snippet,
+            reading=lambda text: _read_alone(syntax, text),
+        )
+        self._builder = syntax.builder(self._out)
+        self._parser = Parser(syntax.grammar, self._builder)
         self._buf = ""
         self._base = 0  # offset of _buf[0] in the reply
         self._pending: list[str] = []  # chunks that arrived while waiting for a delimiter's closer
@@ -243,15 +309,8 @@ class Stream:
         self._depth = 0
         self._newlines: list[int] = []
         self._length = 0
-        self._events: list[Event] = []
-        self._content: list[str] = []
-        self._reasoning: list[str] = []
-        self._calls: list[ToolCall] = []
-        self._issues: list[Issue] = []
-        self._names: list[str] = []
-        self._ids: list[str] = []
-        self._args_sent: list[list[str]] = []
         self._closed = False
+        self._failure: str | None = None  # why a strict stream failed, once it has
         #: Characters examined by the lexer and the delimiter and resync searches so far. It grows
         #: linearly with the reply whatever the chunking; tests use it to catch quadratic rescans.
         self.work = 0
@@ -275,107 +334,63 @@ class Stream:
             self._pending.append(chunk)
             return self._resume() if wait.scan(chunk) else []
         if self._closed:
-            raise CodecError("feed() after close()")
-        self._events = []
+            raise CodecError(self._failure or "feed() after close()")
+        events = self._out.sent = []
         if "\n" in chunk:
             self._arrived(chunk)
         else:
             self._length += len(chunk)
         self._buf += chunk
         if self._length >= self._need:
-            self._run(final=False)
-        return self._events
+            self._guarded(self._run, False)
+        return events
 
     def close(self) -> list[Event]:
         """The reply is complete: flush held-back text, close what can be closed, finish."""
+        if self._failure is not None:
+            raise CodecError(self._failure)
         if self._closed:
             return []
-        self._events = []
+        events = self._out.sent = []
         if self._pending:
             self._buf += self._take_pending()
         self._wait = None
-        self._run(final=True)
-        self._finish()
+        self._guarded(self._run, True)
+        self._guarded(self._finish)
         self._closed = True
-        return self._events
+        return events
 
     @property
     def result(self) -> ParseResult:
         """What the reply decodes to so far (all of it after ``close()``)."""
-        return ParseResult.model_construct(
-            content="".join(self._content),
-            reasoning="".join(self._reasoning),
-            tool_calls=list(self._calls),
-            issues=list(self._issues),
-        )
+        return self._out.result()
 
-    # ------------------------------------------------------------------ sink API for builders
+    # ------------------------------------------------------------------ failing (strict mode)
 
-    def emit_text(self, kind: str, text: str) -> None:
-        if not text:
-            return
-        if kind == REASONING:
-            self._reasoning.append(text)
-            self._events.append(ReasoningDelta(text))
-        else:
-            self._content.append(text)
-            self._events.append(TextDelta(text))
+    def _guarded(self, step: Callable[..., None], *args: Any) -> None:
+        """Run ``step``; a ParseError leaves the stream failed (h11's ERROR state) before it goes up."""
+        try:
+            step(*args)
+        except ParseError as exc:
+            self._failure = (
+                f"the stream failed at line {exc.line}, column {exc.column} (offset {exc.pos}): {exc.message}; "
+                "start a new stream"
+            )
+            self._closed = True
+            self._wait = None
+            raise
 
-    def start_call(self, name: str) -> int:
-        """Announce a call whose name is known; returns its index."""
-        index = len(self._names)
-        self._names.append(name)
-        self._ids.append(self._call_id(index))
-        self._args_sent.append([])
-        self._events.append(ToolCallStart(index, self._ids[index], name))
-        return index
+    # ------------------------------------------------------------------ positions
 
-    def add_arguments(self, index: int, fragment: str) -> None:
-        """Send the next fragment of a call's arguments JSON (append-only)."""
-        if fragment:
-            self._args_sent[index].append(fragment)
-            self._events.append(ToolCallDelta(index, fragment))
-
-    def end_call(self, index: int, arguments: dict[str, Any], pos: int) -> None:
-        """Finish a call: send what is left of its arguments JSON and check it against the tools."""
-        if self.events:
-            text = json_text(arguments)
-            sent = "".join(self._args_sent[index])
-            if not text.startswith(sent):  # a builder bug: what was sent cannot be taken back
-                raise AssertionError(f"call {index}: arguments {text!r} do not extend what was sent ({sent!r})")
-            self.add_arguments(index, text[len(sent) :])
-        name = self._names[index]
-        # Built without validation: the name is a str and the arguments a JSON-able dict by construction.
-        function = FunctionCall.model_construct(name=name, arguments=arguments)
-        call = ToolCall.model_construct(id=self._ids[index], type="function", function=function)
-        self._calls.append(call)
-        self._check_call(name, arguments, pos)
-        self._events.append(ToolCallEnd(index, call))
-
-    def sent_arguments(self, index: int) -> str:
-        """The arguments JSON of call ``index`` sent so far."""
-        return "".join(self._args_sent[index])
-
-    def tool_schema(self, name: str) -> Mapping[str, Any] | None:
-        """The parameters schema of tool ``name``, if tools were given and declare it."""
-        if self.tools is None or name not in self.tools:
-            return None
-        return tool_parameters(self.tools[name])
-
-    def issue(self, kind: str, message: str, pos: int, text: str | None = None) -> None:
-        """Report a repair or a problem; in strict mode, raise :class:`ParseError` instead."""
-        line, column = self.line_column(pos)
-        if self.strict:
-            raise ParseError(message, pos=pos, line=line, column=column, snippet=self._snippet(pos), kind=kind)
-        self._issues.append(Issue(kind=kind, message=message, pos=pos, line=line, column=column, text=text))
-
-    def line_column(self, pos: int) -> tuple[int, int]:
+    def _line_column(self, pos: int) -> tuple[int, int]:
         """1-based line and column of offset ``pos`` in the reply."""
         line = bisect_right(self._newlines, pos - 1)
         start = self._newlines[line - 1] + 1 if line else 0
         return line + 1, pos - start + 1
 
-    # ------------------------------------------------------------------ internals
+    def _snippet(self, pos: int) -> str:
+        i = pos - self._base
+        return caret_snippet(self._buf, i) if 0 <= i <= len(self._buf) else ""
 
     def _arrived(self, text: str) -> None:
         """Account for new text: the reply's length and where its lines start."""
@@ -384,6 +399,8 @@ class Stream:
             self._newlines.append(self._length + j)
             j = text.find("\n", j + 1)
         self._length += len(text)
+
+    # ------------------------------------------------------------------ watches
 
     def _take_pending(self) -> str:
         """The text that arrived while a watch followed it (the watch examined each character)."""
@@ -395,31 +412,17 @@ class Stream:
 
     def _resume(self) -> list[Event]:
         """The watched token may be complete: lex it for good now."""
-        self._events = []
+        events = self._out.sent = []
         self._wait = None
         self._watched = self._base
         self._buf += self._take_pending()
         if self._length >= self._need:
-            self._run(final=False)
-        return self._events
-
-    def _snippet(self, pos: int) -> str:
-        i = pos - self._base
-        return caret_snippet(self._buf, i) if 0 <= i <= len(self._buf) else ""
-
-    def _check_call(self, name: str, arguments: dict[str, Any], pos: int) -> None:
-        if self.tools is None:
-            return
-        if name not in self.tools:
-            known = ", ".join(sorted(self.tools)) or "none"
-            self.issue("unknown_tool", f"tool {name!r} is not declared (declared: {known})", pos)
-            return
-        for problem in violations(arguments, tool_parameters(self.tools[name]) or {}):
-            self.issue("schema", f"{name}: {problem}", pos)
+            self._guarded(self._run, False)
+        return events
 
     def _wait_for(self, buf: str, i: int) -> bool:
         """Nothing matches at ``buf[i]`` yet: is it a long delimited token that has not ended?"""
-        for delim in self.syntax.delimiters:
+        for delim in self._syntax.delimiters:
             if buf.startswith(delim.open, i):
                 self._wait, examined = delim.watch(buf, i)
                 self.work += examined
@@ -428,24 +431,25 @@ class Stream:
                 return True  # the opener itself is still arriving
         return False
 
-    def _run(self, *, final: bool) -> None:
+    # ------------------------------------------------------------------ the lexing loop
+
+    def _run(self, final: bool) -> None:
+        """Lex and feed what the buffer holds, up to what must wait for more text (all of it
+        when ``final``); the committed text leaves the buffer."""
         buf = self._buf
         n = len(buf)
-        i = 0
-        hold = self.syntax.holdback
-        text_terms = self.syntax.text_terminals
-        closed_terms = self.syntax.closed_terminals
-        ignore = self._ignore
-        scanners = self._g.scanners
-        fast_by_state = self.syntax.fast_by_state
-        states = self._ps.state_stack
         self._need = 0
-        if self._opener_rest:
-            if not final and len(buf) < len(self._opener_rest) and self._opener_rest.startswith(buf):
-                return  # it may still be arriving
-            if buf.startswith(self._opener_rest):
-                i = len(self._opener_rest)
-            self._opener_rest = ""
+        i = self._past_opener_rest(buf, final)
+        if i < 0:
+            return
+        syntax = self._syntax
+        hold = syntax.holdback
+        text_terms = syntax.text_terminals
+        closed_terms = syntax.closed_terminals
+        ignore = self._g.ignored
+        scanners = self._g.scanners
+        fast_by_state = syntax.fast_by_state
+        parser = self._parser
         while i < n:
             if self._recovery is not None:
                 i = self._recover(buf, i, final)
@@ -457,8 +461,8 @@ class Stream:
                     self._reread = ""
                     n = len(buf)
                 continue
-            state = states[-1]
-            fast = fast_by_state[state] if state in fast_by_state else self._fast(state)
+            state = parser.state
+            fast = fast_by_state[state]
             if fast:
                 got = self._try_fast(fast, buf, i, final or self._base + i == self._watched)
                 if isinstance(got, ValueToken):
@@ -478,15 +482,11 @@ class Stream:
                 continue
             kind: str = m.lastgroup  # type: ignore[union-attr,assignment]
             if end + hold > n and not final and kind not in closed_terms:
-                if kind in text_terms:
-                    # Hold back only from the first character that could start a marker (or,
-                    # where a marker outranks text, the last `hold` characters).
-                    preempted = buf[i] in self.syntax.preempt_starts and self._preempted(state, kind)
-                    end = max(i, n - hold) if preempted else self._text_end(buf, i, end, n - hold)
-                    if end == i:
-                        break
-                else:
+                if kind not in text_terms:
                     self._need = self._base + end + hold
+                    break
+                end = self._committable_text(buf, i, end, n - hold, state, kind)
+                if end == i:
                     break
             value = buf[i:end]
             pos = self._base + i
@@ -503,47 +503,33 @@ class Stream:
         self._buf = buf[i:]
         self._base += i
 
-    def _preempted(self, state: Any, text_terminal: str) -> bool:
-        """Whether ``state`` accepts a terminal that outranks free text (a marker allowed only
-        there, like an opening ``<think>``): text is then held back like any other token."""
-        key = (state, text_terminal)
-        cache = self.syntax.preempting
-        if key not in cache:
-            terminals = self._g.terminals
-            rank = terminals[text_terminal].priority
-            cache[key] = any(terminals[t].priority > rank for t in self._g.states[state] if t in terminals)
-        return cache[key]
+    def _past_opener_rest(self, buf: str, final: bool) -> int:
+        """Where lexing starts: past what remains of the prompt's reasoning opener, if the reply
+        starts with it (-1: it may still be arriving)."""
+        rest = self._opener_rest
+        if not rest:
+            return 0
+        if not final and len(buf) < len(rest) and rest.startswith(buf):
+            return -1
+        self._opener_rest = ""
+        return len(rest) if buf.startswith(rest) else 0
 
-    def _text_end(self, buf: str, start: int, end: int, safe: int) -> int:
-        """How much of a text token ``buf[start:end]`` can be committed: all of it up to ``safe``,
-        and past that, up to the first character that could start a marker."""
-        starts = self.syntax.marker_starts
+    def _committable_text(self, buf: str, start: int, end: int, safe: int, state: Any, kind: str) -> int:
+        """How much of a text token ``buf[start:end]`` near the end of what arrived can be
+        committed: up to the first character that could start a marker past ``safe``, or (where a
+        marker outranks text: preempt) nothing past ``safe``."""
+        if buf[start] in self._syntax.preempt_starts and (state, kind) in self._syntax.preempted:
+            return max(start, safe)
+        starts = self._syntax.marker_starts
         for j in range(max(start, safe), end):
             if buf[j] in starts:
                 return j
         return end
 
-    def _take(self, tok: Token, buf: str, end: int) -> int:
-        """Feed a lexed token that ends at ``buf[end]``; returns where lexing continues."""
-        try:
-            self._push(tok)
-        except _Reject as rej:
-            pos: int = tok.start_pos
-            i = pos - self._base  # lexing resumes at the refused token
-            if rej.semantic or not self._autoclose(pos, rej.token):
-                i = self._error(buf, i, rej.message, rej.expected, semantic=rej.semantic, at=rej.pos)
-            return i
-        return end
-
-    def _fast(self, state: Any) -> tuple[tuple[str, FastLexer], ...]:
-        """The fast lexers of the terminals ``state`` accepts (cached per syntax)."""
-        found = tuple((t, f) for t, f in self.syntax.fast_terminals.items() if self._g.accepts(state, t))
-        self.syntax.fast_by_state[state] = found
-        return found
-
     def _try_fast(
         self, fast: tuple[tuple[str, FastLexer], ...], buf: str, i: int, final: bool
     ) -> ValueToken | Watch | None:
+        """A token of a fast lexer at ``buf[i]``, a watch for one still arriving, or None."""
         for terminal, lexer in fast:
             got = lexer(buf, i, final)
             if got is None:
@@ -559,21 +545,31 @@ class Stream:
         return None
 
     def _too_deep(self, value: Any, buf: str, start: int, end: int) -> bool:
-        limit = self.syntax.max_depth - self._depth
-        if not self.syntax.nest_open or buf.count("{", start, end) + buf.count("[", start, end) <= limit:
+        limit = self._syntax.max_depth - self._depth
+        if not self._syntax.nest_open or buf.count("{", start, end) + buf.count("[", start, end) <= limit:
             return False
         return nesting(value) > limit
+
+    # ------------------------------------------------------------------ feeding the parser
+
+    def _take(self, tok: Token, buf: str, end: int) -> int:
+        """Feed a lexed token that ends at ``buf[end]``; returns where lexing continues."""
+        try:
+            self._push(tok)
+        except _Reject as rej:
+            pos: int = tok.start_pos
+            i = pos - self._base  # lexing resumes at the refused token
+            if rej.semantic or not self._autoclose(pos, rej.token):
+                i = self._error(buf, i, rej.message, rej.expected, semantic=rej.semantic, at=rej.pos)
+            return i
+        return end
 
     def _push(self, tok: Token) -> None:
         """Feed one token to the parser, tracking blocks and nesting."""
         kind = tok.type
-        syntax = self.syntax
-        ps = self._ps
-        if (
-            kind in syntax.text_terminals
-            and self._block is None
-            and self._g.repeats(ps.state_stack, kind, self._builder)
-        ):
+        syntax = self._syntax
+        parser = self._parser
+        if kind in syntax.text_terminals and self._block is None and parser.repeats(kind):
             return  # more free text after free text: the parser would end where it is
         depth = self._depth
         if kind in syntax.nest_open:
@@ -583,26 +579,25 @@ class Stream:
         elif kind in syntax.nest_close:
             self._depth -= 1
         try:
-            ps.feed_token(tok)
-        except UnexpectedToken as exc:
-            expected = self._g.expected(exc.state.position)
-            raise _Reject(tok.start_pos, f"unexpected {tok.value!r}", expected, token=kind) from None
+            parser.feed(tok)
+        except Refused as exc:
+            raise _Reject(tok.start_pos, f"unexpected {tok.value!r}", exc.expected, token=kind) from None
         except BuildError as exc:
             raise _Reject(exc.pos if exc.pos is not None else tok.start_pos, exc.message, semantic=True) from None
-        if self._block is not None:
-            self._block.pieces.append(str(tok))
-            closer = self._block.closer
-            if kind == closer or (closer is None and kind in syntax.nest_close and self._depth == self._block.depth):
+        block = self._block
+        if block is not None:
+            block.pieces.append(str(tok))
+            closer = block.closer
+            if kind == closer or (closer is None and kind in syntax.nest_close and self._depth == block.depth):
                 self._block = None
         elif kind in syntax.blocks:
             # The checkpoint is the parser as the opener found it, after the reductions the
-            # opener triggered (they belong to what came before): the stack minus the opener.
+            # opener triggered (they belong to what came before): the stacks minus the opener.
             end, blanks = self._blanks
             self._block = _Block(
                 tok.start_pos,
                 syntax.blocks[kind],
-                ps.state_stack[:-1],
-                ps.value_stack[:-1],
+                parser.checkpoint(below=1),
                 depth,
                 [str(tok)],
                 blanks if end == tok.start_pos else "",
@@ -613,12 +608,11 @@ class Stream:
 
         ``before`` is the terminal found at ``pos`` (None at the end of the reply).
         """
-        if before is not None and before not in self.syntax.autoclose_before:
+        if before is not None and before not in self._syntax.autoclose_before:
             return False
-        stack = self._ps.state_stack
-        for terminal, spelling in self.syntax.autoclose.items():
-            if self._g.can_feed(stack, terminal):
-                self.issue("missing_closer", f"missing {spelling!r} inserted", pos)
+        for terminal, spelling in self._syntax.autoclose.items():
+            if self._parser.accepts(terminal):
+                self._out.issue("missing_closer", f"missing {spelling!r} inserted", pos)
                 try:
                     self._push(Token(terminal, "", start_pos=pos))
                 except _Reject as rej:  # the closer completed something the builder refuses
@@ -626,17 +620,20 @@ class Stream:
                 return True
         return False
 
+    # ------------------------------------------------------------------ errors and recovery
+
     def _fail_block(self, message: str, pos: int, expected: Sequence[str]) -> bool:
         """A problem at ``pos``: strict mode raises; in a block, start recovering it (True)."""
-        if self.strict:
-            line, column = self.line_column(pos)
+        if self._strict:
+            line, column = self._line_column(pos)
             raise ParseError(message, pos=pos, line=line, column=column, expected=expected, snippet=self._snippet(pos))
         if self._block is None:
             return False
-        if self.syntax.settle_rejected_blocks:
+        if self._syntax.settle_rejected_blocks:
             with suppress(BuildError):  # a part the builder refuses is left to its recovery, as the block is
-                self._g.settle(self._ps)
-        self._recovery = _Recovery(self._block, message, pos)
+                self._parser.settle()
+        line, column = self._line_column(pos)
+        self._recovery = _Recovery(self._block, f"{message} at line {line}, column {column}")
         self._block = None
         return True
 
@@ -655,35 +652,34 @@ class Stream:
         """
         pos = self._base + i if at is None else at
         if not semantic:
-            before = self._g.first_match(self.syntax.autoclose_before, buf, i)
+            before = self._g.first_match(self._syntax.autoclose_before, buf, i)
             if before is not None and self._autoclose(pos, before):
                 return i
         if not expected and not semantic:
-            expected = self._g.expected(self._ps.state_stack[-1])
+            expected = self._parser.expected()
         if self._fail_block(message, pos, expected):
             return i
         pos = self._base + i
         # Outside any block the grammar takes nothing here: keep the character as content.
-        last = self._issues[-1] if self._issues else None
+        last = self._out.last_issue()
         if last is not None and last.kind == "unexpected_text" and last.pos + len(last.text or "") == pos:
             last.text = (last.text or "") + buf[i]
         else:
-            self.issue("unexpected_text", f"{message}, kept as content", pos, buf[i])
-        self._builder.on_text(CONTENT, buf[i], pos)
+            self._out.issue("unexpected_text", f"{message}, kept as content", pos, buf[i])
+        self._out.text(CONTENT, buf[i], pos)
         return i + 1
 
     def _recover(self, buf: str, i: int, final: bool) -> int:
         """Look for the end of a rejected block from ``buf[i]``; return where lexing continues."""
         rec = self._recovery
         assert rec is not None
-        syntax = self.syntax
         best = -1
         resume = -1
-        for marker in syntax.resync_after:
+        for marker in self._syntax.resync_after:
             j = self._find_marker(marker, buf, i)
             if j >= 0 and (best < 0 or j < best):
                 best, resume = j, j + len(marker)
-        for marker in syntax.resync_before:
+        for marker in self._syntax.resync_before:
             j = self._find_marker(marker, buf, i)
             if j >= 0 and (best < 0 or j < best):
                 best, resume = j, j
@@ -695,7 +691,7 @@ class Stream:
             resume = len(buf)
         rec.block.pieces.append(buf[i:resume])
         raw = "".join(rec.block.pieces)
-        used = self._finish_recovery(raw)
+        used = self._hand_over(raw)
         # Text after what the block covered is read again: from buf, or (where it arrived in an
         # earlier chunk) from raw, through _reread.
         start = rec.block.pos + used - self._base
@@ -719,25 +715,18 @@ class Stream:
         self._marker_cache[marker] = (self._base + j if j >= 0 else -1, self._base + len(buf))
         return j
 
-    def _finish_recovery(self, raw: str) -> int:
-        """Hand the rejected block to the builder; returns how much of ``raw`` it covered."""
+    def _hand_over(self, raw: str) -> int:
+        """Give the rejected block to the builder's recovery; returns how much of ``raw`` it covered."""
         rec = self._recovery
         assert rec is not None
         self._recovery = None
         block = rec.block
-        self._ps.state_stack[:] = block.states
-        self._ps.value_stack[:] = block.values
+        self._parser.restore(block.checkpoint)
         self._depth = block.depth
-        handled = self._builder.recover(raw, block.pos, rec.error)
-        used = self._builder.recovered(raw)
-        if not handled:
-            line, column = self.line_column(rec.error_pos)
-            self.issue(
-                "invalid_tool_call",
-                f"tool call kept as content: {rec.error} at line {line}, column {column}",
-                block.pos,
-            )
-            self._builder.on_text(CONTENT, block.lead + raw[:used], block.pos - len(block.lead))
+        used = self._builder.recover(raw, block.pos, rec.error)
+        if used is None:
+            self._out.keep_as_content(raw, block.pos, rec.error, lead=block.lead)
+            return len(raw)
         return used
 
     def _finish(self) -> None:
@@ -747,14 +736,38 @@ class Stream:
                 i = self._recover(self._buf, len(self._buf), True)
                 self._buf, self._base = self._reread + self._buf[i:], self._base + i - len(self._reread)
                 self._reread = ""
-                self._run(final=True)  # what the block did not cover
+                self._run(True)  # what the block did not cover
                 continue
-            state = self._ps.state_stack[-1]
-            if self._g.can_feed(self._ps.state_stack, "$END"):
+            if self._parser.accepts("$END"):
                 break
             if self._autoclose(self._base + len(self._buf), None):
                 continue
             pos = self._base + len(self._buf)
-            if not self._fail_block("reply ends inside a tool call", pos, self._g.expected(state)):
-                raise AssertionError(f"grammar cannot end in state {state}")  # pragma: no cover
-        self._ps.feed_token(Token("$END", "", start_pos=self._base + len(self._buf)), True)
+            if not self._fail_block("reply ends inside a tool call", pos, self._parser.expected()):
+                raise AssertionError(f"grammar cannot end in state {self._parser.state}")  # pragma: no cover
+        self._parser.feed_end(self._base + len(self._buf))
+
+
+def _tools_by_name(tools: Sequence[Any] | None) -> dict[str, Mapping[str, Any]] | None:
+    """The tools a stream checks calls against, by name (None: no tools given)."""
+    prepared = jinja.prepare_tools(tools)
+    if prepared is None:
+        return None
+    found: dict[str, Mapping[str, Any]] = {}
+    for tool in prepared:
+        name = tool_name(tool)
+        if name is not None:
+            found[name] = tool
+    return found
+
+
+def _read_alone(syntax: Syntax, text: str) -> ParseResult | None:
+    """What ``text`` parses to on its own with ``syntax``, strictly and without tools (None where
+    strict parsing refuses it): what a builder's :meth:`~codec.sink.Sink.reading` asks."""
+    stream = Stream(syntax, strict=True, events=False)
+    try:
+        stream.feed(text)
+        stream.close()
+    except ParseError:
+        return None
+    return stream.result

@@ -346,7 +346,7 @@ def test_round_trip_streams_like_it_parses(name: str, data: st.DataObject) -> No
 
 
 def _without_fast_path(fmt: codec.Format) -> Syntax:
-    return dataclasses.replace(fmt.syntax(), fast_terminals={}, fast_by_state={}, preempting={})
+    return dataclasses.replace(fmt.syntax(), fast_terminals={})
 
 
 _RULES_ONLY = {name: _without_fast_path(spec.fmt) for name, spec in SPECS.items()}

@@ -1,44 +1,42 @@
-"""Pieces every format's reply builder uses: the call being read, literal values, JSON text."""
+"""Rule handlers several formats' reply builders share: literal values and objects built from pairs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
-from codec.literals import json_text, number_literal
+from codec._lark import Token
+from codec.literals import number_literal
+from codec.sink import Sink
 from codec.stream import BuildError
 
 
-@dataclass
-class Call:
-    """A call whose name is known (its ToolCallStart was sent) and the arguments read so far."""
-
-    name: str
-    index: int
-    pos: int
-    args: dict[str, Any] = field(default_factory=dict)
-
-
-def json_chars(text: str) -> str:
-    """``text`` as it reads inside a JSON string (escapes apply character by character, so the
-    pieces of a string streamed this way concatenate to the string's JSON text)."""
-    return json_text(text)[1:-1]
-
-
 class LiteralHandlers:
-    """Grammar rules ``number``, ``true``, ``false`` and ``null``, shared by the builders."""
+    """Grammar rules ``number``, ``true``, ``false`` and ``null``, and objects from their pairs."""
 
-    def number(self, c: list[Any]) -> int | float:
+    sink: Sink
+
+    def number(self, token: Token) -> int | float:
         try:
-            return number_literal(str(c[0]))
+            return number_literal(str(token))
         except ValueError as exc:
-            raise BuildError(str(exc), c[0].start_pos) from None
+            raise BuildError(str(exc), token.start_pos) from None
 
-    def true(self, c: list[Any]) -> bool:
+    def true(self, token: Token) -> bool:
         return True
 
-    def false(self, c: list[Any]) -> bool:
+    def false(self, token: Token) -> bool:
         return False
 
-    def null(self, c: list[Any]) -> None:
+    def null(self, token: Token) -> None:
         return None
+
+    def mapping(self, pairs: Iterable[tuple[str, Any, int]]) -> dict[str, Any]:
+        """An object value from its ``(key, value, where the key is)`` pairs: a repeated key is
+        reported (``duplicate_key``) and its last value kept, as JSON decoders keep it."""
+        out: dict[str, Any] = {}
+        for key, value, pos in pairs:
+            if key in out:
+                self.sink.issue("duplicate_key", f"key {key!r} repeated; the last value is kept", pos)
+            out[key] = value
+        return out

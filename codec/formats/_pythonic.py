@@ -16,21 +16,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codec import jinja
-from codec._lark import CompiledGrammar, Token
-from codec.errors import ParseError, parse_error_at
-from codec.formats._calls import Call, LiteralHandlers
+from codec._lark import CompiledGrammar, Token, ValueToken
+from codec.errors import parse_error_at
+from codec.formats._calls import LiteralHandlers
 from codec.formats._decode import call_id
-from codec.literals import PLAIN_JSON_DECODER, json_text, json_value, nesting, number_literal, python_literal
+from codec.literals import PLAIN_JSON_DECODER, json_value, nesting, number_literal, python_literal
 from codec.models import FunctionCall, ToolCall
-from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
+from codec.sink import CONTENT, CallWriter, Sink
+from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax
 from codec.watch import Delimiter, FastLexer, Watch
 
 #: Frame closers a format may leave out at the end of a reply (inserted and reported).
 _CLOSERS = {"THINK_CLOSE": "</think>", "FENCE_CLOSE": "```"}
 #: Punctuation that no terminal of either format can extend where it is read (tests check it).
 CLOSED_PUNCTUATION = ("COMMA", "RPAR", "RBRACK", "RBRACE", "COLON", "EQ")
-#: Deepest nesting of lists, dicts and tuples accepted in a call.
-MAX_DEPTH = 200
 
 
 def quoted(text: str) -> str:
@@ -47,115 +46,95 @@ def quoted(text: str) -> str:
 class PythonicBuilder(LiteralHandlers, Builder):
     """Builds calls from the pythonic_calls rules. Values are typed as written."""
 
-    def __init__(self, sink: Stream) -> None:
+    def __init__(self, sink: Sink) -> None:
         super().__init__(sink)
-        self._call: Call | None = None  # the call being read, once started
+        self._call: CallWriter | None = None  # the call being read, once started
         self._pending: tuple[str, int] | None = None  # its name and offset, before it starts
         self._done_in_block = 0  # calls completed in the current list
-        self._used = 0  # how much of the last rejected block its recovery covered
 
-    def arg_string(self, c: list[Any]) -> str:
+    def arg_string(self, token: Token) -> str:
         """A string written as a keyword argument's value: each format says how it is escaped."""
         raise NotImplementedError
 
     # ---- calls
-    def call_name(self, c: list[Any]) -> None:
+    def call_name(self, token: Token) -> None:
         # The call starts (ToolCallStart) at its first argument or its ")": a name followed by
         # anything else ("see [Smith(2020)]") is not a call, and stays text.
-        self._pending = (str(c[0]), c[0].start_pos)
+        self._pending = (str(token), token.start_pos)
 
-    def _started(self) -> Call:
+    def _started(self) -> CallWriter:
         if self._call is None:
             assert self._pending is not None
             name, pos = self._pending
             self._pending = None
-            self._call = Call(name, self.sink.start_call(name), pos)
+            self._call = self.sink.call(name, pos)
         return self._call
 
-    def arg(self, c: list[Any]) -> None:
-        self._argument(str(c[0]), c[2], c[0].start_pos)
+    def arg(self, name: Token, equals: Token, value: Any) -> None:
+        self._started().argument(str(name), value, name.start_pos)
 
-    def fast_call(self, c: list[Any]) -> None:
-        token = c[-1]  # FAST_CALL, or (fast_next_call) the FAST_NEXT_CALL after the calls before it
+    def fast_call(self, *children: Any) -> None:
+        token = children[-1]  # FAST_CALL, or (fast_next_call) the FAST_NEXT_CALL after the calls before it
         name, args, offset = token.decoded
         self._done_in_block += 1
-        self.sink.end_call(self.sink.start_call(name), args, token.start_pos + offset)
+        self.sink.call(name, token.start_pos + offset).end(arguments=args)
 
     fast_next_call = fast_call
 
-    def fast_arg(self, c: list[Any]) -> None:
-        key, value = c[0].decoded
-        self._argument(key, value, c[0].start_pos)
+    def fast_arg(self, token: ValueToken) -> None:
+        key, value = token.decoded
+        self._started().argument(key, value, token.start_pos)
 
-    def _argument(self, key: str, value: Any, pos: int) -> None:
-        call = self._started()
-        if key in call.args:
-            message = f"argument {key!r} repeated; the first value is kept"
-            self.sink.issue("duplicate_argument", message, pos, json_text(value))
-            return
-        prefix = ", " if call.args else "{"
-        call.args[key] = value
-        fragment = json_text(key) + ": " + json_text(value)
-        self.sink.add_arguments(call.index, prefix + fragment)
-
-    def call(self, c: list[Any]) -> None:
+    def call(self, *children: Any) -> None:
         call = self._started()
         self._call = None
         self._done_in_block += 1
-        self.sink.end_call(call.index, call.args, call.pos)
+        call.end()
 
-    def call_list(self, c: list[Any]) -> None:
+    def call_list(self, *children: Any) -> None:
         self._done_in_block = 0
 
-    def assignment(self, c: list[Any]) -> None:
-        target = c[0]
-        message = f"the call's result is assigned to {str(target)!r} (a Python statement); the assignment is dropped"
-        self.sink.issue("assignment", message, target.start_pos, f"{target} =")
+    def assignment(self, target: Token, equals: Token, call: None) -> None:
+        self._assignment(str(target), target.start_pos)
 
-    def fast_list(self, c: list[Any]) -> None:
-        token = c[0]
+    def _assignment(self, target: str, pos: int) -> None:
+        message = f"the call's result is assigned to {target!r} (a Python statement); the assignment is dropped"
+        self.sink.issue("assignment", message, pos, f"{target} =")
+
+    def fast_list(self, token: ValueToken) -> None:
         for name, args, offset in token.decoded:
-            self.sink.end_call(self.sink.start_call(name), args, token.start_pos + offset)
+            self.sink.call(name, token.start_pos + offset).end(arguments=args)
         self._done_in_block = 0
 
     # ---- values
-    def string(self, c: list[Any]) -> str:
+    def string(self, token: Token) -> str:
         try:
-            return quoted(str(c[0]))
+            return quoted(str(token))
         except ValueError as exc:
-            raise BuildError(f"invalid string: {exc}", c[0].start_pos) from None
+            raise BuildError(f"invalid string: {exc}", token.start_pos) from None
 
-    def pair(self, c: list[Any]) -> tuple[Any, Any]:
-        return c[0], c[2]
+    def pair(self, key: Any, colon: Token, value: Any) -> tuple[Any, Any]:
+        return key, value
 
-    def pairs(self, c: list[Any]) -> list[tuple[Any, Any]]:
-        if len(c) == 1:
-            return [c[0]]
-        c[0].append(c[2])
-        return c[0]  # type: ignore[no-any-return]
+    def pairs(self, *children: Any) -> list[tuple[Any, Any]]:
+        return _extended(children)
 
-    def elements(self, c: list[Any]) -> list[Any]:
-        if len(c) == 1:
-            return [c[0]]
-        c[0].append(c[2])
-        return c[0]  # type: ignore[no-any-return]
+    def elements(self, *children: Any) -> list[Any]:
+        return _extended(children)
 
-    def dict_value(self, c: list[Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        pairs = c[1] if len(c) > 2 and isinstance(c[1], list) else []
-        for key, value in pairs:
+    def dict_value(self, *children: Any) -> dict[str, Any]:
+        brace = children[0]
+        pairs = children[1] if len(children) > 2 and isinstance(children[1], list) else []
+        for key, _ in pairs:
             if not isinstance(key, str):
-                raise BuildError(f"dict key {key!r} is not a string", c[0].start_pos)
-            if key in out:
-                self.sink.issue("duplicate_key", f"key {key!r} repeated; the last value is kept", c[0].start_pos)
-            out[key] = value
-        return out
+                raise BuildError(f"dict key {key!r} is not a string", brace.start_pos)
+        return self.mapping((key, value, brace.start_pos) for key, value in pairs)
 
-    def list_value(self, c: list[Any]) -> list[Any]:
-        return c[1] if len(c) > 2 and isinstance(c[1], list) else []
+    def list_value(self, *children: Any) -> list[Any]:
+        return children[1] if len(children) > 2 and isinstance(children[1], list) else []
 
-    def tuple_value(self, c: list[Any]) -> list[Any]:
-        return self.list_value(c)
+    def tuple_value(self, *children: Any) -> list[Any]:
+        return self.list_value(*children)
 
     # ---- a list the grammar rejected
     def frame(self, raw: str) -> tuple[int, int]:
@@ -163,52 +142,53 @@ class PythonicBuilder(LiteralHandlers, Builder):
         before a frame closer at its end (a format with a fence says where they are)."""
         return 0, len(raw)
 
-    def recover(self, raw: str, pos: int, error: str) -> bool:
+    def recover(self, raw: str, pos: int, error: str) -> int | None:
         call, done = self._call, self._done_in_block
         self._call, self._pending, self._done_in_block = None, None, 0
         start, stop = self.frame(raw)
         i = _skip(raw, start)
         bracketed = raw.startswith("[", i)
-        cutter = _cutter(self.sink.syntax.grammar)
+        cutter = _cutter(self.sink.grammar)
         elements, end = cutter.cut(raw[:stop], i + 1 if bracketed else i, bracketed)
         # A bare list ends at its "]": what follows is read again as usual. A fence covers the rest.
-        self._used = end if start == 0 else len(raw)
+        used = end if start == 0 else len(raw)
         reported = False
         later = elements[done:]  # the first `done` elements are the calls already returned
         if call is not None:
             piece = later.pop(0)[1] if later else ""
-            if self._probe(piece) != (call.name, call.args):
-                self.sink.issue("truncated_call", f"tool call {call.name!r} cut short: {error}", call.pos, raw)
+            if self._probe(piece) != (call.name, call.arguments):
+                call.cut(raw, error, call.pos)
                 reported = True
-            self.sink.end_call(call.index, call.args, call.pos)
+            else:
+                call.end()
         found = [(pos + offset, piece, self._probe(piece)) for offset, piece in later]
         if call is None and done == 0 and not any(read for _, _, read in found):
-            return False  # no call in it: the stream keeps the list as content
+            if used == len(raw):
+                return None  # no call in it: the stream keeps the block as content
+            self.sink.keep_as_content(raw[:used], pos, error)  # the list alone; the rest is read again
+            return used
         for at, piece, read in found:
             if read is None:
                 self.sink.issue("invalid_tool_call", "call in a broken list kept as content", at, piece)
-                self.sink.emit_text(CONTENT, piece)
+                self.sink.text(CONTENT, piece, at)
                 reported = True
                 continue
             target = self._assigned(piece)
             if target is not None:
-                self.assignment([Token("NAME", target[1], start_pos=at + target.start(1))])
-            self.sink.end_call(self.sink.start_call(read[0]), read[1], at)
+                self._assignment(target[1], at + target.start(1))
+            self.sink.call(read[0], at).end(arguments=read[1])
         tail = raw[end:stop] if start else ""
         if tail.strip():
             self.sink.issue("unexpected_text", "text after the call list, kept as content", pos + end, tail)
-            self.sink.emit_text(CONTENT, tail)
+            self.sink.text(CONTENT, tail, pos + end)
         elif not reported:  # every call was read after all (a missing comma...): still say so
             self.sink.issue("repaired_call", f"call list repaired: {error}", pos, raw[:end])
-        return True
-
-    def recovered(self, raw: str) -> int:
-        return self._used
+        return used
 
     def _assigned(self, piece: str) -> re.Match[str] | None:
         """The assignment ``x = `` that ``piece`` starts with (``x = f(...)``), where the format reads
         such statements (its grammar has the ``assignment`` rule); None otherwise."""
-        grammar = self.sink.syntax.grammar
+        grammar = self.sink.grammar
         if "assignment" not in grammar.rule_names:
             return None
         return _cutter(grammar).assignment.match(piece)
@@ -219,17 +199,19 @@ class PythonicBuilder(LiteralHandlers, Builder):
         target = self._assigned(piece)
         if target is not None:  # a statement `x = f(...)`: the call is f(...)
             piece = piece[target.end() :]
-        probe = Stream(self.sink.syntax, tools=None, strict=True, events=False)  # strict: no recovery inside
-        try:
-            probe.feed("[" + piece.strip() + "]")
-            probe.close()
-        except ParseError:
-            return None
-        found = probe.result
-        if len(found.tool_calls) != 1 or found.content.strip():
+        found = self.sink.reading("[" + piece.strip() + "]")
+        if found is None or len(found.tool_calls) != 1 or found.content.strip():
             return None
         function = found.tool_calls[0].function
         return function.name, function.arguments
+
+
+def _extended(children: tuple[Any, ...]) -> list[Any]:
+    """A left-recursive list rule's value: ``[item]``, or the list so far with ``, item`` added."""
+    if len(children) == 1:
+        return [children[0]]
+    children[0].append(children[2])
+    return children[0]  # type: ignore[no-any-return]
 
 
 class ElementCutter:
@@ -506,7 +488,6 @@ def pythonic_syntax(
         marker_starts="[<`\n",
         nest_open=frozenset({"LBRACK", "LPAR", "LBRACE"}),
         nest_close=frozenset({"RBRACK", "RPAR", "RBRACE"}),
-        max_depth=MAX_DEPTH,
         reasoning_open=reasoning_open,
         prompt_opens_reasoning=prompt_opens_reasoning,
         reasoning_open_rest=reasoning_open_rest,

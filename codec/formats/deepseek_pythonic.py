@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codec import jinja
-from codec._lark import CompiledGrammar, compile_grammar
+from codec._lark import CompiledGrammar, Token, compile_grammar
 from codec.errors import RenderError, parse_error_at
 from codec.export import (
     EMPTY,
@@ -98,7 +98,8 @@ from codec.formats._render import (
 )
 from codec.models import Conversation, Message
 from codec.schema import tool_name
-from codec.stream import CONTENT, REASONING, Syntax
+from codec.sink import CONTENT, REASONING
+from codec.stream import Syntax
 from codec.watch import Delimiter
 
 BOS = "<|begin_of_sentence|>"
@@ -542,8 +543,8 @@ def _renders(conversation: Conversation) -> str | None:
 class DeepseekPythonicBuilder(PythonicBuilder):
     """String arguments are written '"' + value + '"' with no escaping: the text between is the value."""
 
-    def arg_string(self, c: list[Any]) -> str:
-        return raw_string(str(c[0]))
+    def arg_string(self, token: Token) -> str:
+        return raw_string(str(token))
 
 
 class DeepseekPythonic(Format):

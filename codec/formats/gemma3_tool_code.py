@@ -54,7 +54,7 @@ from functools import partial
 from itertools import pairwise
 from typing import Any
 
-from codec._lark import compile_grammar
+from codec._lark import Token, compile_grammar
 from codec.errors import ParseError, RenderError, parse_error_at
 from codec.export import (
     EMPTY,
@@ -105,7 +105,8 @@ from codec.formats._render import (
 )
 from codec.models import Conversation, Message
 from codec.schema import tool_name
-from codec.stream import CONTENT, BuildError, Syntax
+from codec.sink import CONTENT
+from codec.stream import BuildError, Syntax
 from codec.watch import Delimiter
 
 TURN_OPEN = "<start_of_turn>"
@@ -491,7 +492,7 @@ class Gemma3ToolCodeBuilder(PythonicBuilder):
 
     def frame(self, raw: str) -> tuple[int, int]:
         """The calls of a rejected fence lie between its opener and its closing backticks."""
-        opener = self.sink.syntax.grammar.pattern("FENCE_OPEN").match(raw)
+        opener = self.sink.grammar.pattern("FENCE_OPEN").match(raw)
         if opener is None:
             return 0, len(raw)
         stop = len(raw)
@@ -499,11 +500,11 @@ class Gemma3ToolCodeBuilder(PythonicBuilder):
             stop -= 4 if raw.endswith("\n```") and stop - 4 >= opener.end() else 3
         return opener.end(), stop
 
-    def arg_string(self, c: list[Any]) -> str:
+    def arg_string(self, token: Token) -> str:
         try:
-            return quoted(str(c[0]))
+            return quoted(str(token))
         except ValueError as exc:
-            raise BuildError(f"invalid string: {exc}", c[0].start_pos) from None
+            raise BuildError(f"invalid string: {exc}", token.start_pos) from None
 
 
 class Gemma3ToolCode(Format):

@@ -69,7 +69,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from codec._lark import compile_grammar
+from codec._lark import Token, compile_grammar
 from codec.errors import ParseError, RenderError, parse_error_at
 from codec.export import (
     DIGIT,
@@ -95,7 +95,7 @@ from codec.export import (
     star,
 )
 from codec.format import Format
-from codec.formats._calls import Call, LiteralHandlers, json_chars
+from codec.formats._calls import LiteralHandlers
 from codec.formats._decode import bos_token, call_id
 from codec.formats._render import (
     attr,
@@ -113,10 +113,11 @@ from codec.formats._render import (
     trim,
     upper,
 )
-from codec.literals import json_text, json_value, python_literal
+from codec.literals import json_value, python_literal
 from codec.models import Conversation, Function, FunctionCall, Message, Tool, ToolCall
 from codec.schema import tool_name
-from codec.stream import CONTENT, REASONING, Builder, BuildError, Stream, Syntax
+from codec.sink import CONTENT, REASONING, CallWriter, Sink
+from codec.stream import Builder, BuildError, Syntax
 from codec.watch import Delimiter
 
 QUOTE = '<|"|>'
@@ -473,134 +474,112 @@ class _Key(str):
         return key
 
 
+class _Streamed(str):
+    """A string argument's value that streamed to the call's writer as it arrived."""
+
+
 class Gemma4Builder(LiteralHandlers, Builder):
     """Builds calls from the gemma4 grammar. Values are typed as written; nothing is coerced."""
 
-    def __init__(self, sink: Stream) -> None:
+    def __init__(self, sink: Sink) -> None:
         super().__init__(sink)
-        self._wrapped = False
-        self._call: Call | None = None
-        self._key: tuple[str, int] | None = None  # the last key read, and where
-        self._streaming: str | None = None  # the argument whose string value is streaming
-        self._chars: list[str] = []  # the characters of the string being read
+        self._call: CallWriter | None = None
+        self._key: _Key | None = None  # the last key read
+        self._in_argument = False  # the string being read is an argument's value (it streams)
+        self._chars: list[str] = []  # the characters of a nested string being read
 
     # ---- frame
-    def call_open(self, c: list[Any]) -> None:
-        self._wrapped = True
-        token = c[0]
+    def call_open(self, token: Token) -> None:
         if str(token) != CALL_OPEN + "call:":
             self.sink.issue(
                 "call_opener", f"call opened with {str(token)!r} instead of '<|tool_call>call:'", token.start_pos
             )
 
-    def bare_open(self, c: list[Any]) -> None:
-        self._wrapped = False
-        self.sink.issue("bare_call", "call:NAME{...} without <|tool_call> accepted", c[0].start_pos)
+    def bare_open(self, token: Token) -> None:
+        self.sink.issue("bare_call", "call:NAME{...} without <|tool_call> accepted", token.start_pos)
 
-    def call_head(self, c: list[Any]) -> None:
-        token = c[0]
-        self._call = Call(str(token), self.sink.start_call(str(token)), token.start_pos)
+    def call_head(self, token: Token) -> None:
+        self._call = self.sink.call(str(token), token.start_pos)
 
-    def paren_body(self, c: list[Any]) -> None:
-        self.sink.issue("parentheses", "call written with (...) instead of {...}", c[0].start_pos)
+    def paren_body(self, lpar: Token, *rest: Any) -> None:
+        self.sink.issue("parentheses", "call written with (...) instead of {...}", lpar.start_pos)
 
-    def call(self, c: list[Any]) -> None:
+    def call(self, opener: None, head: None, body: None, closer: Token) -> None:
         self._end_call()
 
-    def bare_call(self, c: list[Any]) -> None:
+    def bare_call(self, opener: None, head: None, body: None) -> None:
         self._end_call()
 
     def _end_call(self) -> None:
         call, self._call = self._call, None
         assert call is not None
-        self.sink.end_call(call.index, call.args, call.pos)
+        call.end()
 
-    def stray_close(self, c: list[Any]) -> None:
-        token = c[0]
+    def stray_close(self, token: Token) -> None:
         self.sink.issue(
             "stray_closer", f"{str(token).strip()!r} with nothing open, ignored", token.start_pos, str(token)
         )
 
     # ---- arguments
-    def key(self, c: list[Any]) -> _Key:
-        token = c[0]
+    def key(self, token: Token) -> _Key:
         text = str(token)
         if token.type == "GSTRING":
-            key = text[len(QUOTE) : -len(QUOTE)]
+            text = text[len(QUOTE) : -len(QUOTE)]
         elif token.type in ("JSTRING", "SSTRING"):
-            key = self._quoted(token)
-        else:
-            key = text
-        self._key = (key, token.start_pos)
-        return _Key(key, token.start_pos)
+            text = self._quoted(token)
+        self._key = _Key(text, token.start_pos)
+        return self._key
 
-    def arg(self, c: list[Any]) -> None:
+    def arg(self, key: _Key, separator: Token, value: Any) -> None:
         call = self._call
         assert call is not None
-        key, separator, value = str(c[0]), c[1], c[2]
         if separator.type == "EQUALS":
-            self.sink.issue("key_equals", f"argument {key!r} written with '=' instead of ':'", separator.start_pos)
-        if self._streaming is not None:  # a streamed string: already sent
-            self._streaming = None
-            call.args[key] = value
-            return
-        if key in call.args:
-            shown = json_text(value)
-            message = f"argument {key!r} repeated; the first value is kept"
-            self.sink.issue("duplicate_argument", message, c[0].pos, shown)
-            return
-        prefix = "{" if not call.args else ", "
-        call.args[key] = value
-        self.sink.add_arguments(call.index, prefix + json_text(key) + ": " + json_text(value))
+            self.sink.issue("key_equals", f"argument {str(key)!r} written with '=' instead of ':'", separator.start_pos)
+        if type(value) is not _Streamed:  # a streamed string is the writer's already
+            call.argument(str(key), value, key.pos)
 
-    def string_open(self, c: list[Any]) -> None:
+    def string_open(self, token: Token) -> None:
         call, key = self._call, self._key
         assert call is not None and key is not None
-        self._chars = []
-        if key[0] in call.args:
-            return  # a duplicate: collected, reported by arg()
-        self._streaming = key[0]
-        prefix = "{" if not call.args and not self.sink.sent_arguments(call.index) else ", "
-        self.sink.add_arguments(call.index, prefix + json_text(key[0]) + ': "')
+        self._in_argument = True
+        call.string_start(str(key), key.pos)
 
-    def stream_string(self, c: list[Any]) -> str:
-        text = "".join(self._chars)
-        self._chars = []
-        if self._streaming is not None:
-            assert self._call is not None
-            self.sink.add_arguments(self._call.index, '"')
-        return text
+    def stream_string(self, opener: None, *rest: Any) -> _Streamed:
+        call = self._call
+        assert call is not None
+        self._in_argument = False
+        return _Streamed(call.string_end())
 
     def on_text(self, kind: str, text: str, pos: int) -> None:
         if kind != CHARS:
             super().on_text(kind, text, pos)
-            return
-        self._chars.append(text)
-        if self._streaming is not None and self._call is not None:
-            self.sink.add_arguments(self._call.index, json_chars(text))
+        elif self._in_argument:
+            assert self._call is not None
+            self._call.string_more(text)
+        else:
+            self._chars.append(text)
 
     # ---- values
-    def string(self, c: list[Any]) -> str:
+    def string(self, opener: Token, *rest: Any) -> str:
         text = "".join(self._chars)
         self._chars = []
         return text
 
-    def jstring(self, c: list[Any]) -> str:
-        self.sink.issue("quoted_string", 'string written with JSON "quotes" instead of <|"|>', c[0].start_pos)
-        return self._quoted(c[0])
+    def jstring(self, token: Token) -> str:
+        self.sink.issue("quoted_string", 'string written with JSON "quotes" instead of <|"|>', token.start_pos)
+        return self._quoted(token)
 
-    def sstring(self, c: list[Any]) -> str:
-        self.sink.issue("quoted_string", "string written with 'single quotes' instead of <|\"|>", c[0].start_pos)
-        return self._quoted(c[0])
+    def sstring(self, token: Token) -> str:
+        self.sink.issue("quoted_string", "string written with 'single quotes' instead of <|\"|>", token.start_pos)
+        return self._quoted(token)
 
-    def bareword(self, c: list[Any]) -> str:
-        token = c[0]
+    def bareword(self, token: Token) -> str:
         self.sink.issue(
             "unquoted_value", f"value {str(token)!r} is not quoted; read as a string{_STRIPPED_HINT}", token.start_pos
         )
         return str(token)
 
-    def _quoted(self, token: Any) -> str:
+    def _quoted(self, token: Token) -> str:
         try:
             value = json_value(str(token)) if str(token).startswith('"') else python_literal(str(token))
         except ValueError as exc:
@@ -609,31 +588,23 @@ class Gemma4Builder(LiteralHandlers, Builder):
             raise BuildError("invalid quoted string", token.start_pos)
         return value
 
-    def object(self, c: list[Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in c[1:-1:2]:
-            if key in out:
-                self.sink.issue("duplicate_key", f"key {str(key)!r} repeated; the last value is kept", key.pos)
-            out[str(key)] = value
-        return out
+    def object(self, *children: Any) -> dict[str, Any]:
+        return self.mapping((str(key), value, key.pos) for key, value in children[1:-1:2])  # { pair , pair ... }
 
-    def pair(self, c: list[Any]) -> tuple[_Key, Any]:
-        return c[0], c[2]
+    def pair(self, key: _Key, colon: Token, value: Any) -> tuple[_Key, Any]:
+        return key, value
 
-    def array(self, c: list[Any]) -> list[Any]:
-        return list(c[1:-1:2])
+    def array(self, *children: Any) -> list[Any]:
+        return list(children[1:-1:2])  # [ value , value ... ]
 
     # ---- a block the grammar rejected
-    def recover(self, raw: str, pos: int, error: str) -> bool:
-        call, streaming, chars = self._call, self._streaming, "".join(self._chars)
-        self._call, self._streaming, self._chars, self._wrapped = None, None, [], False
+    def recover(self, raw: str, pos: int, error: str) -> int | None:
+        call = self._call
+        self._call, self._key, self._in_argument, self._chars = None, None, False, []
         if call is None:
-            return False
-        if streaming is not None:
-            call.args[streaming] = chars  # what was already sent of it
-        self.sink.issue("truncated_call", f"tool call {call.name!r} cut short: {error}", pos, raw)
-        self.sink.end_call(call.index, call.args, call.pos)
-        return True
+            return None
+        call.cut(raw, error, pos)  # a string argument being read keeps what was already sent of it
+        return len(raw)
 
 
 def _opens_reasoning(prompt: str) -> bool:

@@ -22,11 +22,10 @@ import itertools
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from codec import jinja
-from codec._lark import Token, compile_grammar
+from codec._lark import Token, ValueToken, compile_grammar
 from codec.errors import RenderError, parse_error_at
 from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, Reasoning, alt, parameters_schema, seq
 from codec.format import Format
@@ -54,7 +53,8 @@ from codec.literals import (
 )
 from codec.models import Conversation
 from codec.schema import tool_name
-from codec.stream import CONTENT, REASONING, Builder, BuildError, Stream, Syntax
+from codec.sink import CONTENT, REASONING, CallWriter, Sink
+from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax
 from codec.watch import Delimiter, json_fast_lexer
 
 SYSTEM_TOOLS_HEADER = (
@@ -69,8 +69,6 @@ SYSTEM_TOOLS_FOOTER = (
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
 STOP = "<|im_end|>"
-#: Deepest nesting of lists and objects accepted in a call (deeper input is reported, not parsed).
-MAX_DEPTH = 200
 
 
 # ---------------------------------------------------------------------------- render
@@ -260,24 +258,6 @@ def _read_call(text: str, pos: int, end: int) -> tuple[tuple[str, dict[str, Any]
 # ---------------------------------------------------------------------------- parse
 
 
-@dataclass
-class _Pair:
-    key: str
-    value: Any
-    pos: int
-
-
-@dataclass
-class _Object:
-    """The call object being parsed: its name (once seen), its arguments, the call's index."""
-
-    pos: int
-    name: str | None = None
-    index: int | None = None
-    args: dict[str, Any] = field(default_factory=dict)
-    args_seen: int = 0
-
-
 def _string(token: Token) -> str:
     try:
         value = json_value(str(token))
@@ -285,10 +265,6 @@ def _string(token: Token) -> str:
         raise BuildError(f"invalid JSON string: {exc}", token.start_pos) from None
     assert isinstance(value, str)
     return value
-
-
-def _fragment(first: bool, key: str, value: Any) -> str:
-    return ("{" if first else ", ") + json_text(key) + ": " + json_text(value)
 
 
 def _decode_objects(body: str) -> tuple[list[Any], str] | None:
@@ -393,167 +369,143 @@ def lex_call_block(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
 class HermesBuilder(LiteralHandlers, Builder):
     """Builds calls from the hermes grammar's reductions and repairs blocks it rejects."""
 
-    def __init__(self, sink: Stream) -> None:
+    def __init__(self, sink: Sink) -> None:
         super().__init__(sink)
-        self._obj: _Object | None = None
+        self._call: CallWriter | None = None  # the call object being read
+        self._args_seen = 0  # its "arguments" members so far
         self._done_in_block = 0  # call objects completed in the current block
 
     # values
-    def string(self, c: list[Any]) -> str:
-        return _string(c[0])
+    def string(self, token: Token) -> str:
+        return _string(token)
 
-    def number(self, c: list[Any]) -> Any:
+    def number(self, token: Token) -> Any:
         try:
-            return json_value(str(c[0]))
+            return json_value(str(token))
         except ValueError as exc:
-            raise BuildError(str(exc), c[0].start_pos) from None
+            raise BuildError(str(exc), token.start_pos) from None
 
-    def container(self, c: list[Any]) -> Any:
-        return c[0].decoded
+    def container(self, token: ValueToken) -> Any:
+        return token.decoded
 
-    def array(self, c: list[Any]) -> list[Any]:
-        return list(c[1:-1:2])
+    def array(self, *children: Any) -> list[Any]:
+        return list(children[1:-1:2])  # [ value , value ... ]
 
-    def pair(self, c: list[Any]) -> _Pair:
-        return _Pair(_string(c[0]), c[2], c[0].start_pos)
+    def pair(self, key: Token, colon: Token, value: Any) -> tuple[str, Any, int]:
+        return _string(key), value, key.start_pos
 
-    def object(self, c: list[Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for pair in c[1:-1:2]:
-            if pair.key in out:
-                self.sink.issue("duplicate_key", f"key {pair.key!r} repeated; the last value is kept", pair.pos)
-            out[pair.key] = pair.value
-        return out
+    def object(self, *children: Any) -> dict[str, Any]:
+        return self.mapping(children[1:-1:2])  # { pair , pair ... }
 
     # the call object
-    def _current(self, pos: int) -> _Object:
-        if self._obj is None:
-            self._obj = _Object(pos)
-        return self._obj
+    def _current(self, pos: int) -> CallWriter:
+        if self._call is None:
+            self._call = self.sink.call(None, pos)  # its name may come after its arguments
+            self._args_seen = 0
+        return self._call
 
-    def name_member(self, c: list[Any]) -> None:
-        obj = self._current(c[0].start_pos)
-        name = c[2]
+    def name_member(self, key: Token, colon: Token, name: Any) -> None:
+        call = self._current(key.start_pos)
         if not isinstance(name, str):
-            raise BuildError('"name" must be a string', c[0].start_pos)
-        if obj.name is not None:
-            self.sink.issue("duplicate_key", f'"name" repeated; {obj.name!r} is kept', c[0].start_pos, name)
+            raise BuildError('"name" must be a string', key.start_pos)
+        if call.name is not None:
+            self.sink.issue("duplicate_key", f'"name" repeated; {call.name!r} is kept', key.start_pos, name)
             return
-        obj.name = name
-        obj.index = self.sink.start_call(name)
-        for i, (key, value) in enumerate(obj.args.items()):
-            self.sink.add_arguments(obj.index, _fragment(i == 0, key, value))
+        call.start(name)
 
-    def arg(self, c: list[Any]) -> None:
-        obj = self._current(c[0].start_pos)
-        key, value = _string(c[0]), c[2]
-        if key in obj.args:
-            self.sink.issue(
-                "duplicate_argument",
-                f"argument {key!r} repeated; the first value is kept",
-                c[0].start_pos,
-                json_text(value),
-            )
-            return
-        obj.args[key] = value
-        if obj.index is not None:
-            self.sink.add_arguments(obj.index, _fragment(len(obj.args) == 1, key, value))
+    def arg(self, key: Token, colon: Token, value: Any) -> None:
+        self._current(key.start_pos).argument(_string(key), value, key.start_pos)
 
-    def args_member(self, c: list[Any]) -> None:
-        obj = self._current(c[0].start_pos)
-        self._args_key(obj, c[0])
+    def args_member(self, key: Token, colon: Token, arguments: None) -> None:
+        self._args_key(self._current(key.start_pos), key)
 
-    def args_string_member(self, c: list[Any]) -> None:
-        obj = self._current(c[0].start_pos)
-        self._args_key(obj, c[0])
-        text = _string(c[2])
+    def args_string_member(self, key: Token, colon: Token, string: Token) -> None:
+        call = self._current(key.start_pos)
+        self._args_key(call, key)
+        text = _string(string)
         try:
             args = json_value(text) if text.strip() else {}
         except ValueError:
             try:
                 args = python_literal(text)
             except ValueError:
-                raise BuildError("arguments string is not an object", c[2].start_pos) from None
+                raise BuildError("arguments string is not an object", string.start_pos) from None
         if not isinstance(args, dict):
-            raise BuildError("arguments string is not an object", c[2].start_pos)
-        self.sink.issue("arguments_as_string", "arguments given as a JSON string, decoded", c[2].start_pos)
-        if obj.args:
-            raise BuildError("arguments given twice", c[2].start_pos)
-        obj.args.update(args)
+            raise BuildError("arguments string is not an object", string.start_pos)
+        self.sink.issue("arguments_as_string", "arguments given as a JSON string, decoded", string.start_pos)
+        if call.arguments:
+            raise BuildError("arguments given twice", string.start_pos)
+        for name, value in args.items():
+            call.argument(name, value, string.start_pos)
 
-    def _args_key(self, obj: _Object, key: Token) -> None:
-        obj.args_seen += 1
-        if obj.args_seen > 1:
+    def _args_key(self, call: CallWriter, key: Token) -> None:
+        self._args_seen += 1
+        if self._args_seen > 1:
             self.sink.issue("duplicate_key", "arguments given twice; merged", key.start_pos)
         if key.value == '"parameters"':
             self.sink.issue("parameters_key", "'parameters' used for 'arguments'", key.start_pos)
 
-    def other_member(self, c: list[Any]) -> None:
-        key = _string(c[0])
-        text = json_text({key: c[2]})
-        self.sink.issue("unexpected_key", f"key {key!r} in a tool call object is not used", c[0].start_pos, text)
+    def other_member(self, key: Token, colon: Token, value: Any) -> None:
+        name = _string(key)
+        text = json_text({name: value})
+        self.sink.issue("unexpected_key", f"key {name!r} in a tool call object is not used", key.start_pos, text)
 
-    def call_object(self, c: list[Any]) -> None:
-        obj = self._current(c[0].start_pos)
-        if obj.index is None:
-            raise BuildError('tool call object has no "name"', c[0].start_pos)
-        self._obj = None
-        self._end_object(obj.index, obj.args, c[0].start_pos)
+    def call_object(self, *children: Any) -> None:
+        brace = children[0]
+        call = self._current(brace.start_pos)
+        if call.name is None:
+            raise BuildError('tool call object has no "name"', brace.start_pos)
+        self._call = None
+        self._end_object(call, brace.start_pos)
 
-    def fast_call(self, c: list[Any]) -> None:
-        token = c[0]
-        call = token.decoded
-        self._end_object(self.sink.start_call(call["name"]), call["arguments"], token.start_pos)
+    def fast_call(self, token: ValueToken) -> None:
+        found = token.decoded
+        self._end_object(self.sink.call(found["name"], token.start_pos), token.start_pos, found["arguments"])
 
-    def fast_block(self, c: list[Any]) -> None:
-        token = c[0]
-        call = token.decoded
-        self._end_object(self.sink.start_call(call["name"]), call["arguments"], token.start_pos + token.index("{"))
+    def fast_block(self, token: ValueToken) -> None:
+        found = token.decoded
+        brace = token.start_pos + token.index("{")
+        self._end_object(self.sink.call(found["name"], brace), brace, found["arguments"])
         self._done_in_block = 0
 
-    def _end_object(self, index: int, args: dict[str, Any], pos: int) -> None:
+    def _end_object(self, call: CallWriter, pos: int, arguments: dict[str, Any] | None = None) -> None:
         self._done_in_block += 1
         if self._done_in_block == 2:
             self.sink.issue("several_objects", "several call objects in one <tool_call> block", pos)
-        self.sink.end_call(index, args, pos)
+        call.end(pos, arguments)
 
-    def call(self, c: list[Any]) -> None:
+    def call(self, *children: Any) -> None:
         self._done_in_block = 0
 
     # a block the grammar rejected
-    def recover(self, raw: str, pos: int, error: str) -> bool:
-        obj, self._obj = self._obj, None
+    def recover(self, raw: str, pos: int, error: str) -> int | None:
+        call, self._call = self._call, None
         skip, self._done_in_block = self._done_in_block, 0
         body = raw[len(CALL_OPEN) :] if raw.startswith(CALL_OPEN) else raw
-        closed = body.rstrip().endswith(CALL_CLOSE)
-        if closed:
+        if body.rstrip().endswith(CALL_CLOSE):
             body = body.rstrip()[: -len(CALL_CLOSE)]
         decoded = _decode_objects(body)
         calls = [_as_call(o) for o in decoded[0][skip:]] if decoded else []
-        if decoded is None or not calls or any(call is None for call in calls):
-            if obj is None or obj.index is None:
-                return False
-            self.sink.issue("truncated_call", f"tool call {obj.name!r} cut short: {error}", pos, raw)
-            self.sink.end_call(obj.index, obj.args, obj.pos)
-            return True
+        if decoded is None or not calls or any(found is None for found in calls):
+            if call is None or call.name is None:
+                return None
+            call.cut(raw, error, pos)
+            return len(raw)
         how = decoded[1]
-        for i, call in enumerate(calls):
-            assert call is not None
-            name, args, repairs = call
+        for i, found in enumerate(calls):
+            assert found is not None
+            name, args, repairs = found
             detail = "; ".join([f"read as {how}", *repairs]) if how != "JSON" or repairs else "read as JSON"
-            if i == 0 and obj is not None and obj.index is not None:
-                if name != obj.name or not json_text(args).startswith(self.sink.sent_arguments(obj.index)):
-                    self.sink.issue("truncated_call", f"tool call {obj.name!r} cut short: {error}", pos, raw)
-                    self.sink.end_call(obj.index, obj.args, obj.pos)
+            writer = None
+            if i == 0 and call is not None and call.name is not None:
+                if name != call.name or not call.extends(args):
+                    call.cut(raw, error, pos)  # what was streamed of it cannot be taken back
                     continue
-                index = obj.index
-            else:
-                index = self.sink.start_call(name)
+                writer = call
+            writer = writer or self.sink.call(name, pos)
             self.sink.issue("repaired_call", f"tool call {name!r} repaired ({error}): {detail}", pos)
-            self.sink.end_call(index, args, pos)
-        if not closed and raw.rstrip() == raw and not raw.endswith(CALL_CLOSE):
-            pass
-        return True
+            writer.end(pos, args)
+        return len(raw)
 
 
 class Hermes(Format):
@@ -599,7 +551,6 @@ class Hermes(Format):
             holdback=len(CALL_CLOSE) + 2,
             nest_open=frozenset({"LBRACE", "LBRACK"}),
             nest_close=frozenset({"RBRACE", "RBRACK"}),
-            max_depth=MAX_DEPTH,
             fast_terminals={
                 "CALL_BLOCK": lex_call_block,
                 "CALL_JSON": lex_call_json,

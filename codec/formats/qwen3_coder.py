@@ -52,7 +52,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from codec._lark import CompiledGrammar, compile_grammar
+from codec._lark import CompiledGrammar, Token, ValueToken, compile_grammar
 from codec.errors import ParseError, RenderError, parse_error_at
 from codec.export import (
     EMPTY,
@@ -72,7 +72,6 @@ from codec.export import (
     seq,
 )
 from codec.format import Format
-from codec.formats._calls import Call, json_chars
 from codec.formats._decode import (
     GENERATION_PROMPT,
     IM_START,
@@ -91,10 +90,11 @@ from codec.formats._decode import (
     until,
 )
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
-from codec.literals import json_text, python_literal
+from codec.literals import python_literal
 from codec.models import Conversation
 from codec.schema import declared_types, tool_name, type_text
-from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
+from codec.sink import CONTENT, CallWriter, Sink
+from codec.stream import Builder, BuildError, Syntax
 from codec.watch import Delimiter, FastLexer
 
 CALL_OPEN = "<tool_call>"
@@ -520,11 +520,12 @@ def _argument(raw: str, schema: Any) -> Any:
 
 @dataclass
 class _Param:
+    """The parameter being read: a plain string streams as it arrives; a typed value is read whole."""
+
     name: str
     pos: int
     schema: Any
-    streams: bool  # a plain string: its text is sent as it arrives
-    duplicate: bool
+    streams: bool
     raw: list[str] = field(default_factory=list)
 
 
@@ -564,109 +565,90 @@ def _param_block_lexer(grammar: CompiledGrammar) -> FastLexer:
 class Qwen3CoderBuilder(Builder):
     """Builds calls from the qwen3_coder grammar, typing each value by the tool's schema."""
 
-    def __init__(self, sink: Stream) -> None:
+    def __init__(self, sink: Sink) -> None:
         super().__init__(sink)
         self._wrapped = False  # inside <tool_call>
-        self._call: Call | None = None
+        self._call: CallWriter | None = None
         self._param: _Param | None = None
 
-    def call_open(self, c: list[Any]) -> None:
+    def call_open(self, token: Token) -> None:
         self._wrapped = True
 
-    def function_head(self, c: list[Any]) -> None:
-        token = c[0]
+    def function_head(self, token: Token) -> None:
         name = str(token)[len("<function=") : -1].strip()
         if not self._wrapped:
-            if self.sink.tools is not None and name not in self.sink.tools:
+            if self.sink.undeclared(name):
                 raise BuildError(f"<function={name}> without <tool_call> names no declared tool", token.start_pos)
             self.sink.issue("bare_function", f"<function={name}> without <tool_call> accepted", token.start_pos)
-        self._call = Call(name, self.sink.start_call(name), token.start_pos)
+        self._call = self.sink.call(name, token.start_pos)
 
-    def param_head(self, c: list[Any]) -> None:
-        token = c[0]
+    def param_head(self, token: Token) -> None:
         self._begin_param(_param_name(token), token.start_pos)
 
-    def param_block(self, c: list[Any]) -> None:
+    def param_block(self, token: ValueToken) -> None:
         """A whole parameter taken by the fast path: the same steps as the grammar's rules."""
-        token = c[0]
         name, raw = token.decoded
         self._begin_param(name, token.start_pos)
         if raw:
             self.on_text(VALUE, raw, token.start_pos)
-        self.param(c)
+        self.param(token)
 
     def _begin_param(self, name: str, pos: int) -> None:
         call = self._call
         assert call is not None
-        schema = self._schema(call.name, name)
+        schema = self._schema(call, name)
         types = declared_types(schema)
-        param = _Param(name, pos, schema, not types or types == ["string"], name in call.args)
-        if param.streams and not param.duplicate:
-            self.sink.add_arguments(call.index, self._key(call, name) + '"')
-        self._param = param
+        self._param = _Param(name, pos, schema, not types or types == ["string"])
+        if self._param.streams:
+            call.string_start(name, pos)
 
     def on_text(self, kind: str, text: str, pos: int) -> None:
         if kind != VALUE:
             super().on_text(kind, text, pos)
             return
-        param = self._param
-        assert param is not None and self._call is not None
-        param.raw.append(text)
-        if param.streams and not param.duplicate:
-            self.sink.add_arguments(self._call.index, json_chars(text))
+        param, call = self._param, self._call
+        assert param is not None and call is not None
+        if param.streams:
+            call.string_more(text)
+        else:
+            param.raw.append(text)
 
-    def param(self, c: list[Any]) -> None:
+    def param(self, *children: Any) -> None:
         param, call = self._param, self._call
         assert param is not None and call is not None
         self._param = None
-        raw = "".join(param.raw)
-        if param.duplicate:
-            message = f"parameter {param.name!r} repeated; the first value is kept"
-            self.sink.issue("duplicate_argument", message, param.pos, raw)
-            return
         if param.streams:
-            call.args[param.name] = raw
-            self.sink.add_arguments(call.index, '"')
+            call.string_end()
             return
-        value, _ = type_text(raw, param.schema)  # a value that fits no type is reported by end_call's check
-        self.sink.add_arguments(call.index, self._key(call, param.name) + json_text(value))
-        call.args[param.name] = value
+        value, _ = type_text("".join(param.raw), param.schema)  # a value that fits no type is reported at the end
+        call.argument(param.name, value, param.pos)
 
-    def function(self, c: list[Any]) -> None:
-        call = self._call
+    def function(self, head: None, *rest: Any) -> None:
+        call, self._call = self._call, None
         assert call is not None
-        self._call = None
-        self.sink.end_call(call.index, call.args, call.pos)
+        call.end()
 
-    def call(self, c: list[Any]) -> None:
+    def call(self, opener: None, function: None, closer: Token) -> None:
         self._wrapped = False
 
-    def bare_call(self, c: list[Any]) -> None:
-        self.function(c)
+    def bare_call(self, head: None, *rest: Any) -> None:
+        self.function(head, *rest)
 
-    def orphan_close(self, c: list[Any]) -> None:
-        token = c[0]
+    def orphan_close(self, token: Token) -> None:
         self.sink.issue("orphan_closer", "</tool_call> without <tool_call>, ignored", token.start_pos, str(token))
 
-    def _schema(self, function: str, parameter: str) -> Any:
-        params = self.sink.tool_schema(function)
+    def _schema(self, call: CallWriter, parameter: str) -> Any:
+        params = self.sink.tool_schema(call.name or "")
         props = params.get("properties") if params is not None else None
         return props.get(parameter) if isinstance(props, dict) else None
 
-    def _key(self, call: Call, name: str) -> str:
-        first = not self.sink.sent_arguments(call.index)
-        return ("{" if first else ", ") + json_text(name) + ": "
-
-    def recover(self, raw: str, pos: int, error: str) -> bool:
-        call, param = self._call, self._param
+    def recover(self, raw: str, pos: int, error: str) -> int | None:
+        call = self._call
         self._call, self._param, self._wrapped = None, None, False
         if call is None:
-            return False
-        if param is not None and param.streams and not param.duplicate:
-            call.args[param.name] = "".join(param.raw)  # what was already sent of it
-        self.sink.issue("truncated_call", f"tool call {call.name!r} cut short: {error}", pos, raw)
-        self.sink.end_call(call.index, call.args, call.pos)
-        return True
+            return None
+        call.cut(raw, error, pos)  # a string value being read keeps what was already sent of it
+        return len(raw)
 
 
 # ---------------------------------------------------------------------------- format
