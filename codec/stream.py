@@ -332,17 +332,28 @@ class Stream:
         wait = self._wait
         if wait is not None:  # inside a long token (a closed stream never waits): look only for its end
             self._pending.append(chunk)
-            return self._resume() if wait.scan(chunk) else []
-        if self._closed:
-            raise CodecError(self._failure or "feed() after close()")
-        events = self._out.sent = []
-        if "\n" in chunk:
-            self._arrived(chunk)
+            if not wait.scan(chunk):
+                return []
+            # The watched token may be complete: lex it for good now.
+            events = self._out.sent = []
+            self._wait = None
+            self._watched = self._base
+            self._buf += self._take_pending()
         else:
-            self._length += len(chunk)
-        self._buf += chunk
+            if self._closed:
+                raise CodecError(self._failure or "feed() after close()")
+            events = self._out.sent = []
+            if "\n" in chunk:
+                self._arrived(chunk)
+            else:
+                self._length += len(chunk)
+            self._buf += chunk
         if self._length >= self._need:
-            self._guarded(self._run, False)
+            try:
+                self._run(False)
+            except ParseError as exc:
+                self._fail(exc)
+                raise
         return events
 
     def close(self) -> list[Event]:
@@ -355,8 +366,12 @@ class Stream:
         if self._pending:
             self._buf += self._take_pending()
         self._wait = None
-        self._guarded(self._run, True)
-        self._guarded(self._finish)
+        try:
+            self._run(True)
+            self._finish()
+        except ParseError as exc:
+            self._fail(exc)
+            raise
         self._closed = True
         return events
 
@@ -367,18 +382,14 @@ class Stream:
 
     # ------------------------------------------------------------------ failing (strict mode)
 
-    def _guarded(self, step: Callable[..., None], *args: Any) -> None:
-        """Run ``step``; a ParseError leaves the stream failed (h11's ERROR state) before it goes up."""
-        try:
-            step(*args)
-        except ParseError as exc:
-            self._failure = (
-                f"the stream failed at line {exc.line}, column {exc.column} (offset {exc.pos}): {exc.message}; "
-                "start a new stream"
-            )
-            self._closed = True
-            self._wait = None
-            raise
+    def _fail(self, error: ParseError) -> None:
+        """Leave the stream failed by ``error`` (h11's ERROR state): its later calls raise."""
+        self._failure = (
+            f"the stream failed at line {error.line}, column {error.column} (offset {error.pos}): "
+            f"{error.message}; start a new stream"
+        )
+        self._closed = True
+        self._wait = None
 
     # ------------------------------------------------------------------ positions
 
@@ -409,16 +420,6 @@ class Stream:
         self._arrived(text)
         self.work += len(text)
         return text
-
-    def _resume(self) -> list[Event]:
-        """The watched token may be complete: lex it for good now."""
-        events = self._out.sent = []
-        self._wait = None
-        self._watched = self._base
-        self._buf += self._take_pending()
-        if self._length >= self._need:
-            self._guarded(self._run, False)
-        return events
 
     def _wait_for(self, buf: str, i: int) -> bool:
         """Nothing matches at ``buf[i]`` yet: is it a long delimited token that has not ended?"""
@@ -478,7 +479,8 @@ class Stream:
             if end == i:
                 if not final and (n - i < hold or self._wait_for(buf, i)):
                     break
-                i = self._error(buf, i, f"unexpected {buf[i : i + 10]!r}")
+                # The text shown is at most what every chunking has here: the same message whatever the chunks.
+                i = self._error(buf, i, f"unexpected {buf[i : i + min(10, hold)]!r}")
                 continue
             kind: str = m.lastgroup  # type: ignore[union-attr,assignment]
             if end + hold > n and not final and kind not in closed_terms:

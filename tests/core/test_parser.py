@@ -1,0 +1,169 @@
+"""codec._lark.Parser and CompiledGrammar on the toy grammar: the questions the stream asks.
+
+The parser answers in lark's words: ``choices`` (what the state's table lists), ``accepts`` (what
+it would really take, reductions simulated), ``expected``; it feeds tokens (``Refused`` when the
+grammar does not allow one), takes checkpoints and restores them, and settles what is complete.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import toy
+
+from codec._lark import CompiledGrammar, Parser, Refused, Token, make_token
+from codec.sink import CONTENT
+from codec.stream import Builder, Syntax
+
+
+class Recorder:
+    """A builder that records which rule handlers ran, with their children."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    def name(self, token: Token) -> str:
+        self.calls.append(("name", (str(token),)))
+        return str(token)
+
+    def number(self, token: Token) -> int:
+        self.calls.append(("number", (str(token),)))
+        return int(token)
+
+    def arg(self, key: Any, equals: Token, value: Any) -> tuple[str, Any]:
+        self.calls.append(("arg", (value,)))
+        return str(key), value
+
+    def call(self, *children: Any) -> str:
+        self.calls.append(("call", tuple(str(c) for c in children if isinstance(c, Token))))
+        return "call"
+
+
+def tokens(*pairs: tuple[str, str]) -> list[Token]:
+    out, pos = [], 0
+    for kind, value in pairs:
+        out.append(make_token(kind, value, pos))
+        pos += len(value)
+    return out
+
+
+def fed(*pairs: tuple[str, str]) -> tuple[Parser, Recorder]:
+    builder = Recorder()
+    parser = Parser(toy._grammar(), builder)
+    for token in tokens(*pairs):
+        parser.feed(token)
+    return parser, builder
+
+
+def test_choices_and_accepts_at_the_start() -> None:
+    parser, _ = fed()
+    assert {"TEXT", "OPEN", "STOP"} <= parser.choices()
+    assert "CLOSE" not in parser.choices()
+    assert parser.accepts("OPEN") and parser.accepts("$END")
+    assert not parser.accepts("CLOSE")
+    assert parser.expected() == sorted(parser.choices())
+
+
+def test_accepts_simulates_the_reductions_that_choices_only_lists() -> None:
+    # After `<<f a=1` the number's state is the one a number in a list has too (LALR merges
+    # them), so its table lists `,` and `]`; only the reductions show that here neither is taken.
+    parser, builder = fed(("OPEN", "<<"), ("NAME", "f"), ("NAME", "a"), ("EQ", "="), ("NUMBER", "1"))
+    before = parser.checkpoint()
+    assert {"COMMA", "RBRACK", "CLOSE"} <= parser.choices()
+    assert not parser.accepts("COMMA") and not parser.accepts("RBRACK")
+    assert parser.accepts("CLOSE") and parser.accepts("NAME")
+    assert not parser.accepts("$END")
+    assert parser.checkpoint() == before  # asking changes nothing
+    assert ("call", ()) not in builder.calls
+
+
+def test_feed_runs_the_handlers_with_named_children() -> None:
+    # A rule reduces when the token after it arrives: the text after the call reduces it.
+    _, builder = fed(
+        ("OPEN", "<<"), ("NAME", "f"), ("NAME", "a"), ("EQ", "="), ("NUMBER", "7"), ("CLOSE", ">>"), ("TEXT", " ")
+    )
+    assert builder.calls == [("name", ("f",)), ("number", ("7",)), ("arg", (7,)), ("call", ("<<", ">>"))]
+
+
+def test_a_refused_token_names_what_would_have_been_taken() -> None:
+    parser, _ = fed(("OPEN", "<<"))
+    with pytest.raises(Refused) as refused:
+        parser.feed(make_token("NUMBER", "1", 2))
+    assert refused.value.token.type == "NUMBER"
+    assert refused.value.expected == ["NAME"]
+
+
+def test_checkpoint_and_restore_undo_what_came_after() -> None:
+    parser, _ = fed(("TEXT", "hi "))
+    checkpoint = parser.checkpoint()
+    parser.feed(make_token("OPEN", "<<", 3))
+    parser.feed(make_token("NAME", "f", 5))
+    assert parser.state != checkpoint.states[-1]
+    parser.restore(checkpoint)
+    assert parser.checkpoint() == checkpoint
+    assert parser.accepts("OPEN") and parser.accepts("$END")
+
+
+def test_checkpoint_below_the_last_shift_is_the_parser_as_that_token_found_it() -> None:
+    parser, _ = fed(("TEXT", "hi "))
+    parser.feed(make_token("OPEN", "<<", 3))  # reduces the text, then shifts the opener
+    below = parser.checkpoint(below=1)
+    assert len(below.states) == len(parser.checkpoint().states) - 1
+    parser.restore(below)
+    assert parser.accepts("OPEN") and parser.accepts("$END") and not parser.accepts("NAME")
+
+
+def test_settle_builds_what_every_continuation_would() -> None:
+    # After `<<f a=1`, the number's reduction is the same whatever comes next: settle makes it.
+    parser, builder = fed(("OPEN", "<<"), ("NAME", "f"), ("NAME", "a"), ("EQ", "="), ("NUMBER", "1"))
+    assert ("number", ("1",)) not in builder.calls
+    parser.settle()
+    assert ("number", ("1",)) in builder.calls
+    assert parser.accepts("CLOSE")  # settling takes nothing away
+
+
+def test_feed_end_finishes_a_complete_reply() -> None:
+    parser, _ = fed(("TEXT", "hi"), ("STOP", "$"))
+    assert parser.accepts("$END")
+    parser.feed_end(3)
+
+
+def test_repeats_is_true_only_where_nothing_the_builder_handles_would_reduce() -> None:
+    parser, _ = fed(("TEXT", "hi"), ("TEXT", " there"))
+    assert parser.repeats("TEXT")  # text after text after text: the parser would end where it is
+    opened, _ = fed(("OPEN", "<<"))
+    assert not opened.repeats("NAME")
+
+
+def test_declared_terminals_count_as_the_grammars() -> None:
+    grammar = toy._grammar()
+    assert "FAST_CALL" in grammar.terminal_names and "FAST_CALL" not in grammar.terminals
+    assert "WS" in grammar.ignored
+
+
+# --------------------------------------------------------------------------- checks when a syntax is built
+
+
+def test_a_syntax_naming_a_terminal_the_grammar_lacks_is_refused() -> None:
+    with pytest.raises(ValueError, match="CLOSER"):
+        toy.syntax(blocks={"OPEN": "CLOSER"})
+    with pytest.raises(ValueError, match="NOPE"):
+        toy.syntax(fast_terminals={"NOPE": toy.lex_fast_call})
+
+
+class WrongArity(toy.ToyBuilder):
+    def arg(self, key: Token, value: Any) -> None:  # type: ignore[override]  # the rule gives three children
+        pass
+
+
+class NotVariadic(toy.ToyBuilder):
+    def list(self, lbrack: Token, rbrack: Token) -> list[Any]:  # type: ignore[override]  # the rule inlines
+        return []
+
+
+@pytest.mark.parametrize("builder", [WrongArity, NotVariadic])
+def test_a_handler_that_cannot_take_its_rules_children_is_refused(builder: type[Builder]) -> None:
+    grammar = CompiledGrammar(toy.GRAMMAR)  # a fresh grammar: handlers are checked once per class and grammar
+    with pytest.raises(TypeError, match=builder.__name__):
+        Syntax(grammar=grammar, builder=builder, text_terminals={"TEXT": CONTENT}, blocks={})
