@@ -104,6 +104,7 @@ class CallWriter:
     __slots__ = (
         "_chars",
         "_out",
+        "_streamed",
         "_streams",
         "_string",
         "_string_pos",
@@ -112,9 +113,13 @@ class CallWriter:
         "name",
         "pos",
     )
+    _string_pos: int
+    _chars: list[str]
+    _streams: bool
 
     def __init__(self, out: Output, name: str | None, pos: int) -> None:
         self._out = out
+        self._streamed = out.streamed  # whether to write the JSON fragments at all
         #: The call's name, once read.
         self.name: str | None = None
         #: Its entry in the result's ``tool_calls`` (and the events' ``index``), once started.
@@ -123,12 +128,12 @@ class CallWriter:
         self.pos = pos
         #: The arguments read so far.
         self.arguments: dict[str, Any] = {}
-        self._string: str | None = None  # the string argument being read
-        self._string_pos = pos
-        self._streams = False  # whether its characters are sent as they arrive
-        self._chars: list[str] = []
+        #: The string argument being read (string_start() sets what goes with it: where it
+        #: started, its characters so far, whether they are sent as they arrive).
+        self._string: str | None = None
         if name is not None:
-            self.start(name)
+            self.name = name
+            self.index = out.start_call(name)
 
     # ------------------------------------------------------------------ what the builder read
 
@@ -137,7 +142,7 @@ class CallWriter:
         out = self._out
         self.name = name
         self.index = out.start_call(name)
-        if out.events and self.arguments:
+        if self._streamed and self.arguments:
             out.send(self.index, json_text(self.arguments)[:-1])
 
     def argument(self, key: str, value: Any, pos: int) -> bool:
@@ -147,7 +152,7 @@ class CallWriter:
                 "duplicate_argument", f"argument {key!r} repeated; the first value is kept", pos, json_text(value)
             )
             return False
-        if self.index is not None and self._out.events:
+        if self.index is not None and self._streamed:
             self._out.send(self.index, self._key(key) + json_text(value))
         self.arguments[key] = value
         return True
@@ -158,14 +163,14 @@ class CallWriter:
         # A repeat is collected silently and reported at its end; a call whose name is not known
         # yet sends nothing: either way the string is recorded whole, by argument().
         self._streams = self.index is not None and key not in self.arguments
-        if self._streams and self._out.events:
+        if self._streams and self._streamed:
             assert self.index is not None
             self._out.send(self.index, self._key(key) + '"')
 
     def string_more(self, text: str) -> None:
         """The next characters of the string argument being read."""
         self._chars.append(text)
-        if self._streams and self._out.events:
+        if self._streams and self._streamed:
             assert self.index is not None
             self._out.send(self.index, json_chars(text))
 
@@ -178,7 +183,7 @@ class CallWriter:
             self.argument(key, text, self._string_pos)
             return text
         self.arguments[key] = text
-        if self._out.events:
+        if self._streamed:
             assert self.index is not None
             self._out.send(self.index, '"')
         return text
@@ -186,7 +191,7 @@ class CallWriter:
     def extends(self, arguments: dict[str, Any]) -> bool:
         """Whether ``arguments``' JSON starts with what was sent of this call's (a salvaged reading
         of the call may replace what was read only if it takes nothing back)."""
-        return json_text(arguments).startswith(self._sent())
+        return json_text(arguments).startswith(self._sent_json())
 
     def end(self, pos: int | None = None, arguments: dict[str, Any] | None = None) -> None:
         """The call is complete: its arguments are those read, or ``arguments`` (read whole by a
@@ -196,25 +201,27 @@ class CallWriter:
         assert self.name is not None and self.index is not None, "a call ends once its name is known"
         assert self._string is None, "a call ends after its string arguments"
         if arguments is not None:
-            if out.events:
-                sent = self._sent()
+            if self._streamed:
+                sent = self._sent_json()
                 text = json_text(arguments)
                 assert text.startswith(sent), f"call {self.index}: {text!r} takes back what was sent ({sent!r})"
                 out.send(self.index, text[len(sent) :])
             self.arguments = arguments
-        elif out.events:
+        elif self._streamed:
             out.send(self.index, "}" if self.arguments else "{}")
         out.end_call(self, self.pos if pos is None else pos)
 
     def cut(self, raw: str, error: str, pos: int) -> None:
         """The reply cut the call short (``raw``: the block's text, ``error``: why): finish it with
-        what was read, a string argument with its characters so far, and report it."""
+        what was read, a string argument with its characters so far, and report it. The call's
+        name must be known (a call cut before its name is no call: its builder keeps the block
+        as content)."""
         self._out.issue("truncated_call", f"tool call {self.name!r} cut short: {error}", pos, raw)
         if self._string is not None:
             key, text = self._string, "".join(self._chars)
             if self._streams:  # what was already sent of it
                 self.arguments[key] = text
-                if self._out.events:
+                if self._streamed:
                     assert self.index is not None
                     self._out.send(self.index, '"')
             self._string, self._chars = None, []
@@ -226,7 +233,7 @@ class CallWriter:
         """The fragment that opens argument ``key``: ``{"key": `` first, ``, "key": `` after."""
         return ("{" if not self.arguments else ", ") + json_text(key) + ": "
 
-    def _sent(self) -> str:
+    def _sent_json(self) -> str:
         """What was sent (or, in a whole parse, would have been) of the arguments' JSON so far."""
         if self.index is None:
             return ""
@@ -258,13 +265,13 @@ class Output:
         self._strict = strict
         #: Whether the caller reads the events: a whole parse does not, and no argument JSON is
         #: written for it.
-        self.events = events
+        self.streamed = events
         self._call_id = call_id
         self._line_column = line_column
         self._snippet = snippet
         self._reading = reading
         #: The events since the stream's last ``feed`` began.
-        self.sent: list[Event] = []
+        self.events: list[Event] = []
         self._content: list[str] = []
         self._reasoning: list[str] = []
         self._calls: list[ToolCall] = []
@@ -284,13 +291,13 @@ class Output:
             return
         if kind == REASONING:
             self._reasoning.append(text)
-            self.sent.append(ReasoningDelta(text))
+            self.events.append(ReasoningDelta(text))
             return
         if self._stopped and not self._after_stop_reported:
             self._after_stop_reported = True
             self.issue("text_after_stop", "text after the stop token (kept as content)", pos)
         self._content.append(text)
-        self.sent.append(TextDelta(text))
+        self.events.append(TextDelta(text))
 
     def stop(self, token: Token) -> None:
         if self._stopped:
@@ -330,13 +337,13 @@ class Output:
         """A call whose name is known: its index, after its ``ToolCallStart``."""
         index = len(self._ids)
         self._ids.append(self._call_id(index))
-        self.sent.append(ToolCallStart(index, self._ids[index], name))
+        self.events.append(ToolCallStart(index, self._ids[index], name))
         return index
 
     def send(self, index: int, fragment: str) -> None:
         """The next fragment of call ``index``'s arguments JSON."""
         if fragment:
-            self.sent.append(ToolCallDelta(index, fragment))
+            self.events.append(ToolCallDelta(index, fragment))
 
     def end_call(self, call: CallWriter, pos: int) -> None:
         """A finished call: into the result, checked against the tools, ``ToolCallEnd`` sent."""
@@ -346,7 +353,7 @@ class Output:
         done = ToolCall.model_construct(id=self._ids[call.index], type="function", function=function)
         self._calls.append(done)
         self._check(call.name, call.arguments, pos)
-        self.sent.append(ToolCallEnd(call.index, done))
+        self.events.append(ToolCallEnd(call.index, done))
 
     def result(self) -> ParseResult:
         """What the reply decodes to so far."""

@@ -335,14 +335,14 @@ class Stream:
             if not wait.scan(chunk):
                 return []
             # The watched token may be complete: lex it for good now.
-            events = self._out.sent = []
+            events = self._out.events = []
             self._wait = None
             self._watched = self._base
             self._buf += self._take_pending()
         else:
             if self._closed:
                 raise CodecError(self._failure or "feed() after close()")
-            events = self._out.sent = []
+            events = self._out.events = []
             if "\n" in chunk:
                 self._arrived(chunk)
             else:
@@ -362,7 +362,7 @@ class Stream:
             raise CodecError(self._failure)
         if self._closed:
             return []
-        events = self._out.sent = []
+        events = self._out.events = []
         if self._pending:
             self._buf += self._take_pending()
         self._wait = None

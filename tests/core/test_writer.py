@@ -39,7 +39,7 @@ def output(*, events: bool = True, tools: dict[str, Any] | None = None) -> Outpu
 
 
 def fragments(out: Output, index: int = 0) -> str:
-    return "".join(e.arguments for e in out.sent if isinstance(e, ToolCallDelta) and e.index == index)
+    return "".join(e.arguments for e in out.events if isinstance(e, ToolCallDelta) and e.index == index)
 
 
 def dumped_arguments(out: Output, index: int = 0) -> str:
@@ -95,7 +95,7 @@ def test_fragments_concatenate_to_the_arguments_json(
     whole = output(events=False)
     read(whole, ops, name_first=name_first, cut_in_string=cut_in_string)
     assert whole.result() == streamed.result()
-    assert not any(isinstance(e, ToolCallDelta) for e in whole.sent)  # a whole parse writes no JSON
+    assert not any(isinstance(e, ToolCallDelta) for e in whole.events)  # a whole parse writes no JSON
     first: dict[str, Any] = {}
     for op in ops:
         first.setdefault(op[1], op[2] if op[0] == "argument" else "".join(op[2]))
@@ -112,11 +112,11 @@ def test_arguments_read_before_the_name_are_sent_when_it_arrives() -> None:
     out = output()
     call = out.call(None, 0)
     call.argument("a", 1, 0)
-    assert out.sent == []
+    assert out.events == []
     call.start("f")
     call.argument("b", "x", 5)
     call.end()
-    assert [type(e) for e in out.sent] == [ToolCallStart, ToolCallDelta, ToolCallDelta, ToolCallDelta, ToolCallEnd]
+    assert [type(e) for e in out.events] == [ToolCallStart, ToolCallDelta, ToolCallDelta, ToolCallDelta, ToolCallEnd]
     assert fragments(out) == '{"a": 1, "b": "x"}'
 
 
@@ -175,5 +175,5 @@ def test_the_finished_call_is_checked_against_its_tool() -> None:
     unknown.end(25)
     result = out.result()
     assert [(i.kind, i.pos) for i in result.issues] == [("schema", 10), ("unknown_tool", 25)]
-    assert [e.call.function.name for e in out.sent if isinstance(e, ToolCallEnd)] == ["f", "f", "g"]
+    assert [e.call.function.name for e in out.events if isinstance(e, ToolCallEnd)] == ["f", "f", "g"]
     assert [c.id for c in result.tool_calls] == ["c0", "c1", "c2"]
