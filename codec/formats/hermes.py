@@ -31,17 +31,18 @@ from codec.errors import RenderError, parse_error_at
 from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, Reasoning, alt, parameters_schema, seq
 from codec.format import Format
 from codec.formats._calls import LiteralHandlers
-from codec.formats._decode import (
+from codec.formats._chatml import (
     GENERATION_PROMPT,
+    IM_END,
     IM_START,
+    RESPONSE_CLOSE,
+    RESPONSE_OPEN,
     TURN_END,
-    Turn,
-    assistant_message,
-    json_object_as_written,
+    ChatMLTurn,
     read_turns,
     tool_responses,
-    trailing_blocks,
 )
+from codec.formats._decode import assistant_message, json_object_as_written, trailing_blocks
 from codec.formats._render import concat, required
 from codec.literals import (
     JSON_DECODER,
@@ -64,11 +65,11 @@ SYSTEM_TOOLS_HEADER = (
 SYSTEM_TOOLS_FOOTER = (
     "\n</tools>\n\nPara cada chamada de função, retorne um objeto json com o nome da função e os "
     "argumentos dentro das tags XML <tool_call></tool_call>:\n<tool_call>\n"
-    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n'
-)
+    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+) + TURN_END
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
-STOP = "<|im_end|>"
+STOP = IM_END
 #: Deepest nesting of lists and objects accepted in a call (deeper input is reported, not parsed).
 MAX_DEPTH = 200
 
@@ -96,7 +97,7 @@ def _assistant_body(message: dict[str, Any]) -> str:
         if i or content:
             out.append("\n")
         out.append(_render_call(call))
-    out.append(STOP)
+    out.append(IM_END)
     return "".join(out)
 
 
@@ -108,7 +109,7 @@ def render_conversation(
     first_is_system = required(first, "role") == "system"
     out: list[str] = []
     if tools:
-        out.append("<|im_start|>system\n")
+        out.append(IM_START + "system\n")
         if first_is_system:
             out.append(concat(required(first, "content"), "\n\n"))
         out.append(SYSTEM_TOOLS_HEADER)
@@ -116,23 +117,23 @@ def render_conversation(
             out.append("\n" + jinja.tojson(tool))
         out.append(SYSTEM_TOOLS_FOOTER)
     elif first_is_system:
-        out.append(concat("<|im_start|>system\n", required(first, "content"), "<|im_end|>\n"))
+        out.append(concat(IM_START + "system\n", required(first, "content"), TURN_END))
     for i, message in enumerate(messages):
         role = required(message, "role")
         content = message.get("content")
         content = content if isinstance(content, str) else ""
         if role == "user" or (role == "system" and i):
-            out.append(concat("<|im_start|>", role, "\n", content, "<|im_end|>\n"))
+            out.append(concat(IM_START, role, "\n", content, TURN_END))
         elif role == "assistant":
-            out.append("<|im_start|>assistant\n" + _assistant_body(message) + "\n")
+            out.append(GENERATION_PROMPT + _assistant_body(message) + "\n")
         elif role == "tool":
             if i == 0 or messages[i - 1].get("role") != "tool":
-                out.append("<|im_start|>user")
-            out.append("\n<tool_response>\n" + content + "\n</tool_response>")
+                out.append(IM_START + "user")
+            out.append(RESPONSE_OPEN + content + RESPONSE_CLOSE)
             if i == len(messages) - 1 or messages[i + 1].get("role") != "tool":
-                out.append("<|im_end|>\n")
+                out.append(TURN_END)
     if add_generation_prompt:
-        out.append("<|im_start|>assistant\n")
+        out.append(GENERATION_PROMPT)
     return "".join(out)
 
 
@@ -226,7 +227,7 @@ def _tool_line(text: str, start: int, end: int) -> dict[str, Any]:
     return value
 
 
-def _assistant_message(text: str, turn: Turn, ids: Iterator[int]) -> dict[str, Any]:
+def _assistant_message(text: str, turn: ChatMLTurn, ids: Iterator[int]) -> dict[str, Any]:
     """An assistant turn: its content, then the calls that end it (each block that reads back exactly)."""
     start = turn.body + 1
     cut, calls = trailing_blocks(

@@ -73,23 +73,20 @@ from codec.export import (
 )
 from codec.format import Format
 from codec.formats._calls import Call, json_chars
-from codec.formats._decode import (
+from codec.formats._chatml import (
     GENERATION_PROMPT,
+    IM_END,
     IM_START,
+    RESPONSE_CLOSE,
     RESPONSE_OPEN,
     TURN_END,
-    Turn,
-    assistant_message,
-    expect,
-    expected_error,
-    json_as_written,
+    ChatMLTurn,
     read_turn,
     read_turns,
     tool_responses,
-    trailing_blocks,
     turn_end,
-    until,
 )
+from codec.formats._decode import assistant_message, expect, expected_error, json_as_written, trailing_blocks, until
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
 from codec.literals import json_text, python_literal
 from codec.models import Conversation
@@ -99,7 +96,7 @@ from codec.watch import Delimiter, FastLexer
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
-STOP = "<|im_end|>"
+STOP = IM_END
 
 DEFAULT_SYSTEM = "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks."
 TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tools>"
@@ -227,7 +224,7 @@ def assistant_turn(message: dict[str, Any]) -> tuple[str, str]:
             if content or index:
                 out.append("\n")
             out.append(render_call(call))
-    out.append(STOP)
+    out.append(IM_END)
     return content, "".join(out)
 
 
@@ -236,9 +233,9 @@ def render_system(system: str | None, tools: list[dict[str, Any]] | None) -> str
     if tools:
         head = f"{system}\n\n" if system else f"{DEFAULT_SYSTEM}\n\n"
         declarations = "".join(render_declaration(tool) for tool in tools)
-        return f"<|im_start|>system\n{head}{TOOLS_HEADER}{declarations}{TOOLS_FOOTER}{STOP}\n"
+        return f"{IM_START}system\n{head}{TOOLS_HEADER}{declarations}{TOOLS_FOOTER}{TURN_END}"
     if system is not None:
-        return f"<|im_start|>system\n{system}{STOP}\n"
+        return f"{IM_START}system\n{system}{TURN_END}"
     return ""
 
 
@@ -256,23 +253,23 @@ def render_conversation(
     for i, message in enumerate(turns):
         role = attr(message, "role")
         if role == "user":
-            out.append(f"<|im_start|>user\n{content_text(attr(message, 'content'))}{STOP}\n")
+            out.append(f"{IM_START}user\n{content_text(attr(message, 'content'))}{TURN_END}")
         elif role == "assistant":
             content, calls = assistant_turn(message)
-            out.append(f"<|im_start|>assistant\n{content}{calls}\n" if content else f"<|im_start|>assistant{calls}\n")
+            out.append(f"{GENERATION_PROMPT}{content}{calls}\n" if content else f"{IM_START}assistant{calls}\n")
         elif role == "tool":
             content = content_text(attr(message, "content"))
             if i and attr(turns[i - 1], "role") != "tool":
-                out.append("<|im_start|>user")
-            out.append(f"\n<tool_response>\n{content}\n</tool_response>")
+                out.append(IM_START + "user")
+            out.append(RESPONSE_OPEN + content + RESPONSE_CLOSE)
             if i == last or attr(turns[i + 1], "role") != "tool":
-                out.append(f"{STOP}\n")
+                out.append(TURN_END)
         elif role == "system":
             raise RenderError("System message must be at the beginning.")
         else:
             raise RenderError("Unexpected message role.")
     if add_generation_prompt:
-        out.append("<|im_start|>assistant\n")
+        out.append(GENERATION_PROMPT)
     return "".join(out)
 
 
@@ -283,7 +280,7 @@ _TURN_OPENERS = (
     IM_START + "user\n",
     GENERATION_PROMPT,
     IM_START + "assistant" + CALL_OPEN,
-    IM_START + "assistant" + STOP,
+    IM_START + "assistant" + IM_END,
 )
 _SYSTEM_TURN = IM_START + "system\n"
 _TOOLS_INTRO = "\n\n" + TOOLS_HEADER
@@ -344,7 +341,7 @@ def _trimmed(text: str, start: int, end: int) -> str:
     return value
 
 
-def _system_turn(text: str, turn: Turn) -> tuple[str | None, list[dict[str, Any]] | None]:
+def _system_turn(text: str, turn: ChatMLTurn) -> tuple[str | None, list[dict[str, Any]] | None]:
     """The system text (None for the template's default) and the tools (None without) of the system turn."""
     body = turn.body + 1
     if not text.endswith(TOOLS_FOOTER, body, turn.end):
@@ -438,7 +435,9 @@ def _tool_results(text: str, start: int, end: int) -> list[dict[str, Any]] | Non
     return [{"role": "tool", "content": result} for result in results]
 
 
-def _assistant_message(text: str, turn: Turn, tools: list[dict[str, Any]] | None, ids: Iterator[int]) -> dict[str, Any]:
+def _assistant_message(
+    text: str, turn: ChatMLTurn, tools: list[dict[str, Any]] | None, ids: Iterator[int]
+) -> dict[str, Any]:
     """An assistant turn: ``<|im_end|>`` alone, calls alone, or ``\\n`` + trimmed content + calls."""
     schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in tools or ()}
 
