@@ -11,10 +11,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from codec import jinja
-from codec.errors import ParseError, parse_error_at
+from codec.errors import ParseError, RenderError, parse_error_at
 from codec.literals import PLAIN_JSON_DECODER
+from codec.models import Conversation
 
 Block = TypeVar("Block")
+#: A format module's ``prompt_text(messages, tools, add_generation_prompt, variables)``: the prompt its
+#: reference template renders, from messages and tools prepared as :meth:`Format.render` prepares them.
+PromptText = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, bool, dict[str, Any]], str]
 
 # ---------------------------------------------------------------------------- literals
 
@@ -110,6 +114,23 @@ def bos_token(prompt: str, first_turn: int, opener: str) -> str:
 def call_id(index: int) -> str:
     """The id of the ``index``-th tool call of a conversation whose prompt carries no ids (``call_0``...)."""
     return f"call_{index}"
+
+
+def rendering(conversation: Conversation, prompt_text: PromptText) -> str | None:
+    """The prompt ``conversation`` renders to with a format's ``prompt_text``; None where the format refuses it.
+
+    Messages and tools are prepared exactly as :meth:`Format.render` prepares them, so a decoder
+    that compares a candidate reading with its prompt sees what ``render`` would give.
+    """
+    try:
+        return prompt_text(
+            jinja.require_messages(jinja.prepare_messages(conversation.messages)),
+            jinja.prepare_tools(conversation.tools),
+            conversation.add_generation_prompt,
+            dict(conversation.variables),
+        )
+    except RenderError:
+        return None
 
 
 # ---------------------------------------------------------------------------- calls after content

@@ -48,9 +48,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from codec import jinja
 from codec._lark import CompiledGrammar, compile_grammar
-from codec.errors import RenderError, parse_error_at
+from codec.errors import parse_error_at
 from codec.export import (
     EMPTY,
     WORD,
@@ -72,6 +71,7 @@ from codec.export import (
     star,
 )
 from codec.format import Format
+from codec.formats._decode import rendering
 from codec.formats._pythonic import (
     CallListReader,
     CallListSyntax,
@@ -207,7 +207,7 @@ def think_block(reasoning: Any) -> str:
     return concat(THINK_OPEN + "\n", call_method(reasoning, "strip", "\n"), "\n" + THINK_CLOSE + "\n\n")
 
 
-def render_conversation(
+def prompt_text(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     add_generation_prompt: bool,
@@ -493,7 +493,7 @@ def _build(
     return out or [Message(role="system", content="")]  # nothing but tools (or nothing): a blank system message
 
 
-def decode_prompt(prompt: str) -> Conversation:
+def prompt_conversation(prompt: str) -> Conversation:
     """The conversation ``prompt`` renders (see :meth:`DeepseekPythonic._decode`)."""
     pos = 0
     while prompt.startswith(IMAGE, pos):
@@ -518,25 +518,12 @@ def decode_prompt(prompt: str) -> Conversation:
         conversation = Conversation(
             messages=messages, tools=tools, add_generation_prompt=add_generation_prompt, variables=variables
         )
-        if _renders(conversation) == prompt:
+        if rendering(conversation, prompt_text) == prompt:
             return conversation
         fallback = fallback or conversation
     if fallback is None:
         raise parse_error_at(prompt, 0, "images are written for user messages, and this prompt has none")
     return fallback
-
-
-def _renders(conversation: Conversation) -> str | None:
-    """What ``conversation`` renders to (``None`` where the template refuses it)."""
-    try:
-        return render_conversation(
-            jinja.prepare_messages(conversation.messages),
-            jinja.prepare_tools(conversation.tools),
-            conversation.add_generation_prompt,
-            conversation.variables,
-        )
-    except RenderError:
-        return None
 
 
 class DeepseekPythonicBuilder(PythonicBuilder):
@@ -566,7 +553,7 @@ class DeepseekPythonic(Format):
         add_generation_prompt: bool,
         **variables: Any,
     ) -> str:
-        return render_conversation(messages, tools, add_generation_prompt, variables)
+        return prompt_text(messages, tools, add_generation_prompt, variables)
 
     def _decode(self, prompt: str) -> Conversation:
         """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
@@ -581,7 +568,7 @@ class DeepseekPythonic(Format):
         true, false); ``enable_thinking=False`` is read from ``</think>`` opening every assistant turn
         without a think block. Images all go to the first user message.
         """
-        return decode_prompt(prompt)
+        return prompt_conversation(prompt)
 
     def _render_reply(self, message: dict[str, Any]) -> str:
         """The assistant turn as written after ``<|Assistant|>``.

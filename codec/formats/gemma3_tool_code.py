@@ -217,7 +217,7 @@ def turn_body(message: dict[str, Any], *, corrected: bool = False) -> str:
     return "".join(out)
 
 
-def render_conversation(
+def prompt_text(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     add_generation_prompt: bool,
@@ -468,7 +468,7 @@ def conversation_of(chosen: list[Reading], add_generation_prompt: bool, variable
     )
 
 
-def decode_prompt(prompt: str, *, corrected: bool = False) -> Conversation:
+def prompt_conversation(prompt: str, *, corrected: bool = False) -> Conversation:
     """The conversation ``prompt`` renders (see :meth:`Gemma3ToolCode._decode`)."""
     generation = CORRECTED_GENERATION_PROMPT if corrected else GENERATION_PROMPT
     add_generation_prompt = prompt.endswith(generation)
@@ -536,7 +536,7 @@ class Gemma3ToolCode(Format):
         add_generation_prompt: bool,
         **variables: Any,
     ) -> str:
-        return render_conversation(messages, tools, add_generation_prompt, variables, corrected=self.corrected)
+        return prompt_text(messages, tools, add_generation_prompt, variables, corrected=self.corrected)
 
     def _decode(self, prompt: str) -> Conversation:
         """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
@@ -551,7 +551,7 @@ class Gemma3ToolCode(Format):
         characters spell, else as a list; a number that may run into the next key (G1) is read as
         long as the rest still reads.
         """
-        return decode_prompt(prompt, corrected=self.corrected)
+        return prompt_conversation(prompt, corrected=self.corrected)
 
     def _render_reply(self, message: dict[str, Any]) -> str:
         """What the model generates after the generation prompt, ``<end_of_turn>`` included.

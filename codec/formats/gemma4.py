@@ -70,7 +70,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from codec._lark import compile_grammar
-from codec.errors import ParseError, RenderError, parse_error_at
+from codec.errors import ParseError, parse_error_at
 from codec.export import (
     DIGIT,
     EMPTY,
@@ -96,7 +96,7 @@ from codec.export import (
 )
 from codec.format import Format
 from codec.formats._calls import Call, LiteralHandlers, json_chars
-from codec.formats._decode import bos_token, call_id
+from codec.formats._decode import bos_token, call_id, rendering
 from codec.formats._render import (
     attr,
     call_method,
@@ -362,7 +362,7 @@ def _thought(message: dict[str, Any]) -> Any:
     return message.get("reasoning") or message.get("reasoning_content")
 
 
-def render_conversation(
+def prompt_text(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     add_generation_prompt: bool,
@@ -1310,8 +1310,8 @@ def _conversation(bos: str, header: _Header | None, turns: list[_Turn], generati
     return Conversation(messages=messages, tools=tools, add_generation_prompt=generation, variables=variables)
 
 
-def decode_prompt(prompt: str, render: Callable[[Conversation], str]) -> Conversation:
-    """The conversation ``prompt`` renders from: the first reading that ``render`` gives back exactly.
+def prompt_conversation(prompt: str) -> Conversation:
+    """The conversation ``prompt`` renders from: the first reading that renders back to it exactly.
 
     With none, the first complete reading (the caller reports where its rendering departs), or a
     ParseError at the farthest point any reading reached.
@@ -1321,11 +1321,8 @@ def decode_prompt(prompt: str, render: Callable[[Conversation], str]) -> Convers
     try:
         for count, conversation in enumerate(reader.conversations()):
             first = first or conversation
-            try:
-                if render(conversation) == prompt:
-                    return conversation
-            except RenderError:
-                pass
+            if rendering(conversation, prompt_text) == prompt:
+                return conversation
             if count + 1 >= _MAX_READINGS:
                 break
     except RecursionError:  # values nested deeper than Python recurses
@@ -1361,7 +1358,7 @@ class Gemma4(Format):
     ) -> str:
         """Template variables: ``bos_token`` (the template writes the variable, not a literal ``<bos>``:
         pass ``bos_token="<bos>"`` for the real prompt) and ``enable_thinking``."""
-        return render_conversation(messages, tools, add_generation_prompt, variables)
+        return prompt_text(messages, tools, add_generation_prompt, variables)
 
     def _render_reply(self, message: dict[str, Any]) -> str:
         """What the model generates after the generation prompt ``<|turn>model\\n``.
@@ -1383,16 +1380,7 @@ class Gemma4(Format):
 
     def _decode(self, prompt: str) -> Conversation:
         """The conversation of a gemma4 prompt (see "decode" above for how ambiguous texts read)."""
-
-        def render(conversation: Conversation) -> str:
-            return self.render(
-                conversation.messages,
-                conversation.tools,
-                add_generation_prompt=conversation.add_generation_prompt,
-                **conversation.variables,
-            )
-
-        return decode_prompt(prompt, render)
+        return prompt_conversation(prompt)
 
     # ------------------------------------------------------------------ parse
 

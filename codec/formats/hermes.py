@@ -87,8 +87,8 @@ def _render_call(call: Any) -> str:
     return f'{CALL_OPEN}\n{{"name": "{"" if name is None else name}", "arguments": {args}}}\n{CALL_CLOSE}'
 
 
-def _assistant_body(message: dict[str, Any]) -> str:
-    """What follows ``<|im_start|>assistant\\n`` for this message, ``<|im_end|>`` included."""
+def reply_text(message: dict[str, Any]) -> str:
+    """What the model writes for ``message``: what follows ``<|im_start|>assistant\\n``, ``<|im_end|>`` included."""
     content = message.get("content")
     content = content if isinstance(content, str) else ""
     out = [content]
@@ -101,10 +101,13 @@ def _assistant_body(message: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def render_conversation(
-    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, add_generation_prompt: bool
+def prompt_text(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    variables: dict[str, Any],
 ) -> str:
-    """The prompt, as the reference template renders it."""
+    """The prompt, as the reference template renders it (it reads no ``variables``)."""
     first = messages[0]
     first_is_system = required(first, "role") == "system"
     out: list[str] = []
@@ -125,7 +128,7 @@ def render_conversation(
         if role == "user" or (role == "system" and i):
             out.append(concat(IM_START, role, "\n", content, TURN_END))
         elif role == "assistant":
-            out.append(GENERATION_PROMPT + _assistant_body(message) + "\n")
+            out.append(GENERATION_PROMPT + reply_text(message) + "\n")
         elif role == "tool":
             if i == 0 or messages[i - 1].get("role") != "tool":
                 out.append(IM_START + "user")
@@ -152,32 +155,32 @@ _CALL_TAIL = "}\n" + CALL_CLOSE
 UNSHOWN_MESSAGE: dict[str, Any] = {"role": "developer", "content": ""}
 
 
-def decode_conversation(text: str) -> Conversation:
-    """The conversation ``text`` is a rendering of (what comes back: README, "Decoding prompts")."""
-    turns, generation_prompt = read_turns(text, 0, _OPENERS)
+def prompt_conversation(prompt: str) -> Conversation:
+    """The conversation ``prompt`` is a rendering of (what comes back: README, "Decoding prompts")."""
+    turns, generation_prompt = read_turns(prompt, 0, _OPENERS)
     tools: list[dict[str, Any]] | None = None
     header_system = False  # the tools header holds the first system message
     messages: list[dict[str, Any]] = []
     ids = itertools.count()
     for turn in turns:
         body = turn.body + 1  # past the newline after the role
-        if turn.role == "system" and turn.start == 0 and text.endswith(_TOOLS_END, body, turn.end):
-            system, tools = _tools_turn(text, body, turn.end - len(_TOOLS_END))
+        if turn.role == "system" and turn.start == 0 and prompt.endswith(_TOOLS_END, body, turn.end):
+            system, tools = _tools_turn(prompt, body, turn.end - len(_TOOLS_END))
             if system is not None:
                 messages.append({"role": "system", "content": system})
                 header_system = True
         elif turn.role == "user":
-            results = tool_responses(text, turn.body, turn.end)
+            results = tool_responses(prompt, turn.body, turn.end)
             if results is None:
-                messages.append({"role": "user", "content": text[body : turn.end]})
+                messages.append({"role": "user", "content": prompt[body : turn.end]})
             else:
                 if messages and messages[-1]["role"] == "tool":  # else the two groups would render as one
                     messages.append(dict(UNSHOWN_MESSAGE))
                 messages += [{"role": "tool", "content": result} for result in results]
         elif turn.role == "system":
-            messages.append({"role": "system", "content": text[body : turn.end]})
+            messages.append({"role": "system", "content": prompt[body : turn.end]})
         else:
-            messages.append(_assistant_message(text, turn, ids))
+            messages.append(_assistant_message(prompt, turn, ids))
     if tools and messages and messages[0]["role"] == "system" and not header_system:
         messages.insert(0, dict(UNSHOWN_MESSAGE))  # else the system message would move into the header
     if not messages:
@@ -576,13 +579,13 @@ class Hermes(Format):
         add_generation_prompt: bool,
         **variables: Any,
     ) -> str:
-        return render_conversation(messages, tools, add_generation_prompt)
+        return prompt_text(messages, tools, add_generation_prompt, variables)
 
     def _render_reply(self, message: dict[str, Any]) -> str:
-        return _assistant_body(message)
+        return reply_text(message)
 
     def _decode(self, prompt: str) -> Conversation:
-        return decode_conversation(prompt)
+        return prompt_conversation(prompt)
 
     def _syntax(self) -> Syntax:
         return Syntax(

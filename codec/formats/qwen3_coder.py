@@ -210,7 +210,7 @@ def render_call(call: Any) -> str:
     return "".join(out)
 
 
-def assistant_turn(message: dict[str, Any]) -> tuple[str, str]:
+def _assistant_parts(message: dict[str, Any]) -> tuple[str, str]:
     """(content, calls): the trimmed content, and the ``<tool_call>`` blocks followed by ``<|im_end|>``.
 
     Each block but a leading one is preceded by ``\\n``. The template writes the turn as
@@ -239,10 +239,14 @@ def render_system(system: str | None, tools: list[dict[str, Any]] | None) -> str
     return ""
 
 
-def render_conversation(
-    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, add_generation_prompt: bool
+def prompt_text(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    variables: dict[str, Any],
 ) -> str:
-    """The prompt, as the reference template renders it (errors raised in the template's order)."""
+    """The prompt, as the reference template renders it (errors raised in the template's order; it reads no
+    ``variables``)."""
     system: str | None = None
     turns = messages
     if attr(messages[0], "role") == "system":
@@ -255,7 +259,7 @@ def render_conversation(
         if role == "user":
             out.append(f"{IM_START}user\n{content_text(attr(message, 'content'))}{TURN_END}")
         elif role == "assistant":
-            content, calls = assistant_turn(message)
+            content, calls = _assistant_parts(message)
             out.append(f"{GENERATION_PROMPT}{content}{calls}\n" if content else f"{IM_START}assistant{calls}\n")
         elif role == "tool":
             content = content_text(attr(message, "content"))
@@ -271,6 +275,13 @@ def render_conversation(
     if add_generation_prompt:
         out.append(GENERATION_PROMPT)
     return "".join(out)
+
+
+def reply_text(message: dict[str, Any]) -> str:
+    """What the model writes for ``message`` (see :meth:`Qwen3Coder.render_reply`): the trimmed content, then its
+    ``<tool_call>`` blocks and ``<|im_end|>``."""
+    content, calls = _assistant_parts(message)
+    return content + calls
 
 
 # ---------------------------------------------------------------------------- decode
@@ -290,42 +301,42 @@ _PARAMETER_START = "<parameter="
 _PARAMETER_END = "\n</parameter>\n"
 
 
-def decode_conversation(text: str) -> Conversation:
-    """The conversation ``text`` is a rendering of (what comes back: README, "Decoding prompts")."""
+def prompt_conversation(prompt: str) -> Conversation:
+    """The conversation ``prompt`` is a rendering of (what comes back: README, "Decoding prompts")."""
     messages: list[dict[str, Any]] = []
     tools: list[dict[str, Any]] | None = None
     default_system = False  # the tools turn shows the template's default system text
     pos = 0
     starts = (_SYSTEM_TURN, RESPONSE_OPEN, *_TURN_OPENERS)  # what a prompt may start with
-    if text and not text.startswith(starts):  # said here, so that a cut opener fails at its end
-        raise expected_error(text, 0, starts, "a system, user or assistant turn, or tool results")
-    if text.startswith(_SYSTEM_TURN):
-        turn = read_turn(text, 0, (_SYSTEM_TURN,), (*_TURN_OPENERS, RESPONSE_OPEN))
-        system, tools = _system_turn(text, turn)
+    if prompt and not prompt.startswith(starts):  # said here, so that a cut opener fails at its end
+        raise expected_error(prompt, 0, starts, "a system, user or assistant turn, or tool results")
+    if prompt.startswith(_SYSTEM_TURN):
+        turn = read_turn(prompt, 0, (_SYSTEM_TURN,), (*_TURN_OPENERS, RESPONSE_OPEN))
+        system, tools = _system_turn(prompt, turn)
         default_system = system is None and tools is not None
         messages += [] if system is None else [{"role": "system", "content": system}]
         pos = turn.after
     first = len(messages)  # where the template's loop over the other messages starts
-    if text.startswith(RESPONSE_OPEN, pos):  # a first tool result gets no <|im_start|>user (quirk X3)
-        end = turn_end(text, pos, _TURN_OPENERS)
-        results = _tool_results(text, pos, end)
+    if prompt.startswith(RESPONSE_OPEN, pos):  # a first tool result gets no <|im_start|>user (quirk X3)
+        end = turn_end(prompt, pos, _TURN_OPENERS)
+        results = _tool_results(prompt, pos, end)
         if results is None:
-            raise parse_error_at(text, pos, "expected the first tool results: <tool_response> blocks")
+            raise parse_error_at(prompt, pos, "expected the first tool results: <tool_response> blocks")
         messages += results
         pos = end + len(TURN_END)
-    turns, generation_prompt = read_turns(text, pos, _TURN_OPENERS)
+    turns, generation_prompt = read_turns(prompt, pos, _TURN_OPENERS)
     ids = itertools.count()
     for turn in turns:
         if turn.role == "user":
-            results = _tool_results(text, turn.body, turn.end) if len(messages) > first else None
-            user = {"role": "user", "content": _trimmed(text, turn.body + 1, turn.end)}
+            results = _tool_results(prompt, turn.body, turn.end) if len(messages) > first else None
+            user = {"role": "user", "content": _trimmed(prompt, turn.body + 1, turn.end)}
             messages += results if results is not None else [user]
         else:
-            messages.append(_assistant_message(text, turn, tools, ids))
+            messages.append(_assistant_message(prompt, turn, tools, ids))
     if default_system and not messages:  # a lone system message with the default text (or none)
         messages.append({"role": "system", "content": DEFAULT_SYSTEM})
     if not messages:
-        raise parse_error_at(text, 0, "a prompt holds at least one message", expected=(_SYSTEM_TURN, *_TURN_OPENERS))
+        raise parse_error_at(prompt, 0, "a prompt holds at least one message", expected=(_SYSTEM_TURN, *_TURN_OPENERS))
     return Conversation.model_validate(
         {"messages": messages, "tools": tools, "add_generation_prompt": generation_prompt}
     )
@@ -690,7 +701,7 @@ class Qwen3Coder(Format):
         add_generation_prompt: bool,
         **variables: Any,
     ) -> str:
-        return render_conversation(messages, tools, add_generation_prompt)
+        return prompt_text(messages, tools, add_generation_prompt, variables)
 
     def _render_reply(self, message: dict[str, Any]) -> str:
         """What the model generates after the generation prompt ``<|im_start|>assistant\\n``.
@@ -701,11 +712,10 @@ class Qwen3Coder(Format):
         before non-empty content; for a turn with calls only, the template writes no newline at
         all (quirk X1), so the rendered turn is not the generation prompt + this reply.
         """
-        content, calls = assistant_turn(message)
-        return content + calls
+        return reply_text(message)
 
     def _decode(self, prompt: str) -> Conversation:
-        return decode_conversation(prompt)
+        return prompt_conversation(prompt)
 
     # ------------------------------------------------------------------ parse
 
