@@ -33,8 +33,8 @@ CLOSED_PUNCTUATION = ("COMMA", "RPAR", "RBRACK", "RBRACE", "COLON", "EQ")
 MAX_DEPTH = 200
 
 
-def quoted(text: str) -> str:
-    """A quoted string as Python or JSON reads it (JSON first: it is what the templates write)."""
+def quoted_string_value(text: str) -> str:
+    """The value of a quoted string, as Python or JSON reads it (JSON first: it is what the templates write)."""
     try:
         value = json_value(text) if text.startswith('"') else python_literal(text)
     except ValueError:
@@ -121,7 +121,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
     # ---- values
     def string(self, c: list[Any]) -> str:
         try:
-            return quoted(str(c[0]))
+            return quoted_string_value(str(c[0]))
         except ValueError as exc:
             raise BuildError(f"invalid string: {exc}", c[0].start_pos) from None
 
@@ -439,7 +439,7 @@ class CallListReader:
             m = self._sq_string.match(text, i)
             if m is None:
                 raise _Unusual
-            return quoted(m.group()), m.end()
+            return quoted_string_value(m.group()), m.end()
         if first in "{[":
             value, end = PLAIN_JSON_DECODER.raw_decode(text, i)
             opened = text.count("[", i, end) + text.count("{", i, end)  # cheap bound on the nesting

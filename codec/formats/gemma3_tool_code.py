@@ -88,7 +88,7 @@ from codec.formats._pythonic import (
     followed_by,
     json_readings,
     pythonic_syntax,
-    quoted,
+    quoted_string_value,
     read_call_list,
 )
 from codec.formats._render import (
@@ -263,7 +263,7 @@ _TOOLS_JSON = json.JSONDecoder()
 
 
 @dataclass(frozen=True)
-class Turn:
+class Gemma3Turn:
     """One ``<start_of_turn>HEAD\\nBODY<end_of_turn>\\n`` of a prompt."""
 
     head: str
@@ -273,7 +273,7 @@ class Turn:
 
 
 @dataclass(frozen=True)
-class Reading:
+class TurnReading:
     """One way to read a turn: the message it writes and, for the first turn, the system prefix in front."""
 
     role: str
@@ -305,7 +305,7 @@ def call_syntax(*, corrected: bool) -> CallListSyntax:
     )
 
 
-def split_turns(prompt: str, pos: int, end: int) -> list[Turn]:
+def split_turns(prompt: str, pos: int, end: int) -> list[Gemma3Turn]:
     """The turns of ``prompt[pos:end]``, which must be nothing but turns."""
     turns = []
     while pos < end:
@@ -316,7 +316,7 @@ def split_turns(prompt: str, pos: int, end: int) -> list[Turn]:
         if newline < 0:
             raise parse_error_at(prompt, end, "the turn's role is not followed by a line break", expected=["\\n"])
         close = _turn_close(prompt, newline + 1, end)
-        turns.append(Turn(prompt[head_start:newline], pos, newline + 1, prompt[newline + 1 : close]))
+        turns.append(Gemma3Turn(prompt[head_start:newline], pos, newline + 1, prompt[newline + 1 : close]))
         pos = close + len(TURN_CLOSE) + 1
     return turns
 
@@ -351,27 +351,27 @@ def _tool_result(body: str) -> str | None:
     return result if body.endswith(FENCE_CLOSE) and result == result.strip() else None
 
 
-def body_readings(head: str, body: str, syntax: CallListSyntax) -> list[Reading]:
+def body_readings(head: str, body: str, syntax: CallListSyntax) -> list[TurnReading]:
     """The messages a turn body can be (without the system prefix), the preferred first."""
     readings = []
     if head == "model":
         calls = _fence_calls(body, syntax)
         if calls is not None:
-            readings.append(Reading("assistant", calls=calls))
+            readings.append(TurnReading("assistant", calls=calls))
         if body == body.strip():  # the template trims what it writes
-            readings.append(Reading("assistant", content=body))
+            readings.append(TurnReading("assistant", content=body))
     elif head == "user":
         result = _tool_result(body)
         if result is not None:
-            readings.append(Reading("tool", content=result))
+            readings.append(TurnReading("tool", content=result))
         if body == body.strip():
-            readings.append(Reading("user", content=body))
+            readings.append(TurnReading("user", content=body))
     elif head not in ("assistant", "tool") and not body:  # those two roles are written as model / user
-        readings.append(Reading(head))  # any other role gets a turn of its name and no text (G6)
+        readings.append(TurnReading(head))  # any other role gets a turn of its name and no text (G6)
     return readings
 
 
-def first_turn_readings(prompt: str, turn: Turn, syntax: CallListSyntax) -> list[Reading]:
+def first_turn_readings(prompt: str, turn: Gemma3Turn, syntax: CallListSyntax) -> list[TurnReading]:
     """The first turn's readings: with the system prefix (G4) when its body starts with one.
 
     A tools block forces the prefix. Without one, the system text and the body are joined by a
@@ -406,7 +406,7 @@ def _tools_block(prompt: str, pos: int, body_end: int) -> tuple[list[dict[str, A
     return [decoded_tool(item, prompt, pos) for item in value], end + 2
 
 
-def _may_follow(before: Reading, after: Reading) -> bool:
+def _may_follow(before: TurnReading, after: TurnReading) -> bool:
     try:
         check_order([before.as_written, after.as_written])
     except RenderError:
@@ -414,7 +414,7 @@ def _may_follow(before: Reading, after: Reading) -> bool:
     return True
 
 
-def choose_readings(prompt: str, turns: list[Turn], options: list[list[Reading]]) -> list[Reading]:
+def choose_readings(prompt: str, turns: list[Gemma3Turn], options: list[list[TurnReading]]) -> list[TurnReading]:
     """Per turn, its first reading that the template's role order lets the turn before and the turns after follow."""
     for turn, readings in zip(turns, options, strict=True):
         if not readings:
@@ -432,7 +432,7 @@ def choose_readings(prompt: str, turns: list[Turn], options: list[list[Reading]]
     return chosen
 
 
-def _unreadable(prompt: str, turn: Turn) -> ParseError:
+def _unreadable(prompt: str, turn: Gemma3Turn) -> ParseError:
     """Why no message renders as ``turn``."""
     if turn.head in ("assistant", "tool"):
         message = f"the template writes no {turn.head!r} turns (assistant turns are 'model', tool results 'user')"
@@ -450,7 +450,7 @@ def _arguments(values: dict[str, Any] | list[Any]) -> dict[str, Any] | list[Any]
     return values
 
 
-def conversation_of(chosen: list[Reading], add_generation_prompt: bool, variables: dict[str, Any]) -> Conversation:
+def conversation_of(chosen: list[TurnReading], add_generation_prompt: bool, variables: dict[str, Any]) -> Conversation:
     """The conversation the chosen readings spell: call ids ``call_0``, ``call_1``... across it."""
     messages = []
     if chosen[0].system is not None:
@@ -501,7 +501,7 @@ class Gemma3ToolCodeBuilder(PythonicBuilder):
 
     def arg_string(self, c: list[Any]) -> str:
         try:
-            return quoted(str(c[0]))
+            return quoted_string_value(str(c[0]))
         except ValueError as exc:
             raise BuildError(f"invalid string: {exc}", c[0].start_pos) from None
 
@@ -571,7 +571,7 @@ class Gemma3ToolCode(Format):
 
     def _syntax(self) -> Syntax:
         grammar = compile_grammar("gemma3_tool_code")
-        reader = CallListReader(grammar, quoted)
+        reader = CallListReader(grammar, quoted_string_value)
         return pythonic_syntax(
             grammar,
             Gemma3ToolCodeBuilder,

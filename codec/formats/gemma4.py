@@ -142,7 +142,7 @@ _MEDIA = ("image", "audio", "video")
 # ---------------------------------------------------------------------------- values
 
 
-def quoted(text: str) -> str:
+def quote_string(text: str) -> str:
     """A string value: ``<|"|>text<|"|>``, nothing escaped."""
     return QUOTE + text + QUOTE
 
@@ -155,7 +155,7 @@ def format_value(value: Any, *, quote_keys: bool = True) -> str:
     tuple, or an undefined value (``[]``), is a list as well.
     """
     if isinstance(value, str):
-        return quoted(value)
+        return quote_string(value)
     if value is True or value is False:
         return "true" if value else "false"
     if is_mapping(value):
@@ -199,7 +199,7 @@ def render_response(name: Any, response: Any) -> str:
 
 
 def _required(names: Any) -> str:
-    return "required:[" + ",".join(quoted(string(name)) for name in iterate(names)) + "]"
+    return "required:[" + ",".join(quote_string(string(name)) for name in iterate(names)) + "]"
 
 
 def _items_schema(schema: dict[str, Any]) -> str:
@@ -225,7 +225,7 @@ def _property(schema: Any) -> str:
     fields = []
     description = attr(schema, "description")
     if description:
-        fields.append("description:" + quoted(string(description)))
+        fields.append("description:" + quote_string(string(description)))
     kind = upper(attr(schema, "type"))
     if kind == "STRING":
         enum = attr(schema, "enum")
@@ -246,7 +246,7 @@ def _property(schema: Any) -> str:
         required = attr(schema, "required")
         if required:
             fields.append(_required(required))
-    fields.append("type:" + quoted(kind))
+    fields.append("type:" + quote_string(kind))
     return ",".join(fields)
 
 
@@ -271,7 +271,7 @@ def render_declaration(tool: Any) -> str:
     """
     function = attr(tool, "function")
     out = ["declaration:", string(lookup(function, "name"))]
-    out.append("{description:" + quoted(string(lookup(function, "description"))))
+    out.append("{description:" + quote_string(string(lookup(function, "description"))))
     parameters = lookup(function, "parameters")
     if parameters:
         out.append(",parameters:{")
@@ -283,15 +283,15 @@ def render_declaration(tool: Any) -> str:
             out.append(_required(required) + ",")
         kind = attr(parameters, "type")
         if kind:
-            out.append("type:" + quoted(upper(kind)) + "}")
+            out.append("type:" + quote_string(upper(kind)) + "}")
     if contains(function, "response"):
         response = lookup(function, "response")
         out.append(",response:{")
         description = lookup(response, "description")
         if description:
-            out.append("description:" + quoted(string(description)) + ",")
+            out.append("description:" + quote_string(string(description)) + ",")
         if upper(lookup(response, "type")) == "OBJECT":
-            out.append("type:" + quoted("OBJECT") + "}")
+            out.append("type:" + quote_string("OBJECT") + "}")
     out.append("}")
     return "".join(out)
 
@@ -676,7 +676,7 @@ class _Header:
 
 
 @dataclass(frozen=True)
-class _Turn:
+class _Gemma4Turn:
     """One non-tool message as the prompt shows it (assistant turns merged by Q7 are separate)."""
 
     role: str
@@ -1015,8 +1015,8 @@ class _PromptReader:
         if self.text.startswith("description:", pos):
             described = [({"description": d}, at + 1) for d, at in self._string(pos + len("description:"), (",",))]
         for response, at in described:
-            if self.text.startswith("type:" + quoted("OBJECT") + "}", at):
-                yield {**response, "type": "object"}, at + len("type:" + quoted("OBJECT") + "}")
+            if self.text.startswith("type:" + quote_string("OBJECT") + "}", at):
+                yield {**response, "type": "object"}, at + len("type:" + quote_string("OBJECT") + "}")
             yield response, at
 
     def _declaration(self, pos: int) -> Reading[dict[str, Any]]:
@@ -1095,7 +1095,7 @@ class _PromptReader:
             if end == pos or not text[end - 1].isspace():
                 yield text[pos:end], end
 
-    def _model_turn(self, pos: int) -> Reading[_Turn]:
+    def _model_turn(self, pos: int) -> Reading[_Gemma4Turn]:
         """An assistant message: ``[thought]calls*responses*content`` and what ends it (Q3, Q5, Q9)."""
         if not self.text.startswith(THOUGHT_OPEN, pos):
             yield from self._model_body(pos, None)
@@ -1104,14 +1104,14 @@ class _PromptReader:
         for end in self._find_all(start, (THOUGHT_END + CALL_OPEN,)):
             yield from self._model_body(end + len(THOUGHT_END), self.text[start:end])
 
-    def _model_body(self, pos: int, thought: str | None) -> Reading[_Turn]:
+    def _model_body(self, pos: int, thought: str | None) -> Reading[_Gemma4Turn]:
         for calls, at in self._repeat(self._call, pos):
             if thought is not None and not calls:
                 continue  # reasoning is written back only for a message with calls
             for responses, at_content in self._repeat(self._tool_response, at):
-                yield from self._model_end(at_content, _Turn("assistant", "", "", thought, calls, responses))
+                yield from self._model_end(at_content, _Gemma4Turn("assistant", "", "", thought, calls, responses))
 
-    def _model_end(self, pos: int, turn: _Turn) -> Reading[_Turn]:
+    def _model_end(self, pos: int, turn: _Gemma4Turn) -> Reading[_Gemma4Turn]:
         if turn.responses:
             yield turn, pos  # answered, nothing more: the model goes on in the same turn (Q5)
         closers = (RESPONSE_OPEN, TURN_END) if turn.calls and not turn.responses else (TURN_END,)
@@ -1123,11 +1123,11 @@ class _PromptReader:
                 continue  # unanswered calls end with <|tool_response> unless a media part came last
             yield dataclasses.replace(turn, content=content, end=closer), end + len(closer)
 
-    def _plain_turn(self, pos: int, role: str) -> Reading[_Turn]:
+    def _plain_turn(self, pos: int, role: str) -> Reading[_Gemma4Turn]:
         for content, end in self._texts(pos, (TURN_END,)):
-            yield _Turn(role, content, TURN_END), end + len(TURN_END)
+            yield _Gemma4Turn(role, content, TURN_END), end + len(TURN_END)
 
-    def _turns_at(self, pos: int, previous: str | None) -> Reading[_Turn]:
+    def _turns_at(self, pos: int, previous: str | None) -> Reading[_Gemma4Turn]:
         """The readings of the message at ``pos``, given the role before it (Q7: none after an assistant)."""
         text = self.text
         if text.startswith(TURN_OPEN, pos):
@@ -1147,7 +1147,7 @@ class _PromptReader:
         if previous == "assistant":
             yield from self._model_turn(pos)
 
-    def _bodies(self, pos: int) -> Iterator[tuple[list[_Turn], bool]]:
+    def _bodies(self, pos: int) -> Iterator[tuple[list[_Gemma4Turn], bool]]:
         """Every reading of the turns from ``pos`` to the end: ``(turns, generation prompt)``.
 
         Depth-first over messages without recursion (a conversation can be long). A place from
@@ -1155,9 +1155,9 @@ class _PromptReader:
         that ends where another one did (both render the same).
         """
         text = self.text
-        path: list[_Turn] = []
+        path: list[_Gemma4Turn] = []
         #: Per message being read: its readings, where it starts, the completions before it, the ends seen.
-        stack: list[tuple[Iterator[tuple[_Turn, int]], tuple[int, str | None], int, set[tuple[int, str]]]] = []
+        stack: list[tuple[Iterator[tuple[_Gemma4Turn, int]], tuple[int, str | None], int, set[tuple[int, str]]]] = []
         completed = 0
         here: tuple[int, str | None] | None = (pos, None)
         while True:
@@ -1264,7 +1264,7 @@ def _legacy_response(name: str, body: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "response": body}
 
 
-def _assistant_messages(turn: _Turn, ids: Iterator[int], last_with_generation: bool) -> list[Message]:
+def _assistant_messages(turn: _Gemma4Turn, ids: Iterator[int], last_with_generation: bool) -> list[Message]:
     """The assistant message of a model turn, then the tool messages its responses render from."""
     calls = [ToolCall(id=call_id(next(ids)), function=_function_call(name, args)) for name, args in turn.calls]
     needs_media = (calls and not turn.responses and turn.end == TURN_END) or (
@@ -1286,7 +1286,7 @@ def _assistant_messages(turn: _Turn, ids: Iterator[int], last_with_generation: b
     return [Message(**message), *results]
 
 
-def _conversation(bos: str, header: _Header | None, turns: list[_Turn], generation: bool) -> Conversation:
+def _conversation(bos: str, header: _Header | None, turns: list[_Gemma4Turn], generation: bool) -> Conversation:
     """The conversation of one reading (ids ``call_0``... in order; see the module docs for the canonical choices)."""
     variables: dict[str, Any] = {"bos_token": bos} if bos else {}
     messages: list[Message] = []
