@@ -67,10 +67,9 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from codec._lark import compile_grammar
-from codec.errors import ParseError, parse_error_at
 from codec.export import (
     DIGIT,
     EMPTY,
@@ -97,6 +96,7 @@ from codec.export import (
 from codec.format import Format
 from codec.formats._calls import Call, LiteralHandlers, json_chars
 from codec.formats._decode import bos_token, call_id, rendering
+from codec.formats._reading import Reader, Readings
 from codec.formats._render import (
     attr,
     call_method,
@@ -657,13 +657,6 @@ _MEDIA_TOKEN = re.compile(r"(<\|(?:image|audio|video)\|>)")
 _SCALAR = re.compile(r"[^,}\]]*")
 #: Complete readings of an ambiguous prompt rendered back before the first one is returned as is.
 _MAX_READINGS = 16
-#: Places tried per character of the prompt before the search gives up: a valid prompt needs well
-#: under one; only a damaged prompt that its many markers let read a great many ways gets near this.
-_STEPS_PER_CHAR = 4
-
-_T = TypeVar("_T")
-#: The readings of something at an offset, in order: each value read and the offset after it.
-Reading = Iterator[tuple[_T, int]]
 
 
 @dataclass(frozen=True)
@@ -733,113 +726,44 @@ def _lower_type(value: Any) -> Any:
     return value
 
 
-class _PromptReader:
+class _PromptReader(Reader):
     """The readings of a gemma4 prompt, in order; where the deepest one failed, for the error."""
 
+    refusal = "not a gemma4 prompt: no reading of it gets past here"
+    gave_up = "; the search gave up there: the prompt reads too many ways to try them all"
+
     def __init__(self, text: str) -> None:
-        self.text = text
-        self.farthest = 0
-        self.expected: set[str] = set()
-        self._steps = _STEPS_PER_CHAR * len(text) + 2_000
+        super().__init__(text)
         #: (offset, previous role) from which no reading of the turns reached the end.
         self._dead: set[tuple[int, str | None]] = set()
 
     # ------------------------------------------------------------------ primitives
 
-    def error(self, note: str = "") -> ParseError:
-        """The ParseError for a prompt no reading gets through: at the farthest point any reading reached."""
-        shown = " or ".join(repr(literal) for literal in sorted(self.expected))
-        message = "not a gemma4 prompt: no reading of it gets past here" + (f" (expected {shown})" if shown else "")
-        message += note
-        return parse_error_at(self.text, self.farthest, message, expected=sorted(self.expected))
-
-    def _fail(self, pos: int, expected: tuple[str, ...]) -> None:
-        if pos > self.farthest:
-            self.farthest, self.expected = pos, set(expected)
-        elif pos == self.farthest:
-            self.expected.update(expected)
-
-    def _tick(self) -> None:
-        self._steps -= 1
-        if self._steps < 0:  # the markers in its texts make it read too many ways to try them all
-            raise self.error("; the search gave up there: the prompt reads too many ways to try them all")
-
     def _named(self, pos: int, head: str, expected: str) -> tuple[str, int] | None:
         """``head`` at ``pos``, then a name up to the next ``{``: (the name, the brace's offset)."""
-        if not self._at(pos, head):
+        if not self.at(pos, head):
             return None
         brace = self.text.find("{", pos + len(head))
         if brace < 0:
-            self._fail(len(self.text), (expected,))
+            self.fail(len(self.text), (expected,))
             return None
         return self.text[pos + len(head) : brace], brace
 
-    def _at(self, pos: int, literal: str) -> bool:
-        if self.text.startswith(literal, pos):
-            return True
-        self._fail(pos, (literal,))
-        return False
-
-    def _find_all(self, pos: int, literals: tuple[str, ...]) -> Iterator[int]:
-        """Every offset from ``pos`` on where one of ``literals`` starts, in order.
-
-        When there are no more, the failure is where the search started: the text that is never
-        closed starts there (a truncated prompt reports its last open turn or string).
-        """
-        next_hits = {literal: self.text.find(literal, pos) for literal in literals}
-        while True:
-            hits = [hit for hit in next_hits.values() if hit >= 0]
-            if not hits:
-                self._fail(pos, literals)
-                return
-            self._tick()
-            found = min(hits)
-            yield found
-            for literal, hit in next_hits.items():
-                if hit == found:
-                    next_hits[literal] = self.text.find(literal, found + 1)
-
-    def _repeat(self, read: Callable[[int], Reading[_T]], pos: int) -> Reading[tuple[_T, ...]]:
-        """Runs of what ``read`` reads, from ``pos``: longer runs first, one per end (iterative: runs can be long).
-
-        Two runs over the same text render the same, so a run that ends where another one did is
-        not yielded, nor continued.
-        """
-        items: list[_T] = []
-        ends = [pos]
-        stack = [read(pos)]
-        visited = {pos}
-        while stack:
-            step = next(stack[-1], None)
-            if step is None:
-                stack.pop()
-                yield tuple(items), ends.pop()
-                if items:
-                    items.pop()
-                continue
-            item, after = step
-            if after in visited:
-                continue
-            visited.add(after)
-            items.append(item)
-            ends.append(after)
-            stack.append(read(after))
-
     # ------------------------------------------------------------------ values (Gemma notation)
 
-    def _string(self, pos: int, follow: tuple[str, ...]) -> Reading[str]:
+    def _string(self, pos: int, follow: tuple[str, ...]) -> Readings[str]:
         """``<|"|>text<|"|>``, closed by a ``<|"|>`` that one of ``follow`` comes after (Q1)."""
-        if not self._at(pos, QUOTE):
+        if not self.at(pos, QUOTE):
             return
         start = pos + len(QUOTE)
-        for close in self._find_all(start, (QUOTE,)):
+        for close in self.find_all(start, (QUOTE,)):
             after = close + len(QUOTE)
             if self.text.startswith(follow, after):
                 yield self.text[start:close], after
             else:
-                self._fail(after, follow)
+                self.fail(after, follow)
 
-    def _value(self, pos: int, follow: tuple[str, ...], quote_keys: bool) -> Reading[Any]:
+    def _value(self, pos: int, follow: tuple[str, ...], quote_keys: bool) -> Readings[Any]:
         """A value as :func:`format_value` writes it (keys ``<|"|>``-quoted with ``quote_keys``)."""
         text = self.text
         if text.startswith(QUOTE, pos):
@@ -853,91 +777,73 @@ class _PromptReader:
             assert match is not None  # the pattern matches the empty string
             scalar = _scalar(match.group())
             if scalar is None:
-                self._fail(pos, ("a value",))
+                self.fail(pos, ("a value",))
             else:
                 yield scalar[0], match.end()
 
-    def _separated(self, pos: int, read: Callable[[int], Reading[_T]], close: str) -> Reading[tuple[_T, ...]]:
-        """``item,item,...`` then ``close``, from ``pos``; every reading, in order (iterative: lists can be long)."""
-        items: list[_T] = []
-        stack = [read(pos)]
-        while stack:
-            step = next(stack[-1], None)
-            if step is None:
-                stack.pop()
-                if items:
-                    items.pop()
-                continue
-            item, after = step
-            if self.text.startswith(close, after):
-                yield (*items, item), after + len(close)
-            elif self._at(after, ","):
-                items.append(item)
-                stack.append(read(after + 1))
-
-    def _list(self, pos: int, quote_keys: bool) -> Reading[list[Any]]:
-        if not self._at(pos, "["):
+    def _list(self, pos: int, quote_keys: bool) -> Readings[list[Any]]:
+        if not self.at(pos, "["):
             return
         if self.text.startswith("]", pos + 1):
             yield [], pos + 2
             return
-        for items, end in self._separated(pos + 1, lambda at: self._value(at, (",", "]"), quote_keys), "]"):
+        for items, end in self.separated(pos + 1, lambda at: self._value(at, (",", "]"), quote_keys), "]"):
             yield list(items), end
 
-    def _key(self, pos: int, quote_keys: bool) -> Reading[str]:
+    def _key(self, pos: int, quote_keys: bool) -> Readings[str]:
         if quote_keys:
             yield from self._string(pos, (":",))
             return
         colon = self.text.find(":", pos)  # a bare key holds no ':' (the first one ends it)
         if colon < 0:
-            self._fail(len(self.text), (":",))
+            self.fail(len(self.text), (":",))
         else:
             yield self.text[pos:colon], colon
 
-    def _mapping(self, pos: int, quote_keys: bool) -> Reading[dict[str, Any]]:
+    def _mapping(self, pos: int, quote_keys: bool) -> Readings[dict[str, Any]]:
         """``{key:value,...}``, keys in :func:`dictsort` order."""
-        if not self._at(pos, "{"):
+        if not self.at(pos, "{"):
             return
         if self.text.startswith("}", pos + 1):
             yield {}, pos + 2
-        for pairs, end in self._separated(pos + 1, lambda at: self._pair(at, quote_keys), "}"):
+        for pairs, end in self.separated(pos + 1, lambda at: self._pair(at, quote_keys), "}"):
             mapping = _sorted_mapping(pairs)
             if mapping is not None:
                 yield mapping, end
 
-    def _pair(self, pos: int, quote_keys: bool) -> Reading[tuple[str, Any]]:
+    def _pair(self, pos: int, quote_keys: bool) -> Readings[tuple[str, Any]]:
         for key, after_key in self._key(pos, quote_keys):
-            if self._at(after_key, ":"):
+            if self.at(after_key, ":"):
                 for value, after in self._value(after_key + 1, (",", "}"), quote_keys):
                     yield (key, value), after
 
     # ------------------------------------------------------------------ declarations (system turn)
 
-    def _fields(self, pos: int, read: Callable[[str, int], Reading[Any]]) -> Reading[dict[str, Any]]:
+    def _fields(self, pos: int, read: Callable[[str, int], Readings[Any]]) -> Readings[dict[str, Any]]:
         """``{name:value,...}`` with bare names, each value read by ``read(name, pos)``."""
-        if not self._at(pos, "{"):
+        if not self.at(pos, "{"):
             return
         if self.text.startswith("}", pos + 1):
             yield {}, pos + 2
             return
-        for fields, end in self._separated(pos + 1, lambda at: self._field(at, read), "}"):
+        for fields, end in self.separated(pos + 1, lambda at: self._field(at, read), "}"):
             if len({name for name, _ in fields}) == len(fields):
                 yield dict(fields), end
 
-    def _field(self, pos: int, read: Callable[[str, int], Reading[Any]]) -> Reading[tuple[str, Any]]:
+    def _field(self, pos: int, read: Callable[[str, int], Readings[Any]]) -> Readings[tuple[str, Any]]:
         colon = self.text.find(":", pos)
         if colon < 0:
-            self._fail(len(self.text), (":",))
+            self.fail(len(self.text), (":",))
             return
         name = self.text[pos:colon]
         for value, after in read(name, colon + 1):
             yield (name, value), after
 
-    def _properties(self, pos: int) -> Reading[dict[str, Any]]:
+    def _properties(self, pos: int) -> Readings[dict[str, Any]]:
         """``{name:{...},...}`` as :func:`render_properties` writes it: the property schemas."""
         return self._fields(pos, lambda _name, at: self._property(at))
 
-    def _property(self, pos: int) -> Reading[dict[str, Any]]:
+    def _property(self, pos: int) -> Readings[dict[str, Any]]:
         """One property's ``{...}`` (:func:`_property`); no ``type`` for an empty one, no empty ``properties``."""
         for fields, after in self._fields(pos, self._property_field):
             schema = {key: value for key, value in fields.items() if key != "type" or value is not None}
@@ -945,7 +851,7 @@ class _PromptReader:
                 del schema["properties"]  # an object with none lists none (Q12)
             yield schema, after
 
-    def _property_field(self, name: str, pos: int) -> Reading[Any]:
+    def _property_field(self, name: str, pos: int) -> Readings[Any]:
         """One field of a property (:func:`_property`)."""
         if name == "description":
             yield from self._string(pos, (",",))
@@ -954,7 +860,7 @@ class _PromptReader:
         elif name == "items":
             yield from self._fields(pos, self._items_field)
         elif name == "nullable":
-            if self._at(pos, "true"):
+            if self.at(pos, "true"):
                 yield True, pos + len("true")
         elif name == "properties":
             yield from self._properties(pos)
@@ -962,9 +868,9 @@ class _PromptReader:
             for kind, after in self._string(pos, ("}",)):
                 yield _schema_type(kind), after
         else:
-            self._fail(pos - len(name) - 1, ("description", "enum", "items", "nullable", "properties", "type"))
+            self.fail(pos - len(name) - 1, ("description", "enum", "items", "nullable", "properties", "type"))
 
-    def _items_field(self, name: str, pos: int) -> Reading[Any]:
+    def _items_field(self, name: str, pos: int) -> Readings[Any]:
         """One field of an array's ``items`` (:func:`_items_schema`): any key, ``properties`` as schemas."""
         if name == "properties":
             yield from self._properties(pos)
@@ -972,7 +878,7 @@ class _PromptReader:
             for value, after in self._value(pos, (",", "}"), quote_keys=True):
                 yield (_lower_type(value) if name == "type" else value), after
 
-    def _parameters(self, pos: int) -> Reading[dict[str, Any] | None]:
+    def _parameters(self, pos: int) -> Readings[dict[str, Any] | None]:
         """``,parameters:{properties:{...},required:[...],type:<|"|>T<|"|>}``, each part optional.
 
         Without a type, the template writes no closing ``}`` (the declaration's own closes it).
@@ -983,29 +889,29 @@ class _PromptReader:
         yield from self._parameter_parts(pos + len(",parameters:{"))
 
     def _part(
-        self, pos: int, label: str, read: Callable[[int], Reading[Any]], schema: dict[str, Any]
-    ) -> Reading[dict[str, Any]]:
+        self, pos: int, label: str, read: Callable[[int], Readings[Any]], schema: dict[str, Any]
+    ) -> Readings[dict[str, Any]]:
         """``schema`` with ``label:VALUE,`` read at ``pos`` if the text has that part there."""
         if not self.text.startswith(label + ":", pos):
             yield schema, pos
             return
         for value, after in read(pos + len(label) + 1):
-            if self._at(after, ","):
+            if self.at(after, ","):
                 yield {**schema, label: value}, after + 1
 
-    def _parameter_parts(self, pos: int) -> Reading[dict[str, Any]]:
+    def _parameter_parts(self, pos: int) -> Readings[dict[str, Any]]:
         for schema, at in self._part(pos, "properties", self._properties, {}):
             for full, at_type in self._part(at, "required", lambda p: self._list(p, quote_keys=True), schema):
                 yield from self._parameter_type(full, at_type)
 
-    def _parameter_type(self, schema: dict[str, Any], pos: int) -> Reading[dict[str, Any]]:
+    def _parameter_type(self, schema: dict[str, Any], pos: int) -> Readings[dict[str, Any]]:
         if self.text.startswith("type:", pos):
             for kind, after in self._string(pos + len("type:"), ("}",)):
                 yield {**schema, "type": _schema_type(kind)}, after + 1
         else:  # parameters the template writes nothing for are still truthy: written as ``{``
             yield (schema or {"properties": {}}), pos
 
-    def _response(self, pos: int) -> Reading[dict[str, Any] | None]:
+    def _response(self, pos: int) -> Readings[dict[str, Any] | None]:
         """``,response:{description:<|"|>D<|"|>,type:<|"|>OBJECT<|"|>}``, each part optional."""
         if not self.text.startswith(",response:{", pos):
             yield None, pos
@@ -1019,19 +925,19 @@ class _PromptReader:
                 yield {**response, "type": "object"}, at + len("type:" + quote_string("OBJECT") + "}")
             yield response, at
 
-    def _declaration(self, pos: int) -> Reading[dict[str, Any]]:
+    def _declaration(self, pos: int) -> Readings[dict[str, Any]]:
         """``<|tool>declaration:NAME{description:...}<tool|>``: the tool's function, as a JSON schema."""
         named = self._named(pos, DECLARATION_OPEN + "declaration:", "{description:")
         if named is None:
             return
         name, brace = named
-        if not self._at(brace, "{description:"):
+        if not self.at(brace, "{description:"):
             return
         follow = (",parameters:{", ",response:{", "}" + DECLARATION_CLOSE)
         for description, at in self._string(brace + len("{description:"), follow):
             for parameters, at_response in self._parameters(at):
                 for response, end in self._response(at_response):
-                    if self._at(end, "}" + DECLARATION_CLOSE):
+                    if self.at(end, "}" + DECLARATION_CLOSE):
                         function: dict[str, Any] = {"name": name}
                         if description:
                             function["description"] = description
@@ -1041,7 +947,7 @@ class _PromptReader:
                             function["response"] = response
                         yield function, end + len("}" + DECLARATION_CLOSE)
 
-    def _header(self, pos: int) -> Reading[_Header | None]:
+    def _header(self, pos: int) -> Readings[_Header | None]:
         """The system turn: ``<|turn>system\\n[<|think|>\\n]TEXT[<|tool>...<tool|>]*<turn|>\\n``."""
         if not self.text.startswith(_SYSTEM_HEADER, pos):
             yield None, pos
@@ -1050,36 +956,36 @@ class _PromptReader:
         thinking = self.text.startswith(THINK, pos)
         if thinking:
             pos += len(THINK)
-        for end in self._find_all(pos, (DECLARATION_OPEN, TURN_END)):
-            for tools, after in self._repeat(self._declaration, end):
-                if self._at(after, TURN_END):
+        for end in self.find_all(pos, (DECLARATION_OPEN, TURN_END)):
+            for tools, after in self.repeat(self._declaration, end):
+                if self.at(after, TURN_END):
                     yield _Header(thinking, self.text[pos:end], tools), after + len(TURN_END)
 
     # ------------------------------------------------------------------ turns
 
-    def _call(self, pos: int) -> Reading[tuple[str, dict[str, Any] | str]]:
+    def _call(self, pos: int) -> Readings[tuple[str, dict[str, Any] | str]]:
         """``<|tool_call>call:NAME{...}<tool_call|>``: pairs, else the raw text of string arguments (Q10)."""
         named = self._named(pos, CALL_OPEN + "call:", "{")
         if named is None:
             return
         name, brace = named
         for arguments, after in self._mapping(brace, quote_keys=False):
-            if self._at(after, CALL_CLOSE):
+            if self.at(after, CALL_CLOSE):
                 yield (name, arguments), after + len(CALL_CLOSE)
-        for close in self._find_all(brace + 1, ("}" + CALL_CLOSE,)):
+        for close in self.find_all(brace + 1, ("}" + CALL_CLOSE,)):
             yield (name, self.text[brace + 1 : close]), close + 1 + len(CALL_CLOSE)
 
-    def _tool_response(self, pos: int) -> Reading[tuple[str, dict[str, Any]]]:
+    def _tool_response(self, pos: int) -> Readings[tuple[str, dict[str, Any]]]:
         """``<|tool_response>response:NAME{...}<tool_response|>``."""
         named = self._named(pos, RESPONSE_OPEN + "response:", "{")
         if named is None:
             return
         name, brace = named
         for body, after in self._mapping(brace, quote_keys=False):
-            if self._at(after, RESPONSE_CLOSE):
+            if self.at(after, RESPONSE_CLOSE):
                 yield (name, body), after + len(RESPONSE_CLOSE)
 
-    def _texts(self, pos: int, closers: tuple[str, ...], *, model: bool = False) -> Reading[str]:
+    def _texts(self, pos: int, closers: tuple[str, ...], *, model: bool = False) -> Readings[str]:
         """A trimmed turn text from ``pos`` up to one of ``closers`` (the offset returned is the closer's).
 
         A model text holds no ``<|channel>`` or ``<channel|>`` (the template strips them, Q9).
@@ -1089,29 +995,29 @@ class _PromptReader:
         if model:
             channels = (text.find(CHANNEL_OPEN, pos), text.find(CHANNEL_CLOSE, pos))
             limit = min([limit, *(at for at in channels if at >= 0)])
-        for end in self._find_all(pos, closers):
+        for end in self.find_all(pos, closers):
             if end > limit:
                 return
             if end == pos or not text[end - 1].isspace():
                 yield text[pos:end], end
 
-    def _model_turn(self, pos: int) -> Reading[_Gemma4Turn]:
+    def _model_turn(self, pos: int) -> Readings[_Gemma4Turn]:
         """An assistant message: ``[thought]calls*responses*content`` and what ends it (Q3, Q5, Q9)."""
         if not self.text.startswith(THOUGHT_OPEN, pos):
             yield from self._model_body(pos, None)
             return
         start = pos + len(THOUGHT_OPEN)
-        for end in self._find_all(start, (THOUGHT_END + CALL_OPEN,)):
+        for end in self.find_all(start, (THOUGHT_END + CALL_OPEN,)):
             yield from self._model_body(end + len(THOUGHT_END), self.text[start:end])
 
-    def _model_body(self, pos: int, thought: str | None) -> Reading[_Gemma4Turn]:
-        for calls, at in self._repeat(self._call, pos):
+    def _model_body(self, pos: int, thought: str | None) -> Readings[_Gemma4Turn]:
+        for calls, at in self.repeat(self._call, pos):
             if thought is not None and not calls:
                 continue  # reasoning is written back only for a message with calls
-            for responses, at_content in self._repeat(self._tool_response, at):
+            for responses, at_content in self.repeat(self._tool_response, at):
                 yield from self._model_end(at_content, _Gemma4Turn("assistant", "", "", thought, calls, responses))
 
-    def _model_end(self, pos: int, turn: _Gemma4Turn) -> Reading[_Gemma4Turn]:
+    def _model_end(self, pos: int, turn: _Gemma4Turn) -> Readings[_Gemma4Turn]:
         if turn.responses:
             yield turn, pos  # answered, nothing more: the model goes on in the same turn (Q5)
         closers = (RESPONSE_OPEN, TURN_END) if turn.calls and not turn.responses else (TURN_END,)
@@ -1123,11 +1029,11 @@ class _PromptReader:
                 continue  # unanswered calls end with <|tool_response> unless a media part came last
             yield dataclasses.replace(turn, content=content, end=closer), end + len(closer)
 
-    def _plain_turn(self, pos: int, role: str) -> Reading[_Gemma4Turn]:
+    def _plain_turn(self, pos: int, role: str) -> Readings[_Gemma4Turn]:
         for content, end in self._texts(pos, (TURN_END,)):
             yield _Gemma4Turn(role, content, TURN_END), end + len(TURN_END)
 
-    def _turns_at(self, pos: int, previous: str | None) -> Reading[_Gemma4Turn]:
+    def _turns_at(self, pos: int, previous: str | None) -> Readings[_Gemma4Turn]:
         """The readings of the message at ``pos``, given the role before it (Q7: none after an assistant)."""
         text = self.text
         if text.startswith(TURN_OPEN, pos):
@@ -1135,15 +1041,15 @@ class _PromptReader:
             newline = text.find("\n", start)
             role = text[start:newline] if newline >= 0 else ""
             if newline < 0:
-                self._fail(len(text), ("\n",))
+                self.fail(len(text), ("\n",))
             elif role == "model" and previous != "assistant":
                 yield from self._model_turn(newline + 1)
             elif role in ("model", "assistant", "tool"):
-                self._fail(start, ("user", "system") if role == "model" else ("user", "model", "system"))
+                self.fail(start, ("user", "system") if role == "model" else ("user", "model", "system"))
             else:
                 yield from self._plain_turn(newline + 1, role)
         else:
-            self._fail(pos, (TURN_OPEN,))
+            self.fail(pos, (TURN_OPEN,))
         if previous == "assistant":
             yield from self._model_turn(pos)
 
