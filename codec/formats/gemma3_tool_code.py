@@ -108,6 +108,8 @@ from codec.schema import tool_name
 from codec.stream import CONTENT, BuildError, Syntax
 from codec.watch import Delimiter
 
+# ---------------------------------------------------------------------------- markers
+
 TURN_OPEN = "<start_of_turn>"
 TURN_CLOSE = "<end_of_turn>"
 IMAGE = "<start_of_image>"
@@ -243,6 +245,9 @@ def prompt_text(
     if add_generation_prompt:
         out.append(CORRECTED_GENERATION_PROMPT if corrected else GENERATION_PROMPT)
     return "".join(out)
+
+
+# ---------------------------------------------------------------------------- reply
 
 
 def reply_text(message: dict[str, Any], *, corrected: bool = False) -> str:
@@ -486,6 +491,9 @@ def prompt_conversation(prompt: str, *, corrected: bool = False) -> Conversation
     return conversation_of(choose_readings(prompt, turns, options), add_generation_prompt, variables)
 
 
+# ---------------------------------------------------------------------------- parse
+
+
 class Gemma3ToolCodeBuilder(PythonicBuilder):
     """String arguments are JSON (the template writes values with tojson); Python escapes are read too."""
 
@@ -504,6 +512,45 @@ class Gemma3ToolCodeBuilder(PythonicBuilder):
             return quoted_string_value(str(c[0]))
         except ValueError as exc:
             raise BuildError(f"invalid string: {exc}", c[0].start_pos) from None
+
+
+# ---------------------------------------------------------------------------- export (constrained decoding)
+
+_SPACE = star(charset(" \t\r\n"))
+#: What starts a bare call list in free text (``[name(``), as the grammar reads it.
+CALL_START = rseq("[", _SPACE, charset("A-Za-z_"), star(ralt(WORD, charset("-."))), _SPACE, "(")
+
+
+def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+    """Calls as the template writes them: ````` ```tool_code\\n[NAME(key=value...),...]\\n``` `````.
+
+    Values are JSON (``tojson``); keyword arguments may be separated by nothing (the reference
+    template) or ``", "`` (a corrected one); parallel calls by ``,``.
+    """
+    values = JsonValues(builder)
+    bodies = []
+    for tool in tools:
+        declared = properties(parameters_schema(tool))
+        if declared is None:  # free-form parameters: any names, JSON values
+            pair = seq(NAME, "=", values.any())
+            arguments = maybe(seq(pair, many(seq(maybe(Lit(", ")), pair))))
+        else:
+            props, required = declared
+            items = [(seq(key + "=", values.value(schema)), key in required) for key, schema in props.items()]
+            arguments = ordered_items(items, maybe(Lit(", ")))
+        bodies.append(seq(f"{tool_name(tool)}(", arguments, ")"))
+    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+    return CallSyntax(
+        triggers=((CODE_OPEN + "[", call),),
+        more=seq(",", call),
+        tail=Lit("]" + FENCE_CLOSE),
+        text_forbid_markers=("```tool_code", TURN_CLOSE),
+        text_forbid=(CALL_START,),
+        stops=(TURN_CLOSE,),
+    )
+
+
+# ---------------------------------------------------------------------------- format
 
 
 class Gemma3ToolCode(Format):
@@ -597,39 +644,3 @@ class Gemma3ToolCode(Format):
 
     def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
         return grammar_calls(builder, tools)
-
-
-# ---------------------------------------------------------------------------- export (constrained decoding)
-
-_SPACE = star(charset(" \t\r\n"))
-#: What starts a bare call list in free text (``[name(``), as the grammar reads it.
-CALL_START = rseq("[", _SPACE, charset("A-Za-z_"), star(ralt(WORD, charset("-."))), _SPACE, "(")
-
-
-def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-    """Calls as the template writes them: ````` ```tool_code\\n[NAME(key=value...),...]\\n``` `````.
-
-    Values are JSON (``tojson``); keyword arguments may be separated by nothing (the reference
-    template) or ``", "`` (a corrected one); parallel calls by ``,``.
-    """
-    values = JsonValues(builder)
-    bodies = []
-    for tool in tools:
-        declared = properties(parameters_schema(tool))
-        if declared is None:  # free-form parameters: any names, JSON values
-            pair = seq(NAME, "=", values.any())
-            arguments = maybe(seq(pair, many(seq(maybe(Lit(", ")), pair))))
-        else:
-            props, required = declared
-            items = [(seq(key + "=", values.value(schema)), key in required) for key, schema in props.items()]
-            arguments = ordered_items(items, maybe(Lit(", ")))
-        bodies.append(seq(f"{tool_name(tool)}(", arguments, ")"))
-    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
-    return CallSyntax(
-        triggers=((CODE_OPEN + "[", call),),
-        more=seq(",", call),
-        tail=Lit("]" + FENCE_CLOSE),
-        text_forbid_markers=("```tool_code", TURN_CLOSE),
-        text_forbid=(CALL_START,),
-        stops=(TURN_CLOSE,),
-    )

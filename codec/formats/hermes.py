@@ -58,6 +58,8 @@ from codec.schema import tool_name
 from codec.stream import CONTENT, REASONING, Builder, BuildError, Stream, Syntax
 from codec.watch import Delimiter, json_fast_lexer
 
+# ---------------------------------------------------------------------------- markers
+
 SYSTEM_TOOLS_HEADER = (
     "# Tools / Ferramentas\n\nVocê pode chamar uma ou mais funções para auxiliar na consulta do usuário.\n\n"
     "Você recebe assinaturas de funções dentro de tags XML <tools></tools>:\n<tools>"
@@ -75,30 +77,6 @@ MAX_DEPTH = 200
 
 
 # ---------------------------------------------------------------------------- render
-
-
-def _render_call(call: Any) -> str:
-    if not isinstance(call, dict):
-        raise RenderError("tool_calls entries must be objects")
-    function = call.get("function") or call
-    name = function.get("name", "") if isinstance(function, dict) else ""
-    arguments = function.get("arguments") if isinstance(function, dict) else None
-    args = arguments if isinstance(arguments, str) else jinja.tojson(arguments)
-    return f'{CALL_OPEN}\n{{"name": "{"" if name is None else name}", "arguments": {args}}}\n{CALL_CLOSE}'
-
-
-def reply_text(message: dict[str, Any]) -> str:
-    """What the model writes for ``message``: what follows ``<|im_start|>assistant\\n``, ``<|im_end|>`` included."""
-    content = message.get("content")
-    content = content if isinstance(content, str) else ""
-    out = [content]
-    calls = message.get("tool_calls") or []
-    for i, call in enumerate(calls):
-        if i or content:
-            out.append("\n")
-        out.append(_render_call(call))
-    out.append(IM_END)
-    return "".join(out)
 
 
 def prompt_text(
@@ -137,6 +115,34 @@ def prompt_text(
                 out.append(TURN_END)
     if add_generation_prompt:
         out.append(GENERATION_PROMPT)
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------- reply
+
+
+def _render_call(call: Any) -> str:
+    """One ``<tool_call>`` block for an OpenAI tool call (or its bare ``function`` object)."""
+    if not isinstance(call, dict):
+        raise RenderError("tool_calls entries must be objects")
+    function = call.get("function") or call
+    name = function.get("name", "") if isinstance(function, dict) else ""
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    args = arguments if isinstance(arguments, str) else jinja.tojson(arguments)
+    return f'{CALL_OPEN}\n{{"name": "{"" if name is None else name}", "arguments": {args}}}\n{CALL_CLOSE}'
+
+
+def reply_text(message: dict[str, Any]) -> str:
+    """What the model writes for ``message``: what follows ``<|im_start|>assistant\\n``, ``<|im_end|>`` included."""
+    content = message.get("content")
+    content = content if isinstance(content, str) else ""
+    out = [content]
+    calls = message.get("tool_calls") or []
+    for i, call in enumerate(calls):
+        if i or content:
+            out.append("\n")
+        out.append(_render_call(call))
+    out.append(IM_END)
     return "".join(out)
 
 
@@ -560,6 +566,34 @@ class HermesBuilder(LiteralHandlers, Builder):
         return True
 
 
+# ---------------------------------------------------------------------------- export (constrained decoding)
+
+
+def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+    """Calls as the renderer writes them: ``<tool_call>\\n{"name": "NAME", "arguments": {...}}\\n</tool_call>``.
+
+    The arguments are JSON constrained by the tool's parameters; parallel calls are separate
+    blocks, one line apart. Reasoning is a leading ``<think>...</think>`` block.
+    """
+    values = JsonValues(builder)
+    bodies = []
+    for tool in tools:
+        name = tool_name(tool)
+        arguments = values.value(parameters_schema(tool))
+        bodies.append(seq(f'\n{{"name": "{name}", "arguments": ', arguments, "}\n" + CALL_CLOSE))
+    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+    return CallSyntax(
+        triggers=((CALL_OPEN, call),),
+        more=seq("\n", Marker(CALL_OPEN), call),
+        text_forbid_markers=(CALL_OPEN, STOP),
+        reasoning=Reasoning("<think>", "</think>"),
+        stops=(STOP,),
+    )
+
+
+# ---------------------------------------------------------------------------- format
+
+
 class Hermes(Format):
     """Hermes / Qwen2.5 JSON tool calls (reference: the Tucano2 Portuguese Hermes template)."""
 
@@ -618,28 +652,3 @@ class Hermes(Format):
 
     def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
         return grammar_calls(builder, tools)
-
-
-# ---------------------------------------------------------------------------- export (constrained decoding)
-
-
-def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-    """Calls as the renderer writes them: ``<tool_call>\\n{"name": "NAME", "arguments": {...}}\\n</tool_call>``.
-
-    The arguments are JSON constrained by the tool's parameters; parallel calls are separate
-    blocks, one line apart. Reasoning is a leading ``<think>...</think>`` block.
-    """
-    values = JsonValues(builder)
-    bodies = []
-    for tool in tools:
-        name = tool_name(tool)
-        arguments = values.value(parameters_schema(tool))
-        bodies.append(seq(f'\n{{"name": "{name}", "arguments": ', arguments, "}\n" + CALL_CLOSE))
-    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
-    return CallSyntax(
-        triggers=((CALL_OPEN, call),),
-        more=seq("\n", Marker(CALL_OPEN), call),
-        text_forbid_markers=(CALL_OPEN, STOP),
-        reasoning=Reasoning("<think>", "</think>"),
-        stops=(STOP,),
-    )

@@ -94,6 +94,8 @@ from codec.schema import declared_types, tool_name, type_text
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
 from codec.watch import Delimiter, FastLexer
 
+# ---------------------------------------------------------------------------- markers
+
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
 STOP = IM_END
@@ -194,40 +196,6 @@ def render_declaration(tool: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def render_call(call: Any) -> str:
-    """One ``<tool_call>`` block: ``call`` is an OpenAI tool call or its ``function`` object."""
-    function = attr(call, "function")
-    if defined(function):
-        call = function
-    out = [concat(CALL_OPEN + "\n<function=", attr(call, "name"), ">\n")]
-    arguments = attr(call, "arguments")
-    if defined(arguments):
-        for key, value in items(arguments):
-            out.append(concat("<parameter=", key, ">\n"))
-            out.append(value if isinstance(value, str) else tojson(value))
-            out.append("\n</parameter>\n")
-    out.append("</function>\n" + CALL_CLOSE)
-    return "".join(out)
-
-
-def _assistant_parts(message: dict[str, Any]) -> tuple[str, str]:
-    """(content, calls): the trimmed content, and the ``<tool_call>`` blocks followed by ``<|im_end|>``.
-
-    Each block but a leading one is preceded by ``\\n``. The template writes the turn as
-    ``<|im_start|>assistant`` + (``\\n`` + content when the content is not empty) + calls + ``\\n``.
-    """
-    content = content_text(attr(message, "content"))
-    out = []
-    calls = attr(message, "tool_calls")
-    if is_iterable(calls) and not is_mapping(calls):
-        for index, call in enumerate(calls):
-            if content or index:
-                out.append("\n")
-            out.append(render_call(call))
-    out.append(IM_END)
-    return content, "".join(out)
-
-
 def render_system(system: str | None, tools: list[dict[str, Any]] | None) -> str:
     """The system turn: the tool declarations (with the system text or the default one), or the system text alone."""
     if tools:
@@ -275,6 +243,43 @@ def prompt_text(
     if add_generation_prompt:
         out.append(GENERATION_PROMPT)
     return "".join(out)
+
+
+# ---------------------------------------------------------------------------- reply
+
+
+def render_call(call: Any) -> str:
+    """One ``<tool_call>`` block: ``call`` is an OpenAI tool call or its ``function`` object."""
+    function = attr(call, "function")
+    if defined(function):
+        call = function
+    out = [concat(CALL_OPEN + "\n<function=", attr(call, "name"), ">\n")]
+    arguments = attr(call, "arguments")
+    if defined(arguments):
+        for key, value in items(arguments):
+            out.append(concat("<parameter=", key, ">\n"))
+            out.append(value if isinstance(value, str) else tojson(value))
+            out.append("\n</parameter>\n")
+    out.append("</function>\n" + CALL_CLOSE)
+    return "".join(out)
+
+
+def _assistant_parts(message: dict[str, Any]) -> tuple[str, str]:
+    """(content, calls): the trimmed content, and the ``<tool_call>`` blocks followed by ``<|im_end|>``.
+
+    Each block but a leading one is preceded by ``\\n``. The template writes the turn as
+    ``<|im_start|>assistant`` + (``\\n`` + content when the content is not empty) + calls + ``\\n``.
+    """
+    content = content_text(attr(message, "content"))
+    out = []
+    calls = attr(message, "tool_calls")
+    if is_iterable(calls) and not is_mapping(calls):
+        for index, call in enumerate(calls):
+            if content or index:
+                out.append("\n")
+            out.append(render_call(call))
+    out.append(IM_END)
+    return content, "".join(out)
 
 
 def reply_text(message: dict[str, Any]) -> str:
@@ -679,6 +684,59 @@ class Qwen3CoderBuilder(Builder):
         return True
 
 
+# ---------------------------------------------------------------------------- export (constrained decoding)
+
+_PARAM_CLOSE = "\n</parameter>"
+
+
+def _param_value(builder: GrammarBuilder, values: JsonValues, schema: Any) -> Expr:
+    """A parameter's value as the template writes it, then ``\\n</parameter>``: raw text for a string,
+    JSON for anything else (``tojson``), typed by the parameter's schema."""
+    text = builder.head(builder.text((_PARAM_CLOSE,)), _PARAM_CLOSE)
+    if not isinstance(schema, Mapping):
+        return text
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return alt(*(Lit((v if isinstance(v, str) else tojson(v)) + _PARAM_CLOSE) for v in schema["enum"]))
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            null = [Lit("null" + _PARAM_CLOSE)] if schema.get("nullable") is True else []
+            return alt(*(_param_value(builder, values, option) for option in schema[key]), *null)
+    types = schema_types(schema)
+    if not types:
+        return text
+    return alt(*(text if kind == "string" else seq(values.typed(schema, kind), _PARAM_CLOSE) for kind in types))
+
+
+def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+    """Calls as the template writes them: ``<tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE...``.
+
+    A string value is any text without ``\\n</parameter>``; other values are JSON of their type.
+    Parameters come in schema order; parallel calls are separate blocks, one line apart.
+    """
+    values = JsonValues(builder)
+    bodies = []
+    for tool in tools:
+        declared = properties(parameters_schema(tool))
+        if declared is None:  # free-form parameters: any names, text values
+            free = seq("<parameter=", NAME, ">\n", _param_value(builder, values, None), "\n")
+            params = many(free)
+        else:
+            props, required = declared
+            items = [
+                (seq(f"<parameter={key}>\n", _param_value(builder, values, schema), "\n"), key in required)
+                for key, schema in props.items()
+            ]
+            params = ordered_items(items, EMPTY)
+        bodies.append(seq(f"\n<function={tool_name(tool)}>\n", params, "</function>\n" + CALL_CLOSE))
+    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+    return CallSyntax(
+        triggers=((CALL_OPEN, call),),
+        more=seq("\n", Marker(CALL_OPEN), call),
+        text_forbid_markers=(CALL_OPEN, CALL_CLOSE, "<function=", STOP),
+        stops=(STOP,),
+    )
+
+
 # ---------------------------------------------------------------------------- format
 
 
@@ -746,56 +804,3 @@ class Qwen3Coder(Format):
 
     def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
         return grammar_calls(builder, tools)
-
-
-# ---------------------------------------------------------------------------- export (constrained decoding)
-
-_PARAM_CLOSE = "\n</parameter>"
-
-
-def _param_value(builder: GrammarBuilder, values: JsonValues, schema: Any) -> Expr:
-    """A parameter's value as the template writes it, then ``\\n</parameter>``: raw text for a string,
-    JSON for anything else (``tojson``), typed by the parameter's schema."""
-    text = builder.head(builder.text((_PARAM_CLOSE,)), _PARAM_CLOSE)
-    if not isinstance(schema, Mapping):
-        return text
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return alt(*(Lit((v if isinstance(v, str) else tojson(v)) + _PARAM_CLOSE) for v in schema["enum"]))
-    for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list) and schema[key]:
-            null = [Lit("null" + _PARAM_CLOSE)] if schema.get("nullable") is True else []
-            return alt(*(_param_value(builder, values, option) for option in schema[key]), *null)
-    types = schema_types(schema)
-    if not types:
-        return text
-    return alt(*(text if kind == "string" else seq(values.typed(schema, kind), _PARAM_CLOSE) for kind in types))
-
-
-def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-    """Calls as the template writes them: ``<tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE...``.
-
-    A string value is any text without ``\\n</parameter>``; other values are JSON of their type.
-    Parameters come in schema order; parallel calls are separate blocks, one line apart.
-    """
-    values = JsonValues(builder)
-    bodies = []
-    for tool in tools:
-        declared = properties(parameters_schema(tool))
-        if declared is None:  # free-form parameters: any names, text values
-            free = seq("<parameter=", NAME, ">\n", _param_value(builder, values, None), "\n")
-            params = many(free)
-        else:
-            props, required = declared
-            items = [
-                (seq(f"<parameter={key}>\n", _param_value(builder, values, schema), "\n"), key in required)
-                for key, schema in props.items()
-            ]
-            params = ordered_items(items, EMPTY)
-        bodies.append(seq(f"\n<function={tool_name(tool)}>\n", params, "</function>\n" + CALL_CLOSE))
-    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
-    return CallSyntax(
-        triggers=((CALL_OPEN, call),),
-        more=seq("\n", Marker(CALL_OPEN), call),
-        text_forbid_markers=(CALL_OPEN, CALL_CLOSE, "<function=", STOP),
-        stops=(STOP,),
-    )
