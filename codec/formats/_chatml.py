@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from codec.errors import parse_error_at
 from codec.formats._decode import expected_error
+from codec.formats._reading import find_all
 
 # ---------------------------------------------------------------------------- markers
 
@@ -57,13 +58,13 @@ def turn_end(text: str, body: int, followers: Sequence[str]) -> int:
     (the openers the next turn may start with). Raises a ParseError where the next turn should
     have started, or at the end of the prompt when no ``<|im_end|>\\n`` comes at all.
     """
-    pos, last = body, -1
+    last = -1
     followers = tuple(followers)
-    while (found := text.find(TURN_END, pos)) >= 0:
+    for found in find_all(text, body, (TURN_END,)):
         after = found + len(TURN_END)
         if after == len(text) or text.startswith(followers, after):
             return found
-        pos, last = found + 1, after
+        last = after
     if last < 0:
         raise parse_error_at(text, len(text), f"the turn is never closed by {TURN_END!r}", expected=(IM_END,))
     raise expected_error(text, last, followers, "the next turn or the end of the prompt")

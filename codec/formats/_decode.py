@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from codec import jinja
 from codec.errors import ParseError, RenderError, parse_error_at
+from codec.formats._reading import find_all
 from codec.literals import PLAIN_JSON_DECODER
 from codec.models import Conversation
 
@@ -152,11 +153,7 @@ def trailing_blocks(
     accepts is taken: block-like text in the content stays content only where it has to.
     Returns ``(offset where the run starts, blocks)``, or ``(end, [])`` when there is no run.
     """
-    starts: list[int] = []
-    pos = text.find(opener, start, end)
-    while pos >= 0:
-        starts.append(pos)
-        pos = text.find(opener, pos + 1, end)
+    starts = list(find_all(text, start, (opener,), end))
     # For each start (last first): its block and where the rest of the run starts (``end``: no rest).
     runs: dict[int, tuple[Block, int]] = {}
     for pos in reversed(starts):

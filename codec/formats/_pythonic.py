@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from codec._lark import CompiledGrammar, Token
 from codec.errors import ParseError, parse_error_at
 from codec.formats._calls import Call, LiteralHandlers
 from codec.formats._decode import call_id
+from codec.formats._reading import Readings, find_all
 from codec.literals import PLAIN_JSON_DECODER, json_text, json_value, nesting, number_literal, python_literal
 from codec.models import FunctionCall, ToolCall
 from codec.stream import CONTENT, Builder, BuildError, Stream, Syntax
@@ -523,7 +524,7 @@ def pythonic_syntax(
 # end, preferred one first, and keeps the first reading of the whole list that fits.
 
 #: The readings of the value written at an offset: ``(value, end)`` pairs, the preferred one first.
-ValueReadings = Callable[[str, int], Iterator[tuple[Any, int]]]
+ValueReadings = Callable[[str, int], Readings[Any]]
 #: A call read back: its name and its arguments (keyword arguments, or positional values).
 ReadCall = tuple[str, dict[str, Any] | list[Any]]
 
@@ -531,7 +532,7 @@ _JSON_READER = json.JSONDecoder()
 _JSON_NUMBER = re.compile(r"(?P<int>-?(?:0|[1-9]\d*))(?P<frac>\.\d+)?(?P<exp>[eE][-+]?\d+)?")
 
 
-def json_readings(text: str, pos: int, *, shorter_numbers: bool = False) -> Iterator[tuple[Any, int]]:
+def json_readings(text: str, pos: int, *, shorter_numbers: bool = False) -> Readings[Any]:
     """The JSON value at ``pos``, when ``tojson`` writes it exactly so; then, with ``shorter_numbers``,
     the shorter numbers it starts with (``1`` of ``1e5``: a key ``e5`` may follow an unseparated ``1``).
     """
@@ -552,17 +553,15 @@ def json_readings(text: str, pos: int, *, shorter_numbers: bool = False) -> Iter
                 yield number, cut
 
 
-def raw_string_readings(text: str, pos: int) -> Iterator[tuple[str, int]]:
+def raw_string_readings(text: str, pos: int) -> Readings[str]:
     """A string written ``"`` + value + ``"`` with nothing escaped: each closing quote that ``, `` or
     ``)`` follows, the nearest first (the value itself may hold quotes).
     """
     if not text.startswith('"', pos):
         return
-    close = text.find('"', pos + 1)
-    while close >= 0:
+    for close in find_all(text, pos + 1, ('"',)):
         if text.startswith((", ", ")"), close + 1):
             yield text[pos + 1 : close], close + 1
-        close = text.find('"', close + 1)
 
 
 @dataclass(frozen=True)
@@ -604,7 +603,11 @@ _Args = tuple[list[Any], list[ReadCall]]  # what a call's remaining arguments re
 
 @dataclass
 class _ExactCallListReader:
-    """Backtracking reader of one call list; every state is memoized by its offset, so each is read once."""
+    """Backtracking reader of one call list; every state is memoized by its offset, so each is read once.
+
+    Only the first reading of the rest from an offset matters here, which is what makes the memo
+    possible: :meth:`codec.formats._reading.Reader.separated`, which gives every reading, would not.
+    """
 
     text: str
     syntax: CallListSyntax

@@ -25,16 +25,19 @@ T = TypeVar("T")
 Readings = Iterator[tuple[T, int]]
 
 
-def find_all(text: str, pos: int, literals: tuple[str, ...]) -> Iterator[int]:
-    """Every offset from ``pos`` on where one of ``literals`` starts, in order, each offset once."""
+def find_all(text: str, pos: int, literals: tuple[str, ...], end: int | None = None) -> Iterator[int]:
+    """Every offset from ``pos`` on where one of ``literals`` starts, in order, each offset once.
+
+    With ``end``, only the occurrences that lie wholly before ``end`` (as :meth:`str.find` finds them).
+    """
     if len(literals) == 1:  # the common case, without the bookkeeping of several literals
         literal = literals[0]
-        found = text.find(literal, pos)
+        found = text.find(literal, pos, end)
         while found >= 0:
             yield found
-            found = text.find(literal, found + 1)
+            found = text.find(literal, found + 1, end)
         return
-    next_hits = {literal: text.find(literal, pos) for literal in literals}
+    next_hits = {literal: text.find(literal, pos, end) for literal in literals}
     while True:
         hits = [hit for hit in next_hits.values() if hit >= 0]
         if not hits:
@@ -43,7 +46,7 @@ def find_all(text: str, pos: int, literals: tuple[str, ...]) -> Iterator[int]:
         yield found
         for literal, hit in next_hits.items():
             if hit == found:
-                next_hits[literal] = text.find(literal, found + 1)
+                next_hits[literal] = text.find(literal, found + 1, end)
 
 
 class Reader:

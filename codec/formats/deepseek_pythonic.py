@@ -44,7 +44,7 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §6.3):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +84,7 @@ from codec.formats._pythonic import (
     raw_string_readings,
     read_call_list,
 )
+from codec.formats._reading import Readings, find_all
 from codec.formats._render import (
     attr,
     call_method,
@@ -283,7 +284,7 @@ OUTPUT_CLOSE = " }\n"
 GENERATION_SUFFIXES: dict[str, bool | None] = {"": None, THINK_OPEN: True, THINK_CLOSE: False}
 
 
-def _value_readings(text: str, pos: int) -> Iterator[tuple[Any, int]]:
+def _value_readings(text: str, pos: int) -> Readings[Any]:
     """A string as ``"`` + value + ``"`` unescaped (D1), anything else as JSON (D2)."""
     return raw_string_readings(text, pos) if text.startswith('"', pos) else json_readings(text, pos)
 
@@ -364,10 +365,9 @@ def split_calls_off(text: str) -> tuple[str, list[ReadCall] | None]:
     if not text.endswith(CALLS_END):
         return text, None
     end = len(text) - len(EOS)
-    start = text.find("[")
     fallback: tuple[str, list[ReadCall] | None] = (text, None)
     name_pattern = compile_grammar("deepseek_pythonic").pattern("NAME")  # a tool name as a reply reads one
-    while 0 <= start < end:
+    for start in find_all(text, 0, ("[",), end):
         calls = read_call_list(text[start:end], CALL_SYNTAX)
         if calls:  # `tool_calls: []` writes nothing, so an empty list is no reading
             # Names as a model writes them first: content "[" before "[f()]" is not a call "[f".
@@ -375,7 +375,6 @@ def split_calls_off(text: str) -> tuple[str, list[ReadCall] | None]:
                 return text[:start], calls
             if fallback[1] is None:
                 fallback = (text[:start], calls)
-        start = text.find("[", start + 1)
     return fallback
 
 
@@ -386,13 +385,11 @@ def assistant_end(prompt: str, pos: int) -> int:
     marker = next_marker(prompt, pos)
     if prompt.startswith(CALLS_END, marker - len(CALLS_END)):
         return marker
-    close = prompt.find(CALLS_END, marker)
-    while close >= 0:
+    for close in find_all(prompt, marker, (CALLS_END,)):
         end = close + len(CALLS_END)
         if end == len(prompt) or prompt.startswith(MARKERS, end):
             content, calls = split_calls_off(prompt[pos:end])
             return end if calls is not None and pos + len(content) < marker else marker
-        close = prompt.find(CALLS_END, close + 1)
     return marker
 
 

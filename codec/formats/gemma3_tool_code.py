@@ -91,6 +91,7 @@ from codec.formats._pythonic import (
     quoted_string_value,
     read_call_list,
 )
+from codec.formats._reading import find_all
 from codec.formats._render import (
     attr,
     concat,
@@ -390,10 +391,7 @@ def first_turn_readings(prompt: str, turn: Gemma3Turn, syntax: CallListSyntax) -
         after = body[rest - turn.body_start :]
         return [replace(r, system=body[:found], tools=tools) for r in body_readings(turn.head, after, syntax)]
     splits: list[tuple[str | None, str]] = [(None, body)]
-    blank = body.find("\n\n")
-    while blank >= 0:
-        splits.append((body[:blank], body[blank + 2 :]))
-        blank = body.find("\n\n", blank + 1)
+    splits += [(body[:blank], body[blank + 2 :]) for blank in find_all(body, 0, ("\n\n",))]
     readings = [replace(r, system=system) for system, rest in splits for r in body_readings(turn.head, rest, syntax)]
     return sorted(readings, key=lambda reading: not reading.structural)  # stable: prefix order kept
 
