@@ -32,12 +32,27 @@ import stat
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import IO, Any, NamedTuple, NoReturn
 
 import jinja2
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
+from codec.convert import (
+    RESERVED_VARIABLES,
+    Converted,
+    MissingSource,
+    Output,
+    Rejected,
+    RenderInput,
+    checked_items,
+    convert_lines,
+    decoded,
+    is_blank,
+    messages_record,
+    record_conversation,
+    validation_line,
+)
 from codec.detect import detect, detect_reply
 from codec.errors import CodecError, ParseError, RenderError
 from codec.format import Format
@@ -45,9 +60,6 @@ from codec.formats import formats, get_format
 from codec.models import Issue, Message, Tool
 
 PROG = "codec"
-
-#: Parameters of ``Format.render`` that a ``--var`` must not shadow.
-_RESERVED_VARS = frozenset({"self", "messages", "tools", "add_generation_prompt", "template"})
 
 _READ_SIZE = 1 << 16
 
@@ -119,52 +131,6 @@ def _read_json(path: str | None) -> Any:
         raise CLIError(f"{name}: invalid JSON: {exc}") from None
 
 
-def _where(prefix: str, loc: Sequence[int | str]) -> str:
-    return prefix + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
-
-
-def _validation_line(exc: ValidationError, prefix: str) -> str:
-    """A pydantic error as one line: the first problem, with its location, and how many more there are."""
-    errors = exc.errors()
-    if not errors:
-        return f"{prefix}: invalid"
-    first = errors[0]
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{_where(prefix, first['loc'])}: {first['msg']}{more}"
-
-
-def _check_items(items: Any, model: type[BaseModel], what: str, source: str) -> list[dict[str, Any]]:
-    """Check that ``items`` is a list of objects that ``model`` accepts; return them unchanged.
-
-    The original dicts are passed on (not the models' dumps) so that key order and extra keys
-    reach the renderer exactly as written.
-    """
-    if not isinstance(items, list):
-        raise CLIError(f"{source}: {what} must be a JSON list, not {_json_type(items)}")
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise CLIError(f"{source}: {what}[{i}] must be a JSON object, not {_json_type(item)}")
-        try:
-            model.model_validate(item)
-        except ValidationError as exc:
-            raise CLIError(f"{source}: {_validation_line(exc, f'{what}[{i}]')}") from None
-    return items
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"
-
-
 def _load_tools(path: str) -> list[dict[str, Any]]:
     data = _read_json(path)
     source = "<stdin>" if path == "-" else path
@@ -172,7 +138,7 @@ def _load_tools(path: str) -> list[dict[str, Any]]:
         if "tools" not in data:
             raise CLIError(f'{source}: expected a list of tools or an object with a "tools" key')
         data = data["tools"]
-    return _check_items(data, Tool, "tools", source)
+    return checked_items(data, Tool, "tools", source)
 
 
 def _parse_var(item: str) -> tuple[str, Any]:
@@ -182,7 +148,7 @@ def _parse_var(item: str) -> tuple[str, Any]:
         raise CLIError(f"--var expects KEY=VALUE, got {item!r}")
     if not key.isidentifier():
         raise CLIError(f"--var name {key!r} is not a valid identifier")
-    if key in _RESERVED_VARS:
+    if key in RESERVED_VARIABLES:
         hint = " (use --generation-prompt)" if key == "add_generation_prompt" else ""
         raise CLIError(f"--var name {key!r} is reserved{hint}")
     try:
@@ -239,44 +205,15 @@ def _cmd_formats(args: argparse.Namespace) -> int:
     return 0
 
 
-class _RenderInput(NamedTuple):
-    """What ``Format.render`` takes, read from a messages record."""
-
-    messages: list[Any]
-    tools: list[Any] | None
-    add_generation_prompt: bool
-    variables: dict[str, Any]
-
-
-def _record_conversation(data: dict[str, Any], source: str) -> _RenderInput:
-    """The conversation of an object ``{"messages": [...], "tools": [...]}``, with the optional
-    ``add_generation_prompt`` and ``variables`` (the shape of a decoded conversation). Other keys
-    (model, temperature...) are ignored, so a chat-completions request body works as is."""
-    if "messages" not in data:
-        raise CLIError(f'{source}: expected a list of messages or an object with a "messages" key')
-    messages = _check_items(data["messages"], Message, "messages", source)
-    tools = _check_items(data["tools"], Tool, "tools", source) if data.get("tools") is not None else None
-    agp = data.get("add_generation_prompt", False)
-    if not isinstance(agp, bool):
-        raise CLIError(f"{source}: add_generation_prompt must be true or false, not {_json_type(agp)}")
-    variables = data.get("variables") or {}
-    if not isinstance(variables, dict):
-        raise CLIError(f"{source}: variables must be a JSON object, not {_json_type(variables)}")
-    for key in variables:
-        if key in _RESERVED_VARS:
-            raise CLIError(f"{source}: variable name {key!r} is reserved")
-    return _RenderInput(messages, tools, agp, dict(variables))
-
-
 def _cmd_render(args: argparse.Namespace) -> int:
     fmt = get_format(args.format)
     source = "<stdin>" if args.messages in (None, "-") else str(args.messages)
     data = _read_json(args.messages)
     if isinstance(data, dict):
-        messages, tools, add_generation_prompt, variables = _record_conversation(data, source)
+        messages, tools, add_generation_prompt, variables = record_conversation(data, source)
     else:
-        messages, tools, add_generation_prompt, variables = _RenderInput(
-            _check_items(data, Message, "messages", source), None, False, {}
+        messages, tools, add_generation_prompt, variables = RenderInput(
+            checked_items(data, Message, "messages", source), None, False, {}
         )
     if args.tools is not None:
         tools = _load_tools(args.tools)
@@ -352,99 +289,51 @@ def _cmd_detect(args: argparse.Namespace) -> int:
     return 0
 
 
-def _decoded(fmt: Format, prompt: str, source: str) -> _RenderInput:
-    """The conversation ``prompt`` renders; a prompt that is not one is bad input (``CLIError``)."""
-    try:
-        c = fmt.decode(prompt)
-    except NotImplementedError:
-        raise CLIError(f"format {fmt.name!r} cannot decode prompts yet") from None
-    except ParseError as exc:
-        raise CLIError(f"{source}: {exc.message} at line {exc.line}, column {exc.column} (offset {exc.pos})") from None
-    return _RenderInput(c.messages, c.tools, c.add_generation_prompt, c.variables)
-
-
-def _render_input_json(conversation: _RenderInput) -> dict[str, Any]:
-    """A conversation as the messages record ``codec render`` reads. Call arguments stay JSON objects
-    (an ``arguments`` string renders differently), so rendering the record gives the prompt back exactly."""
-    messages, tools, add_generation_prompt, variables = conversation
-
-    def plain(item: Any) -> Any:
-        return item.model_dump(mode="python") if isinstance(item, BaseModel) else item
-
-    data: dict[str, Any] = {"messages": [plain(m) for m in messages]}
-    if tools is not None:
-        data["tools"] = [plain(t) for t in tools]
-    data["add_generation_prompt"] = add_generation_prompt
-    data["variables"] = variables
-    return data
-
-
 def _cmd_decode(args: argparse.Namespace) -> int:
     fmt = get_format(args.format)
     source = "<stdin>" if args.prompt in (None, "-") else str(args.prompt)
-    conversation = _decoded(fmt, _read_text(args.prompt), source)
-    _write(json.dumps(_render_input_json(conversation), ensure_ascii=False, indent=2) + "\n")
+    conversation = decoded(fmt, _read_text(args.prompt), source)
+    _write(json.dumps(messages_record(conversation), ensure_ascii=False, indent=2) + "\n")
     return 0
 
 
 # --------------------------------------------------------------------------- convert
 
-#: Keys of an input record that hold the conversation; every other key is copied to the output record.
-_CONVERSATION_KEYS = frozenset({"text", "messages", "tools", "add_generation_prompt", "variables"})
-#: A chunk (the unit of work of a --jobs process) ends at this many lines or bytes, whichever comes first.
+#: A chunk (the unit of work of a --jobs process) ends at this many records or bytes, whichever comes first.
 _CHUNK_LINES = 256
 _CHUNK_BYTES = 1 << 20
 #: Chunks handed to the processes and not yet written, per process: what bounds the memory in use.
 _IN_FLIGHT_PER_JOB = 3
 _PROGRESS_INTERVAL = 0.2  # seconds
+#: The reason of a {"text": ...} record when there is no --from (codec.convert says "a source format").
+_NEEDS_FROM = 'a "text" record needs --from, the format to decode it with'
 
 
 class _Converter(NamedTuple):
-    """How ``codec convert`` turns one input line into one output line."""
+    """How ``codec convert`` converts its lines (format names, so that it goes to --jobs processes as is)."""
 
     source: str | None  # the format that decodes {"text": ...} records
     target: str | None  # the format that renders (None with --output messages)
-    output: str  # "text" or "messages"
+    output: Output  # "text" or "messages"
     variables: dict[str, Any]  # --var: template variables that override the record's
 
-    def convert(self, line: str) -> str:
-        """The output line (without its newline) for one input line; raises ``CLIError`` for a record
-        that cannot be converted, with the reason."""
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CLIError(f"invalid JSON: {exc}") from None
-        if not isinstance(record, dict):
-            raise CLIError(f'a record must be a JSON object with "text" or "messages", not {_json_type(record)}')
-        conversation = self._conversation(record)
-        kept = {key: value for key, value in record.items() if key not in _CONVERSATION_KEYS}
-        if self.output == "messages":
-            return json.dumps({**kept, **_render_input_json(conversation)}, ensure_ascii=False)
-        assert self.target is not None
-        messages, tools, add_generation_prompt, variables = conversation
-        text = get_format(self.target).render(
-            messages, tools, add_generation_prompt=add_generation_prompt, **{**variables, **self.variables}
+    def lines(self, chunk: _Chunk) -> list[_Outcome]:
+        """The outcome of each record of ``chunk``, in order (blank lines have none)."""
+        results = convert_lines(
+            chunk.lines,
+            to=get_format(self.target) if self.target is not None else None,
+            source=get_format(self.source) if self.source is not None else None,
+            output=self.output,
+            variables=self.variables,
+            start=chunk.start,
         )
-        return json.dumps({**kept, "text": text}, ensure_ascii=False)
-
-    def _conversation(self, record: dict[str, Any]) -> _RenderInput:
-        if "text" in record and "messages" in record:
-            raise CLIError('a record holds either "text" or "messages", not both')
-        if "messages" in record:
-            return _record_conversation(record, "record")
-        if "text" not in record:
-            raise CLIError('a record must have a "text" or a "messages" key')
-        text = record["text"]
-        if not isinstance(text, str):
-            raise CLIError(f'"text" must be a string, not {_json_type(text)}')
-        if self.source is None:
-            raise CLIError('a "text" record needs --from, the format to decode it with')
-        return _decoded(get_format(self.source), text, "text")
+        return [_outcome(result) for result in results]
 
 
-class _Line(NamedTuple):
-    number: int  # 1-based
-    raw: bytes  # with its line break
+class _Chunk(NamedTuple):
+    start: int  # the 1-based number of its first line
+    lines: list[bytes]  # with their line breaks, blank lines included
+    size: int  # bytes of its records (blank lines not counted)
 
 
 class _Outcome(NamedTuple):
@@ -453,24 +342,11 @@ class _Outcome(NamedTuple):
     error: str | None
 
 
-def _convert_line(converter: _Converter, line: _Line) -> _Outcome:
-    """One line converted, or the reason it cannot be: a problem with one record never stops the run."""
-    try:
-        text = line.raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return _Outcome(line.number, None, f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
-    try:
-        return _Outcome(line.number, converter.convert(text), None)
-    except (CLIError, CodecError) as exc:
-        return _Outcome(line.number, None, str(exc).splitlines()[0])
-    except (ValueError, TypeError, RecursionError) as exc:
-        return _Outcome(line.number, None, f"invalid input: {type(exc).__name__}: {exc}")
-    except Exception as exc:  # a bug in codec: reported with the line, and the other lines still converted
-        return _Outcome(line.number, None, f"internal error: {type(exc).__name__}: {exc} (please report this)")
-
-
-def _convert_chunk(converter: _Converter, chunk: list[_Line]) -> list[_Outcome]:
-    return [_convert_line(converter, line) for line in chunk]
+def _outcome(result: Converted | Rejected) -> _Outcome:
+    """A line's outcome as the main process writes it: the JSON line is made here, in the --jobs process."""
+    if isinstance(result, Converted):
+        return _Outcome(result.line, json.dumps(result.record, ensure_ascii=False), None)
+    return _Outcome(result.line, None, _NEEDS_FROM if isinstance(result.error, MissingSource) else result.reason)
 
 
 _worker_converter: _Converter | None = None
@@ -483,40 +359,41 @@ def _init_worker(converter: _Converter) -> None:
     _worker_converter = converter
 
 
-def _convert_chunk_in_worker(chunk: list[_Line]) -> list[_Outcome]:
+def _convert_chunk_in_worker(chunk: _Chunk) -> list[_Outcome]:
     assert _worker_converter is not None
-    return _convert_chunk(_worker_converter, chunk)
+    return _worker_converter.lines(chunk)
 
 
-def _chunks(stream: IO[bytes], blank: list[int]) -> Iterator[list[_Line]]:
-    """The non-blank lines of ``stream``, numbered and cut into chunks, read as they are needed.
+def _chunks(stream: IO[bytes], blank: list[int]) -> Iterator[_Chunk]:
+    """The lines of ``stream``, cut into chunks of whole lines, read as they are needed.
     Blank lines (no record) are counted in ``blank[0]``."""
-    chunk: list[_Line] = []
-    size = 0
+    lines: list[bytes] = []
+    start = records = size = 0
     for number, raw in enumerate(stream, start=1):
-        if not raw.strip():
+        if not lines:
+            start = number
+        lines.append(raw)
+        if is_blank(raw):
             blank[0] += 1
             continue
-        chunk.append(_Line(number, raw))
+        records += 1
         size += len(raw)
-        if len(chunk) >= _CHUNK_LINES or size >= _CHUNK_BYTES:
-            yield chunk
-            chunk, size = [], 0
-    if chunk:
-        yield chunk
+        if records >= _CHUNK_LINES or size >= _CHUNK_BYTES:
+            yield _Chunk(start, lines, size)
+            lines, records, size = [], 0, 0
+    if records:
+        yield _Chunk(start, lines, size)
 
 
-def _converted(
-    chunks: Iterator[list[_Line]], converter: _Converter, jobs: int
-) -> Iterator[tuple[list[_Line], list[_Outcome]]]:
+def _converted(chunks: Iterator[_Chunk], converter: _Converter, jobs: int) -> Iterator[tuple[_Chunk, list[_Outcome]]]:
     """Each chunk with its outcomes, in input order. With several jobs, at most
     ``_IN_FLIGHT_PER_JOB * jobs`` chunks are read ahead (``Pool.imap`` would read the whole input)."""
     if jobs == 1:
         for chunk in chunks:
-            yield chunk, _convert_chunk(converter, chunk)
+            yield chunk, converter.lines(chunk)
         return
     with multiprocessing.Pool(jobs, initializer=_init_worker, initargs=(converter,)) as pool:
-        pending: deque[tuple[list[_Line], Any]] = deque()
+        pending: deque[tuple[_Chunk, Any]] = deque()
         for chunk in chunks:
             pending.append((chunk, pool.apply_async(_convert_chunk_in_worker, (chunk,))))
             if len(pending) >= _IN_FLIGHT_PER_JOB * jobs:
@@ -563,10 +440,10 @@ class _Rejects:
         self.file: IO[bytes] | None = open(path, "wb") if path is not None else None  # noqa: SIM115
         self.count = 0
 
-    def add(self, line: _Line, error: str) -> None:
+    def add(self, number: int, raw: bytes, error: str) -> None:
         self.count += 1
-        text = line.raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        record = _dumps_line({"line": line.number, "error": error, "input": text})
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        record = _dumps_line({"line": number, "error": error, "input": text})
         if self.file is not None:
             self.file.write(record.encode("utf-8"))
         else:
@@ -655,10 +532,10 @@ def _write_converted(
         data = "".join(lines)
         out.write(data.encode("utf-8") if binary else data)
         converted += len(lines)
-        for line, outcome in zip(chunk, outcomes, strict=True):
+        for outcome in outcomes:
             if outcome.error is not None:
-                rejects.add(line, outcome.error)
-        done_bytes += sum(len(line.raw) for line in chunk)
+                rejects.add(outcome.number, chunk.lines[outcome.number - chunk.start], outcome.error)
+        done_bytes += chunk.size
         progress.update(converted + rejects.count, rejects.count, done_bytes)
     out.flush()
     return converted, blank
@@ -888,7 +765,7 @@ def main(argv: list[str] | None = None) -> int:
         where = f" (line {exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
         return _error(f"template error{where}: {exc.message or type(exc).__name__}", 2)
     except ValidationError as exc:
-        return _error(f"invalid input: {_validation_line(exc, 'input')}", 2)
+        return _error(f"invalid input: {validation_line(exc, 'input')}", 2)
     except OSError as exc:
         name = f"{exc.filename}: " if exc.filename else ""
         return _error(f"{name}{exc.strerror or exc}", 2)

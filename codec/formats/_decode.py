@@ -1,24 +1,25 @@
 """Reading rendered prompts back: pieces several formats' ``_decode`` share.
 
 Everything works on offsets into the whole prompt, so that a :class:`~codec.errors.ParseError`
-points where the text stops matching. The ChatML helpers cover the templates that write turns as
-``<|im_start|>ROLE\\n...<|im_end|>\\n`` (``hermes``, ``qwen3_coder``): a turn's text is free, so a
-turn ends at the first ``<|im_end|>\\n`` that the next turn's opener (or the end of the prompt)
-follows, and a content that itself holds such a sequence reads as two turns that render the same.
+points where the text stops matching. The ChatML turns of ``hermes`` and ``qwen3_coder`` are read
+by :mod:`codec.formats._chatml`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from codec import jinja
-from codec.errors import ParseError, parse_error_at
+from codec.errors import ParseError, RenderError, parse_error_at
+from codec.formats._reading import find_all
 from codec.literals import PLAIN_JSON_DECODER
+from codec.models import Conversation
 
 Block = TypeVar("Block")
+#: A format module's ``prompt_text(messages, tools, add_generation_prompt, variables)``: the prompt its
+#: reference template renders, from messages and tools prepared as :meth:`Format.render` prepares them.
+PromptText = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, bool, dict[str, Any]], str]
 
 # ---------------------------------------------------------------------------- literals
 
@@ -116,91 +117,21 @@ def call_id(index: int) -> str:
     return f"call_{index}"
 
 
-# ---------------------------------------------------------------------------- ChatML turns
+def rendering(conversation: Conversation, prompt_text: PromptText) -> str | None:
+    """The prompt ``conversation`` renders to with a format's ``prompt_text``; None where the format refuses it.
 
-IM_START = "<|im_start|>"
-IM_END = "<|im_end|>"
-TURN_END = IM_END + "\n"
-#: ``add_generation_prompt``: what ChatML templates append to open the assistant's turn.
-GENERATION_PROMPT = IM_START + "assistant\n"
-_ROLE = re.compile(r"[A-Za-z_]+")
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One ``<|im_start|>ROLE...<|im_end|>\\n`` turn, by offsets into the prompt."""
-
-    role: str
-    #: Offset of ``<|im_start|>``.
-    start: int
-    #: Offset right after the role name: the turn's own text runs from here to ``end``.
-    body: int
-    #: Offset of the closing ``<|im_end|>``.
-    end: int
-
-    @property
-    def after(self) -> int:
-        """Offset of what follows the turn's ``<|im_end|>\\n``."""
-        return self.end + len(TURN_END)
-
-
-def turn_end(text: str, body: int, followers: Sequence[str]) -> int:
-    """The offset of the ``<|im_end|>`` closing the turn whose text starts at ``body``.
-
-    It is the first ``<|im_end|>\\n`` followed by the end of the prompt or by one of ``followers``
-    (the openers the next turn may start with). Raises a ParseError where the next turn should
-    have started, or at the end of the prompt when no ``<|im_end|>\\n`` comes at all.
+    Messages and tools are prepared exactly as :meth:`Format.render` prepares them, so a decoder
+    that compares a candidate reading with its prompt sees what ``render`` would give.
     """
-    pos, last = body, -1
-    followers = tuple(followers)
-    while (found := text.find(TURN_END, pos)) >= 0:
-        after = found + len(TURN_END)
-        if after == len(text) or text.startswith(followers, after):
-            return found
-        pos, last = found + 1, after
-    if last < 0:
-        raise parse_error_at(text, len(text), f"the turn is never closed by {TURN_END!r}", expected=(IM_END,))
-    raise expected_error(text, last, followers, "the next turn or the end of the prompt")
-
-
-def read_turn(text: str, pos: int, openers: Sequence[str], followers: Sequence[str]) -> Turn:
-    """The turn at ``pos``, which starts with one of ``openers`` (``<|im_start|>`` + role + what may follow)."""
-    if not text.startswith(tuple(openers), pos):
-        raise expected_error(text, pos, openers, "a turn: " + " or ".join(repr(opener) for opener in openers))
-    role = _ROLE.match(text, pos + len(IM_START))
-    assert role is not None  # every opener names a role
-    return Turn(role.group(), pos, role.end(), turn_end(text, role.end(), followers))
-
-
-def read_turns(text: str, pos: int, openers: Sequence[str]) -> tuple[list[Turn], bool]:
-    """The turns from ``pos`` to the end of the prompt, and whether it ends with the generation prompt."""
-    turns: list[Turn] = []
-    while pos < len(text):
-        if len(text) - pos == len(GENERATION_PROMPT) and text.startswith(GENERATION_PROMPT, pos):
-            return turns, True
-        turn = read_turn(text, pos, openers, openers)
-        turns.append(turn)
-        pos = turn.after
-    return turns, False
-
-
-RESPONSE_OPEN = "\n<tool_response>\n"
-RESPONSE_CLOSE = "\n</tool_response>"
-
-
-def tool_responses(text: str, start: int, end: int) -> list[str] | None:
-    """The results of ``text[start:end]`` if it is a group ``(\\n<tool_response>\\nRESULT\\n</tool_response>)+``.
-
-    Results are split at every ``\\n</tool_response>\\n<tool_response>\\n``: one that holds that
-    sequence reads as two, which render the same. None when the text is no such group.
-    """
-    if (
-        end - start < len(RESPONSE_OPEN) + len(RESPONSE_CLOSE)
-        or not text.startswith(RESPONSE_OPEN, start)
-        or not text.endswith(RESPONSE_CLOSE, start, end)
-    ):
+    try:
+        return prompt_text(
+            jinja.require_messages(jinja.prepare_messages(conversation.messages)),
+            jinja.prepare_tools(conversation.tools),
+            conversation.add_generation_prompt,
+            dict(conversation.variables),
+        )
+    except RenderError:
         return None
-    return text[start + len(RESPONSE_OPEN) : end - len(RESPONSE_CLOSE)].split(RESPONSE_CLOSE + RESPONSE_OPEN)
 
 
 # ---------------------------------------------------------------------------- calls after content
@@ -222,11 +153,7 @@ def trailing_blocks(
     accepts is taken: block-like text in the content stays content only where it has to.
     Returns ``(offset where the run starts, blocks)``, or ``(end, [])`` when there is no run.
     """
-    starts: list[int] = []
-    pos = text.find(opener, start, end)
-    while pos >= 0:
-        starts.append(pos)
-        pos = text.find(opener, pos + 1, end)
+    starts = list(find_all(text, start, (opener,), end))
     # For each start (last first): its block and where the rest of the run starts (``end``: no rest).
     runs: dict[int, tuple[Block, int]] = {}
     for pos in reversed(starts):

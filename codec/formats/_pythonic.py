@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from codec._lark import CompiledGrammar, Token, ValueToken
 from codec.errors import parse_error_at
 from codec.formats._calls import LiteralHandlers
 from codec.formats._decode import call_id
+from codec.formats._reading import Readings, find_all
 from codec.literals import PLAIN_JSON_DECODER, json_value, nesting, number_literal, python_literal
 from codec.models import FunctionCall, ToolCall
 from codec.sink import CONTENT, CallWriter, Sink
@@ -32,8 +33,8 @@ _CLOSERS = {"THINK_CLOSE": "</think>", "FENCE_CLOSE": "```"}
 CLOSED_PUNCTUATION = ("COMMA", "RPAR", "RBRACK", "RBRACE", "COLON", "EQ")
 
 
-def quoted(text: str) -> str:
-    """A quoted string as Python or JSON reads it (JSON first: it is what the templates write)."""
+def quoted_string_value(text: str) -> str:
+    """The value of a quoted string, as Python or JSON reads it (JSON first: it is what the templates write)."""
     try:
         value = json_value(text) if text.startswith('"') else python_literal(text)
     except ValueError:
@@ -109,7 +110,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
     # ---- values
     def string(self, token: Token) -> str:
         try:
-            return quoted(str(token))
+            return quoted_string_value(str(token))
         except ValueError as exc:
             raise BuildError(f"invalid string: {exc}", token.start_pos) from None
 
@@ -421,7 +422,7 @@ class CallListReader:
             m = self._sq_string.match(text, i)
             if m is None:
                 raise _Unusual
-            return quoted(m.group()), m.end()
+            return quoted_string_value(m.group()), m.end()
         if first in "{[":
             value, end = PLAIN_JSON_DECODER.raw_decode(text, i)
             opened = text.count("[", i, end) + text.count("{", i, end)  # cheap bound on the nesting
@@ -504,7 +505,7 @@ def pythonic_syntax(
 # end, preferred one first, and keeps the first reading of the whole list that fits.
 
 #: The readings of the value written at an offset: ``(value, end)`` pairs, the preferred one first.
-ValueReadings = Callable[[str, int], Iterator[tuple[Any, int]]]
+ValueReadings = Callable[[str, int], Readings[Any]]
 #: A call read back: its name and its arguments (keyword arguments, or positional values).
 ReadCall = tuple[str, dict[str, Any] | list[Any]]
 
@@ -512,7 +513,7 @@ _JSON_READER = json.JSONDecoder()
 _JSON_NUMBER = re.compile(r"(?P<int>-?(?:0|[1-9]\d*))(?P<frac>\.\d+)?(?P<exp>[eE][-+]?\d+)?")
 
 
-def json_readings(text: str, pos: int, *, shorter_numbers: bool = False) -> Iterator[tuple[Any, int]]:
+def json_readings(text: str, pos: int, *, shorter_numbers: bool = False) -> Readings[Any]:
     """The JSON value at ``pos``, when ``tojson`` writes it exactly so; then, with ``shorter_numbers``,
     the shorter numbers it starts with (``1`` of ``1e5``: a key ``e5`` may follow an unseparated ``1``).
     """
@@ -533,17 +534,15 @@ def json_readings(text: str, pos: int, *, shorter_numbers: bool = False) -> Iter
                 yield number, cut
 
 
-def raw_string_readings(text: str, pos: int) -> Iterator[tuple[str, int]]:
+def raw_string_readings(text: str, pos: int) -> Readings[str]:
     """A string written ``"`` + value + ``"`` with nothing escaped: each closing quote that ``, `` or
     ``)`` follows, the nearest first (the value itself may hold quotes).
     """
     if not text.startswith('"', pos):
         return
-    close = text.find('"', pos + 1)
-    while close >= 0:
+    for close in find_all(text, pos + 1, ('"',)):
         if text.startswith((", ", ")"), close + 1):
             yield text[pos + 1 : close], close + 1
-        close = text.find('"', close + 1)
 
 
 @dataclass(frozen=True)
@@ -585,7 +584,11 @@ _Args = tuple[list[Any], list[ReadCall]]  # what a call's remaining arguments re
 
 @dataclass
 class _ExactCallListReader:
-    """Backtracking reader of one call list; every state is memoized by its offset, so each is read once."""
+    """Backtracking reader of one call list; every state is memoized by its offset, so each is read once.
+
+    Only the first reading of the rest from an offset matters here, which is what makes the memo
+    possible: :meth:`codec.formats._reading.Reader.separated`, which gives every reading, would not.
+    """
 
     text: str
     syntax: CallListSyntax

@@ -44,13 +44,12 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §6.3):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from codec import jinja
 from codec._lark import CompiledGrammar, Token, compile_grammar
-from codec.errors import RenderError, parse_error_at
+from codec.errors import parse_error_at
 from codec.export import (
     EMPTY,
     WORD,
@@ -72,6 +71,7 @@ from codec.export import (
     star,
 )
 from codec.format import Format
+from codec.formats._decode import rendering
 from codec.formats._pythonic import (
     CallListReader,
     CallListSyntax,
@@ -84,6 +84,7 @@ from codec.formats._pythonic import (
     raw_string_readings,
     read_call_list,
 )
+from codec.formats._reading import Readings, find_all
 from codec.formats._render import (
     attr,
     call_method,
@@ -101,6 +102,8 @@ from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING
 from codec.stream import Syntax
 from codec.watch import Delimiter
+
+# ---------------------------------------------------------------------------- markers
 
 BOS = "<|begin_of_sentence|>"
 USER = "<|User|>"
@@ -208,7 +211,7 @@ def think_block(reasoning: Any) -> str:
     return concat(THINK_OPEN + "\n", call_method(reasoning, "strip", "\n"), "\n" + THINK_CLOSE + "\n\n")
 
 
-def render_conversation(
+def prompt_text(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     add_generation_prompt: bool,
@@ -246,6 +249,9 @@ def render_conversation(
     return "".join(out)
 
 
+# ---------------------------------------------------------------------------- reply
+
+
 def reply_text(message: dict[str, Any]) -> str:
     """What the model writes for ``message`` (see :meth:`DeepseekPythonic.render_reply`)."""
     content = attr(message, "content")
@@ -261,18 +267,6 @@ def reply_text(message: dict[str, Any]) -> str:
     if calls:
         out.append(render_calls(calls))
     return "".join(out)
-
-
-def _closing_quote_test(grammar: CompiledGrammar) -> str:
-    """What must follow a quote for it to close a string argument: ARG_STRING's final lookahead."""
-    pattern = grammar.pattern("ARG_STRING").pattern
-    start = pattern.rindex("(?=")
-    return pattern[start + 3 : pattern.rindex(")")]
-
-
-def raw_string(token: str) -> str:
-    """A string argument as the template writes it: the text between its quotes, unescaped."""
-    return token[1:-1]
 
 
 # ---------------------------------------------------------------------------- decode
@@ -291,7 +285,7 @@ OUTPUT_CLOSE = " }\n"
 GENERATION_SUFFIXES: dict[str, bool | None] = {"": None, THINK_OPEN: True, THINK_CLOSE: False}
 
 
-def _value_readings(text: str, pos: int) -> Iterator[tuple[Any, int]]:
+def _value_readings(text: str, pos: int) -> Readings[Any]:
     """A string as ``"`` + value + ``"`` unescaped (D1), anything else as JSON (D2)."""
     return raw_string_readings(text, pos) if text.startswith('"', pos) else json_readings(text, pos)
 
@@ -372,10 +366,9 @@ def split_calls_off(text: str) -> tuple[str, list[ReadCall] | None]:
     if not text.endswith(CALLS_END):
         return text, None
     end = len(text) - len(EOS)
-    start = text.find("[")
     fallback: tuple[str, list[ReadCall] | None] = (text, None)
     name_pattern = compile_grammar("deepseek_pythonic").pattern("NAME")  # a tool name as a reply reads one
-    while 0 <= start < end:
+    for start in find_all(text, 0, ("[",), end):
         calls = read_call_list(text[start:end], CALL_SYNTAX)
         if calls:  # `tool_calls: []` writes nothing, so an empty list is no reading
             # Names as a model writes them first: content "[" before "[f()]" is not a call "[f".
@@ -383,7 +376,6 @@ def split_calls_off(text: str) -> tuple[str, list[ReadCall] | None]:
                 return text[:start], calls
             if fallback[1] is None:
                 fallback = (text[:start], calls)
-        start = text.find("[", start + 1)
     return fallback
 
 
@@ -394,13 +386,11 @@ def assistant_end(prompt: str, pos: int) -> int:
     marker = next_marker(prompt, pos)
     if prompt.startswith(CALLS_END, marker - len(CALLS_END)):
         return marker
-    close = prompt.find(CALLS_END, marker)
-    while close >= 0:
+    for close in find_all(prompt, marker, (CALLS_END,)):
         end = close + len(CALLS_END)
         if end == len(prompt) or prompt.startswith(MARKERS, end):
             content, calls = split_calls_off(prompt[pos:end])
             return end if calls is not None and pos + len(content) < marker else marker
-        close = prompt.find(CALLS_END, close + 1)
     return marker
 
 
@@ -494,7 +484,7 @@ def _build(
     return out or [Message(role="system", content="")]  # nothing but tools (or nothing): a blank system message
 
 
-def decode_prompt(prompt: str) -> Conversation:
+def prompt_conversation(prompt: str) -> Conversation:
     """The conversation ``prompt`` renders (see :meth:`DeepseekPythonic._decode`)."""
     pos = 0
     while prompt.startswith(IMAGE, pos):
@@ -519,7 +509,7 @@ def decode_prompt(prompt: str) -> Conversation:
         conversation = Conversation(
             messages=messages, tools=tools, add_generation_prompt=add_generation_prompt, variables=variables
         )
-        if _renders(conversation) == prompt:
+        if rendering(conversation, prompt_text) == prompt:
             return conversation
         fallback = fallback or conversation
     if fallback is None:
@@ -527,17 +517,19 @@ def decode_prompt(prompt: str) -> Conversation:
     return fallback
 
 
-def _renders(conversation: Conversation) -> str | None:
-    """What ``conversation`` renders to (``None`` where the template refuses it)."""
-    try:
-        return render_conversation(
-            jinja.prepare_messages(conversation.messages),
-            jinja.prepare_tools(conversation.tools),
-            conversation.add_generation_prompt,
-            conversation.variables,
-        )
-    except RenderError:
-        return None
+# ---------------------------------------------------------------------------- parse
+
+
+def _closing_quote_test(grammar: CompiledGrammar) -> str:
+    """What must follow a quote for it to close a string argument: ARG_STRING's final lookahead."""
+    pattern = grammar.pattern("ARG_STRING").pattern
+    start = pattern.rindex("(?=")
+    return pattern[start + 3 : pattern.rindex(")")]
+
+
+def raw_string(token: str) -> str:
+    """A string argument as the template writes it: the text between its quotes, unescaped."""
+    return token[1:-1]
 
 
 class DeepseekPythonicBuilder(PythonicBuilder):
@@ -545,93 +537,6 @@ class DeepseekPythonicBuilder(PythonicBuilder):
 
     def arg_string(self, token: Token) -> str:
         return raw_string(str(token))
-
-
-class DeepseekPythonic(Format):
-    """DeepSeek-style role tokens, Python-list calls (reference: ``deepseek-pythonic.jinja``)."""
-
-    name = "deepseek_pythonic"
-    aliases = ("deepseek", "pythonic")
-    summary = 'DeepSeek-style pythonic calls: [get_weather(city="Paris", days=3)]<|end_of_sentence|>'
-    stop_token = EOS
-    reference_template = "deepseek-pythonic.jinja"
-    template_markers = ("<|User|>", "<|Assistant|>", "<|end_of_sentence|>", "tool_calls")
-    #: The end of a call list, where the stop token follows it.
-    reply_markers = (r"\)\]<\|end_of_sentence\|>",)
-
-    def _render(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        *,
-        add_generation_prompt: bool,
-        **variables: Any,
-    ) -> str:
-        return render_conversation(messages, tools, add_generation_prompt, variables)
-
-    def _decode(self, prompt: str) -> Conversation:
-        """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
-
-        The system message (the last one, D6) comes first; a run of ``{ "output": ... }`` lines is
-        tool results (no id or name), their contents as JSON gave them. Text runs to the next
-        ``<|User|>`` / ``<|Assistant|>``, except that an assistant turn whose call list holds a
-        marker runs to the end of its calls; the calls are the list from the leftmost ``[`` that
-        reads as one, each string closing at the nearest quote that lets the rest read (D1). Call ids
-        are ``call_0``, ``call_1``... across the conversation. ``<|Assistant|>``, ``<|Assistant|><think>``
-        or ``<|Assistant|></think>`` at the end is the generation prompt (``enable_thinking`` unset,
-        true, false); ``enable_thinking=False`` is read from ``</think>`` opening every assistant turn
-        without a think block. Images all go to the first user message.
-        """
-        return decode_prompt(prompt)
-
-    def _render_reply(self, message: dict[str, Any]) -> str:
-        """The assistant turn as written after ``<|Assistant|>``.
-
-        In order: ``<think>\\nREASONING\\n</think>\\n\\n`` when the message has reasoning (line breaks
-        around it stripped), the content as is (text parts joined; never trimmed), and, only when
-        there are calls, ``[call, ...]<|end_of_sentence|>``. A reply without calls has no stop
-        token: the template never writes one after a plain answer (D3), the model's end of turn is
-        then its tokenizer's EOS, outside the text.
-
-        This is the turn as the template writes the last message of a conversation, after the
-        user's query, with one deliberate difference: without ``reasoning_content``, reasoning
-        inline in the content (``<think>\\n...\\n</think>\\n\\nanswer``) is split off as the
-        template means to (the text before the first ``</think>``, after ``<think>``), not with its
-        order bug (D7), which would write the answer as the reasoning.
-
-        The generation prompt depends on ``enable_thinking``: ``<|Assistant|><think>`` when true,
-        so the model generates this reply without its leading ``<think>``;
-        ``<|Assistant|></think>`` when false, so a reply then has no reasoning block;
-        ``<|Assistant|>`` when unset.
-        """
-        return reply_text(message)
-
-    def _syntax(self) -> Syntax:
-        grammar = compile_grammar("deepseek_pythonic")
-        reader = CallListReader(grammar, raw_string)
-        return pythonic_syntax(
-            grammar,
-            DeepseekPythonicBuilder,
-            text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
-            blocks={"LBRACK": None},
-            stop="<|end_of_sentence|>",
-            # A closing quote counts only where `, name=` or `)` follows: wake the lexer only there.
-            string=Delimiter('"', '"', lookahead=120, follows=_closing_quote_test(grammar)),
-            reasoning_open="THINK_OPEN",
-            prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
-            reasoning_open_rest="\n",  # the template writes "<think>\n": THINK_OPEN drops the line break too
-            fast_terminals={
-                "CALL_LIST": reader.lexer(),
-                "FAST_CALL": reader.call_lexer(),
-                "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
-                "FAST_ARG": reader.argument_lexer(),
-            },
-        )
-
-    # ------------------------------------------------------------------ constrained decoding
-
-    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        return grammar_calls(builder, tools)
 
 
 # ---------------------------------------------------------------------------- export (constrained decoding)
@@ -742,3 +647,93 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
         reasoning=Reasoning(THINK_OPEN, THINK_CLOSE),
         stops=(EOS,),
     )
+
+
+# ---------------------------------------------------------------------------- format
+
+
+class DeepseekPythonic(Format):
+    """DeepSeek-style role tokens, Python-list calls (reference: ``deepseek-pythonic.jinja``)."""
+
+    name = "deepseek_pythonic"
+    aliases = ("deepseek", "pythonic")
+    summary = 'DeepSeek-style pythonic calls: [get_weather(city="Paris", days=3)]<|end_of_sentence|>'
+    stop_token = EOS
+    reference_template = "deepseek-pythonic.jinja"
+    template_markers = ("<|User|>", "<|Assistant|>", "<|end_of_sentence|>", "tool_calls")
+    #: The end of a call list, where the stop token follows it.
+    reply_markers = (r"\)\]<\|end_of_sentence\|>",)
+
+    def _render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        add_generation_prompt: bool,
+        **variables: Any,
+    ) -> str:
+        return prompt_text(messages, tools, add_generation_prompt, variables)
+
+    def _decode(self, prompt: str) -> Conversation:
+        """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
+
+        The system message (the last one, D6) comes first; a run of ``{ "output": ... }`` lines is
+        tool results (no id or name), their contents as JSON gave them. Text runs to the next
+        ``<|User|>`` / ``<|Assistant|>``, except that an assistant turn whose call list holds a
+        marker runs to the end of its calls; the calls are the list from the leftmost ``[`` that
+        reads as one, each string closing at the nearest quote that lets the rest read (D1). Call ids
+        are ``call_0``, ``call_1``... across the conversation. ``<|Assistant|>``, ``<|Assistant|><think>``
+        or ``<|Assistant|></think>`` at the end is the generation prompt (``enable_thinking`` unset,
+        true, false); ``enable_thinking=False`` is read from ``</think>`` opening every assistant turn
+        without a think block. Images all go to the first user message.
+        """
+        return prompt_conversation(prompt)
+
+    def _render_reply(self, message: dict[str, Any]) -> str:
+        """The assistant turn as written after ``<|Assistant|>``.
+
+        In order: ``<think>\\nREASONING\\n</think>\\n\\n`` when the message has reasoning (line breaks
+        around it stripped), the content as is (text parts joined; never trimmed), and, only when
+        there are calls, ``[call, ...]<|end_of_sentence|>``. A reply without calls has no stop
+        token: the template never writes one after a plain answer (D3), the model's end of turn is
+        then its tokenizer's EOS, outside the text.
+
+        This is the turn as the template writes the last message of a conversation, after the
+        user's query, with one deliberate difference: without ``reasoning_content``, reasoning
+        inline in the content (``<think>\\n...\\n</think>\\n\\nanswer``) is split off as the
+        template means to (the text before the first ``</think>``, after ``<think>``), not with its
+        order bug (D7), which would write the answer as the reasoning.
+
+        The generation prompt depends on ``enable_thinking``: ``<|Assistant|><think>`` when true,
+        so the model generates this reply without its leading ``<think>``;
+        ``<|Assistant|></think>`` when false, so a reply then has no reasoning block;
+        ``<|Assistant|>`` when unset.
+        """
+        return reply_text(message)
+
+    def _syntax(self) -> Syntax:
+        grammar = compile_grammar("deepseek_pythonic")
+        reader = CallListReader(grammar, raw_string)
+        return pythonic_syntax(
+            grammar,
+            DeepseekPythonicBuilder,
+            text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
+            blocks={"LBRACK": None},
+            stop="<|end_of_sentence|>",
+            # A closing quote counts only where `, name=` or `)` follows: wake the lexer only there.
+            string=Delimiter('"', '"', lookahead=120, follows=_closing_quote_test(grammar)),
+            reasoning_open="THINK_OPEN",
+            prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
+            reasoning_open_rest="\n",  # the template writes "<think>\n": THINK_OPEN drops the line break too
+            fast_terminals={
+                "CALL_LIST": reader.lexer(),
+                "FAST_CALL": reader.call_lexer(),
+                "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
+                "FAST_ARG": reader.argument_lexer(),
+            },
+        )
+
+    # ------------------------------------------------------------------ constrained decoding
+
+    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+        return grammar_calls(builder, tools)

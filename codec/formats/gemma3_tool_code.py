@@ -88,9 +88,10 @@ from codec.formats._pythonic import (
     followed_by,
     json_readings,
     pythonic_syntax,
-    quoted,
+    quoted_string_value,
     read_call_list,
 )
+from codec.formats._reading import find_all
 from codec.formats._render import (
     attr,
     concat,
@@ -108,6 +109,8 @@ from codec.schema import tool_name
 from codec.sink import CONTENT
 from codec.stream import BuildError, Syntax
 from codec.watch import Delimiter
+
+# ---------------------------------------------------------------------------- markers
 
 TURN_OPEN = "<start_of_turn>"
 TURN_CLOSE = "<end_of_turn>"
@@ -218,7 +221,7 @@ def turn_body(message: dict[str, Any], *, corrected: bool = False) -> str:
     return "".join(out)
 
 
-def render_conversation(
+def prompt_text(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     add_generation_prompt: bool,
@@ -246,6 +249,9 @@ def render_conversation(
     return "".join(out)
 
 
+# ---------------------------------------------------------------------------- reply
+
+
 def reply_text(message: dict[str, Any], *, corrected: bool = False) -> str:
     """What the model writes for ``message`` (see :meth:`Gemma3ToolCode.render_reply`)."""
     calls = attr(message, "tool_calls")
@@ -264,7 +270,7 @@ _TOOLS_JSON = json.JSONDecoder()
 
 
 @dataclass(frozen=True)
-class Turn:
+class Gemma3Turn:
     """One ``<start_of_turn>HEAD\\nBODY<end_of_turn>\\n`` of a prompt."""
 
     head: str
@@ -274,7 +280,7 @@ class Turn:
 
 
 @dataclass(frozen=True)
-class Reading:
+class TurnReading:
     """One way to read a turn: the message it writes and, for the first turn, the system prefix in front."""
 
     role: str
@@ -306,7 +312,7 @@ def call_syntax(*, corrected: bool) -> CallListSyntax:
     )
 
 
-def split_turns(prompt: str, pos: int, end: int) -> list[Turn]:
+def split_turns(prompt: str, pos: int, end: int) -> list[Gemma3Turn]:
     """The turns of ``prompt[pos:end]``, which must be nothing but turns."""
     turns = []
     while pos < end:
@@ -317,7 +323,7 @@ def split_turns(prompt: str, pos: int, end: int) -> list[Turn]:
         if newline < 0:
             raise parse_error_at(prompt, end, "the turn's role is not followed by a line break", expected=["\\n"])
         close = _turn_close(prompt, newline + 1, end)
-        turns.append(Turn(prompt[head_start:newline], pos, newline + 1, prompt[newline + 1 : close]))
+        turns.append(Gemma3Turn(prompt[head_start:newline], pos, newline + 1, prompt[newline + 1 : close]))
         pos = close + len(TURN_CLOSE) + 1
     return turns
 
@@ -352,27 +358,27 @@ def _tool_result(body: str) -> str | None:
     return result if body.endswith(FENCE_CLOSE) and result == result.strip() else None
 
 
-def body_readings(head: str, body: str, syntax: CallListSyntax) -> list[Reading]:
+def body_readings(head: str, body: str, syntax: CallListSyntax) -> list[TurnReading]:
     """The messages a turn body can be (without the system prefix), the preferred first."""
     readings = []
     if head == "model":
         calls = _fence_calls(body, syntax)
         if calls is not None:
-            readings.append(Reading("assistant", calls=calls))
+            readings.append(TurnReading("assistant", calls=calls))
         if body == body.strip():  # the template trims what it writes
-            readings.append(Reading("assistant", content=body))
+            readings.append(TurnReading("assistant", content=body))
     elif head == "user":
         result = _tool_result(body)
         if result is not None:
-            readings.append(Reading("tool", content=result))
+            readings.append(TurnReading("tool", content=result))
         if body == body.strip():
-            readings.append(Reading("user", content=body))
+            readings.append(TurnReading("user", content=body))
     elif head not in ("assistant", "tool") and not body:  # those two roles are written as model / user
-        readings.append(Reading(head))  # any other role gets a turn of its name and no text (G6)
+        readings.append(TurnReading(head))  # any other role gets a turn of its name and no text (G6)
     return readings
 
 
-def first_turn_readings(prompt: str, turn: Turn, syntax: CallListSyntax) -> list[Reading]:
+def first_turn_readings(prompt: str, turn: Gemma3Turn, syntax: CallListSyntax) -> list[TurnReading]:
     """The first turn's readings: with the system prefix (G4) when its body starts with one.
 
     A tools block forces the prefix. Without one, the system text and the body are joined by a
@@ -386,10 +392,7 @@ def first_turn_readings(prompt: str, turn: Turn, syntax: CallListSyntax) -> list
         after = body[rest - turn.body_start :]
         return [replace(r, system=body[:found], tools=tools) for r in body_readings(turn.head, after, syntax)]
     splits: list[tuple[str | None, str]] = [(None, body)]
-    blank = body.find("\n\n")
-    while blank >= 0:
-        splits.append((body[:blank], body[blank + 2 :]))
-        blank = body.find("\n\n", blank + 1)
+    splits += [(body[:blank], body[blank + 2 :]) for blank in find_all(body, 0, ("\n\n",))]
     readings = [replace(r, system=system) for system, rest in splits for r in body_readings(turn.head, rest, syntax)]
     return sorted(readings, key=lambda reading: not reading.structural)  # stable: prefix order kept
 
@@ -407,7 +410,7 @@ def _tools_block(prompt: str, pos: int, body_end: int) -> tuple[list[dict[str, A
     return [decoded_tool(item, prompt, pos) for item in value], end + 2
 
 
-def _may_follow(before: Reading, after: Reading) -> bool:
+def _may_follow(before: TurnReading, after: TurnReading) -> bool:
     try:
         check_order([before.as_written, after.as_written])
     except RenderError:
@@ -415,7 +418,7 @@ def _may_follow(before: Reading, after: Reading) -> bool:
     return True
 
 
-def choose_readings(prompt: str, turns: list[Turn], options: list[list[Reading]]) -> list[Reading]:
+def choose_readings(prompt: str, turns: list[Gemma3Turn], options: list[list[TurnReading]]) -> list[TurnReading]:
     """Per turn, its first reading that the template's role order lets the turn before and the turns after follow."""
     for turn, readings in zip(turns, options, strict=True):
         if not readings:
@@ -433,7 +436,7 @@ def choose_readings(prompt: str, turns: list[Turn], options: list[list[Reading]]
     return chosen
 
 
-def _unreadable(prompt: str, turn: Turn) -> ParseError:
+def _unreadable(prompt: str, turn: Gemma3Turn) -> ParseError:
     """Why no message renders as ``turn``."""
     if turn.head in ("assistant", "tool"):
         message = f"the template writes no {turn.head!r} turns (assistant turns are 'model', tool results 'user')"
@@ -451,7 +454,7 @@ def _arguments(values: dict[str, Any] | list[Any]) -> dict[str, Any] | list[Any]
     return values
 
 
-def conversation_of(chosen: list[Reading], add_generation_prompt: bool, variables: dict[str, Any]) -> Conversation:
+def conversation_of(chosen: list[TurnReading], add_generation_prompt: bool, variables: dict[str, Any]) -> Conversation:
     """The conversation the chosen readings spell: call ids ``call_0``, ``call_1``... across it."""
     messages = []
     if chosen[0].system is not None:
@@ -469,7 +472,7 @@ def conversation_of(chosen: list[Reading], add_generation_prompt: bool, variable
     )
 
 
-def decode_prompt(prompt: str, *, corrected: bool = False) -> Conversation:
+def prompt_conversation(prompt: str, *, corrected: bool = False) -> Conversation:
     """The conversation ``prompt`` renders (see :meth:`Gemma3ToolCode._decode`)."""
     generation = CORRECTED_GENERATION_PROMPT if corrected else GENERATION_PROMPT
     add_generation_prompt = prompt.endswith(generation)
@@ -487,6 +490,9 @@ def decode_prompt(prompt: str, *, corrected: bool = False) -> Conversation:
     return conversation_of(choose_readings(prompt, turns, options), add_generation_prompt, variables)
 
 
+# ---------------------------------------------------------------------------- parse
+
+
 class Gemma3ToolCodeBuilder(PythonicBuilder):
     """String arguments are JSON (the template writes values with tojson); Python escapes are read too."""
 
@@ -502,102 +508,9 @@ class Gemma3ToolCodeBuilder(PythonicBuilder):
 
     def arg_string(self, token: Token) -> str:
         try:
-            return quoted(str(token))
+            return quoted_string_value(str(token))
         except ValueError as exc:
             raise BuildError(f"invalid string: {exc}", token.start_pos) from None
-
-
-class Gemma3ToolCode(Format):
-    """Gemma 3 prompt-based calls, ```` ```tool_code\\n[f(a=1),g()]\\n``` ```` (reference: ``gemma3-tool-code.jinja``).
-
-    ``corrected=True`` renders as a corrected template would: keyword arguments separated by
-    ``", "`` (the separator the seed means to write, G1) and a real line break after ``model`` in
-    the generation prompt (G3). Everything else is the seed's, including the bare ``,`` between
-    parallel calls: that one is what the template's text says, not a bug, so a corrected template
-    keeps it (``[f(a=1, b=2),g()]``). The registry holds the default (seed) instance.
-    """
-
-    name = "gemma3_tool_code"
-    aliases = ("gemma3", "gemma-3", "tool_code")
-    summary = 'Gemma 3 prompt-based calls: ```tool_code\\n[get_weather(city="Paris")]\\n```'
-    stop_token = TURN_CLOSE
-    reference_template = "gemma3-tool-code.jinja"
-    template_markers = ("<start_of_turn>", "```tool_code")
-    reply_markers = (r"```tool_code",)
-
-    def __init__(self, *, corrected: bool = False) -> None:
-        """``corrected``: render as the seed with its two bugs (G1, G3) fixed, instead of byte-identical to it."""
-        self.corrected = corrected
-
-    def _render(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        *,
-        add_generation_prompt: bool,
-        **variables: Any,
-    ) -> str:
-        return render_conversation(messages, tools, add_generation_prompt, variables, corrected=self.corrected)
-
-    def _decode(self, prompt: str) -> Conversation:
-        """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
-
-        ``bos_token`` is the text before the first turn (absent when empty). Call ids are ``call_0``,
-        ``call_1``... across the conversation; tool results carry no id or name. A ``user`` turn that
-        is exactly a ```` ```tool_response ```` fence is a tool result and a ``model`` turn that is
-        exactly a ```` ```tool_code ```` fence holds calls, unless the role order (G5) allows only the
-        plain reading. The first turn starts with a system message only where it must: a tools
-        block, or a turn that reads no other way; the system text then ends at the first blank line
-        that leaves a readable turn. Positional values (G7) come back as the string their single
-        characters spell, else as a list; a number that may run into the next key (G1) is read as
-        long as the rest still reads.
-        """
-        return decode_prompt(prompt, corrected=self.corrected)
-
-    def _render_reply(self, message: dict[str, Any]) -> str:
-        """What the model generates after the generation prompt, ``<end_of_turn>`` included.
-
-        For a message with calls (a non-empty ``tool_calls``): the fence
-        ```` ```tool_code\\n[...]\\n``` ```` exactly as the template writes it (G1/G2/G7; kwargs
-        separated by ``", "`` when ``corrected``), content dropped (G6). Otherwise the content as
-        the template writes it (trimmed; text parts trimmed and joined). Then ``<end_of_turn>``.
-
-        This is the model turn of the rendered history between ``<start_of_turn>model`` + line
-        break and the ``\\n`` after ``<end_of_turn>``, except for ``tool_calls: []``: the history
-        writes an empty fence ``[]`` for it, a reply writes the content. The seed's generation
-        prompt ends with a literal backslash-``n`` instead of the line break (G3); the reply is the
-        same either way.
-        """
-        return reply_text(message, corrected=self.corrected)
-
-    def _syntax(self) -> Syntax:
-        grammar = compile_grammar("gemma3_tool_code")
-        reader = CallListReader(grammar, quoted)
-        return pythonic_syntax(
-            grammar,
-            Gemma3ToolCodeBuilder,
-            text_terminals={"TEXT": CONTENT},
-            blocks={"FENCE_OPEN": "FENCE_CLOSE", "LBRACK": None},
-            stop="<end_of_turn>",
-            string=Delimiter('"', '"', "\\"),
-            resync_after=("```",),
-            extra_closed=frozenset({"ARG_STRING"}),
-            fast_terminals={
-                "CALL_LIST": reader.lexer(),
-                "FENCED_LIST": reader.lexer(followed_by("```")),
-                "FAST_CALL": reader.call_lexer(),
-                "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
-                "FAST_ARG": reader.argument_lexer(),
-            },
-        )
-
-    def __repr__(self) -> str:
-        return f"<codec format {self.name!r} (corrected)>" if self.corrected else super().__repr__()
-
-    # ------------------------------------------------------------------ constrained decoding
-
-    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        return grammar_calls(builder, tools)
 
 
 # ---------------------------------------------------------------------------- export (constrained decoding)
@@ -634,3 +547,99 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
         text_forbid=(CALL_START,),
         stops=(TURN_CLOSE,),
     )
+
+
+# ---------------------------------------------------------------------------- format
+
+
+class Gemma3ToolCode(Format):
+    """Gemma 3 prompt-based calls, ```` ```tool_code\\n[f(a=1),g()]\\n``` ```` (reference: ``gemma3-tool-code.jinja``).
+
+    ``corrected=True`` renders as a corrected template would: keyword arguments separated by
+    ``", "`` (the separator the seed means to write, G1) and a real line break after ``model`` in
+    the generation prompt (G3). Everything else is the seed's, including the bare ``,`` between
+    parallel calls: that one is what the template's text says, not a bug, so a corrected template
+    keeps it (``[f(a=1, b=2),g()]``). The registry holds the default (seed) instance.
+    """
+
+    name = "gemma3_tool_code"
+    aliases = ("gemma3", "gemma-3", "tool_code")
+    summary = 'Gemma 3 prompt-based calls: ```tool_code\\n[get_weather(city="Paris")]\\n```'
+    stop_token = TURN_CLOSE
+    reference_template = "gemma3-tool-code.jinja"
+    template_markers = ("<start_of_turn>", "```tool_code")
+    reply_markers = (r"```tool_code",)
+
+    def __init__(self, *, corrected: bool = False) -> None:
+        """``corrected``: render as the seed with its two bugs (G1, G3) fixed, instead of byte-identical to it."""
+        self.corrected = corrected
+
+    def _render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        add_generation_prompt: bool,
+        **variables: Any,
+    ) -> str:
+        return prompt_text(messages, tools, add_generation_prompt, variables, corrected=self.corrected)
+
+    def _decode(self, prompt: str) -> Conversation:
+        """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
+
+        ``bos_token`` is the text before the first turn (absent when empty). Call ids are ``call_0``,
+        ``call_1``... across the conversation; tool results carry no id or name. A ``user`` turn that
+        is exactly a ```` ```tool_response ```` fence is a tool result and a ``model`` turn that is
+        exactly a ```` ```tool_code ```` fence holds calls, unless the role order (G5) allows only the
+        plain reading. The first turn starts with a system message only where it must: a tools
+        block, or a turn that reads no other way; the system text then ends at the first blank line
+        that leaves a readable turn. Positional values (G7) come back as the string their single
+        characters spell, else as a list; a number that may run into the next key (G1) is read as
+        long as the rest still reads.
+        """
+        return prompt_conversation(prompt, corrected=self.corrected)
+
+    def _render_reply(self, message: dict[str, Any]) -> str:
+        """What the model generates after the generation prompt, ``<end_of_turn>`` included.
+
+        For a message with calls (a non-empty ``tool_calls``): the fence
+        ```` ```tool_code\\n[...]\\n``` ```` exactly as the template writes it (G1/G2/G7; kwargs
+        separated by ``", "`` when ``corrected``), content dropped (G6). Otherwise the content as
+        the template writes it (trimmed; text parts trimmed and joined). Then ``<end_of_turn>``.
+
+        This is the model turn of the rendered history between ``<start_of_turn>model`` + line
+        break and the ``\\n`` after ``<end_of_turn>``, except for ``tool_calls: []``: the history
+        writes an empty fence ``[]`` for it, a reply writes the content. The seed's generation
+        prompt ends with a literal backslash-``n`` instead of the line break (G3); the reply is the
+        same either way.
+        """
+        return reply_text(message, corrected=self.corrected)
+
+    def _syntax(self) -> Syntax:
+        grammar = compile_grammar("gemma3_tool_code")
+        reader = CallListReader(grammar, quoted_string_value)
+        return pythonic_syntax(
+            grammar,
+            Gemma3ToolCodeBuilder,
+            text_terminals={"TEXT": CONTENT},
+            blocks={"FENCE_OPEN": "FENCE_CLOSE", "LBRACK": None},
+            stop="<end_of_turn>",
+            string=Delimiter('"', '"', "\\"),
+            resync_after=("```",),
+            extra_closed=frozenset({"ARG_STRING"}),
+            fast_terminals={
+                "CALL_LIST": reader.lexer(),
+                "FENCED_LIST": reader.lexer(followed_by("```")),
+                "FAST_CALL": reader.call_lexer(),
+                "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
+                "FAST_ARG": reader.argument_lexer(),
+            },
+        )
+
+    def __repr__(self) -> str:
+        return f"<codec format {self.name!r} (corrected)>" if self.corrected else super().__repr__()
+
+    # ------------------------------------------------------------------ constrained decoding
+
+    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+        return grammar_calls(builder, tools)

@@ -61,16 +61,9 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §2.9):
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
-import math
-import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from codec._lark import Token, compile_grammar
-from codec.errors import ParseError, RenderError, parse_error_at
 from codec.export import (
     DIGIT,
     EMPTY,
@@ -96,7 +89,6 @@ from codec.export import (
 )
 from codec.format import Format
 from codec.formats._calls import LiteralHandlers
-from codec.formats._decode import bos_token, call_id
 from codec.formats._render import (
     attr,
     call_method,
@@ -114,15 +106,18 @@ from codec.formats._render import (
     upper,
 )
 from codec.literals import json_value, python_literal
-from codec.models import Conversation, Function, FunctionCall, Message, Tool, ToolCall
+from codec.models import Conversation
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax
 from codec.watch import Delimiter
 
+# ---------------------------------------------------------------------------- markers
+
 QUOTE = '<|"|>'
 TURN_OPEN = "<|turn>"
 TURN_CLOSE = "<turn|>"
+TURN_END = TURN_CLOSE + "\n"
 THINK = "<|think|>\n"
 DECLARATION_OPEN = "<|tool>"
 DECLARATION_CLOSE = "<tool|>"
@@ -133,6 +128,8 @@ RESPONSE_CLOSE = "<tool_response|>"
 CHANNEL_OPEN = "<|channel>"
 CHANNEL_CLOSE = "<channel|>"
 THOUGHT_OPEN = CHANNEL_OPEN + "thought\n"
+#: How the template closes the thought it writes back in the history (Q9; a reply has no line break).
+THOUGHT_END = "\n" + CHANNEL_CLOSE
 GENERATION_PROMPT = TURN_OPEN + "model\n"
 
 #: Schema keys an object without ``properties`` does not list as (fake) properties (Q12).
@@ -140,10 +137,10 @@ _STANDARD_KEYS = ("description", "type", "properties", "required", "nullable")
 _MEDIA = ("image", "audio", "video")
 
 
-# ---------------------------------------------------------------------------- values
+# ---------------------------------------------------------------------------- render: values
 
 
-def quoted(text: str) -> str:
+def quote_string(text: str) -> str:
     """A string value: ``<|"|>text<|"|>``, nothing escaped."""
     return QUOTE + text + QUOTE
 
@@ -156,7 +153,7 @@ def format_value(value: Any, *, quote_keys: bool = True) -> str:
     tuple, or an undefined value (``[]``), is a list as well.
     """
     if isinstance(value, str):
-        return quoted(value)
+        return quote_string(value)
     if value is True or value is False:
         return "true" if value else "false"
     if is_mapping(value):
@@ -196,11 +193,11 @@ def render_response(name: Any, response: Any) -> str:
     return head + format_value(response, quote_keys=False) + "}" + RESPONSE_CLOSE
 
 
-# ---------------------------------------------------------------------------- declarations
+# ---------------------------------------------------------------------------- render: declarations
 
 
 def _required(names: Any) -> str:
-    return "required:[" + ",".join(quoted(string(name)) for name in iterate(names)) + "]"
+    return "required:[" + ",".join(quote_string(string(name)) for name in iterate(names)) + "]"
 
 
 def _items_schema(schema: dict[str, Any]) -> str:
@@ -226,7 +223,7 @@ def _property(schema: Any) -> str:
     fields = []
     description = attr(schema, "description")
     if description:
-        fields.append("description:" + quoted(string(description)))
+        fields.append("description:" + quote_string(string(description)))
     kind = upper(attr(schema, "type"))
     if kind == "STRING":
         enum = attr(schema, "enum")
@@ -247,7 +244,7 @@ def _property(schema: Any) -> str:
         required = attr(schema, "required")
         if required:
             fields.append(_required(required))
-    fields.append("type:" + quoted(kind))
+    fields.append("type:" + quote_string(kind))
     return ",".join(fields)
 
 
@@ -272,7 +269,7 @@ def render_declaration(tool: Any) -> str:
     """
     function = attr(tool, "function")
     out = ["declaration:", string(lookup(function, "name"))]
-    out.append("{description:" + quoted(string(lookup(function, "description"))))
+    out.append("{description:" + quote_string(string(lookup(function, "description"))))
     parameters = lookup(function, "parameters")
     if parameters:
         out.append(",parameters:{")
@@ -284,20 +281,20 @@ def render_declaration(tool: Any) -> str:
             out.append(_required(required) + ",")
         kind = attr(parameters, "type")
         if kind:
-            out.append("type:" + quoted(upper(kind)) + "}")
+            out.append("type:" + quote_string(upper(kind)) + "}")
     if contains(function, "response"):
         response = lookup(function, "response")
         out.append(",response:{")
         description = lookup(response, "description")
         if description:
-            out.append("description:" + quoted(string(description)) + ",")
+            out.append("description:" + quote_string(string(description)) + ",")
         if upper(lookup(response, "type")) == "OBJECT":
-            out.append("type:" + quoted("OBJECT") + "}")
+            out.append("type:" + quote_string("OBJECT") + "}")
     out.append("}")
     return "".join(out)
 
 
-# ---------------------------------------------------------------------------- turns
+# ---------------------------------------------------------------------------- render: turns
 
 
 def strip_thinking(text: Any) -> str:
@@ -363,7 +360,7 @@ def _thought(message: dict[str, Any]) -> Any:
     return message.get("reasoning") or message.get("reasoning_content")
 
 
-def render_conversation(
+def prompt_text(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     add_generation_prompt: bool,
@@ -386,7 +383,7 @@ def render_conversation(
         if tools:
             out.extend(DECLARATION_OPEN + render_declaration(tool) + DECLARATION_CLOSE for tool in tools)
             state = "tool"
-        out.append(TURN_CLOSE + "\n")
+        out.append(TURN_END)
 
     roles = [attr(message, "role") for message in turns]
     last_user = max((i for i, role in enumerate(roles) if role == "user"), default=-1)
@@ -402,7 +399,7 @@ def render_conversation(
 
         thought = _thought(message)
         if thought and i > last_user and message.get("tool_calls"):
-            out.append(concat(THOUGHT_OPEN, thought, "\n" + CHANNEL_CLOSE))
+            out.append(concat(THOUGHT_OPEN, thought, THOUGHT_END))
 
         calls = attr(message, "tool_calls")
         if calls:
@@ -430,11 +427,14 @@ def render_conversation(
         if state == "tool_call" and not responded:
             out.append(RESPONSE_OPEN)  # Q5
         elif not responded or text.strip():
-            out.append(TURN_CLOSE + "\n")
+            out.append(TURN_END)
 
     if add_generation_prompt and state not in ("tool_response", "tool_call"):  # Q4, Q5
         out.append(GENERATION_PROMPT)
     return "".join(out)
+
+
+# ---------------------------------------------------------------------------- reply
 
 
 def reply_text(message: dict[str, Any]) -> str:
@@ -451,6 +451,18 @@ def reply_text(message: dict[str, Any]) -> str:
     else:
         out.append(TURN_CLOSE)
     return "".join(out)
+
+
+# ---------------------------------------------------------------------------- decode
+
+
+def prompt_conversation(prompt: str) -> Conversation:
+    """The conversation ``prompt`` renders from (how ambiguous texts read: :mod:`codec.formats.gemma4_decode`)."""
+    # Imported on first use: the decoder reads this module's markers and renders with prompt_text,
+    # so importing it at the top would be a cycle, and ``import codec`` does not load the decoder.
+    from codec.formats import gemma4_decode
+
+    return gemma4_decode.prompt_conversation(prompt)
 
 
 # ---------------------------------------------------------------------------- parse
@@ -612,795 +624,6 @@ def _opens_reasoning(prompt: str) -> bool:
     return prompt.rstrip().endswith((CHANNEL_OPEN, CHANNEL_OPEN + "thought"))
 
 
-# ---------------------------------------------------------------------------- decode
-#
-# The renderer writes every text raw: a content, a description or a string value may hold
-# ``<turn|>\n``, ``<|"|>`` or any other marker, and then the prompt reads several ways. The
-# reader below tries the readings in a fixed order (a text ends at the first closer that lets the
-# rest read, a call's braces read as ``key:value`` pairs before raw text) and the first complete
-# reading that renders back to the prompt is the conversation: readings that render the same are
-# told apart by that order alone.
-
-TURN_END = TURN_CLOSE + "\n"
-THOUGHT_END = "\n" + CHANNEL_CLOSE
-_SYSTEM_HEADER = TURN_OPEN + "system\n"
-_MEDIA_TOKEN = re.compile(r"(<\|(?:image|audio|video)\|>)")
-_SCALAR = re.compile(r"[^,}\]]*")
-#: Complete readings of an ambiguous prompt rendered back before the first one is returned as is.
-_MAX_READINGS = 16
-#: Places tried per character of the prompt before the search gives up: a valid prompt needs well
-#: under one; only a damaged prompt that its many markers let read a great many ways gets near this.
-_STEPS_PER_CHAR = 4
-
-_T = TypeVar("_T")
-#: The readings of something at an offset, in order: each value read and the offset after it.
-Reading = Iterator[tuple[_T, int]]
-
-
-@dataclass(frozen=True)
-class _Header:
-    """The system turn the template opens for thinking, tools or a first system message."""
-
-    thinking: bool
-    system: str
-    tools: tuple[dict[str, Any], ...]
-
-
-@dataclass(frozen=True)
-class _Turn:
-    """One non-tool message as the prompt shows it (assistant turns merged by Q7 are separate)."""
-
-    role: str
-    content: str
-    #: What closed it: :data:`TURN_END`, :data:`RESPONSE_OPEN` (Q5), or ``""`` (answered calls, no content).
-    end: str
-    thought: str | None = None
-    calls: tuple[tuple[str, dict[str, Any] | str], ...] = ()
-    #: ``(name, the mapping between the braces)`` of each ``response:NAME{...}``.
-    responses: tuple[tuple[str, dict[str, Any]], ...] = ()
-
-
-def _scalar(token: str) -> tuple[Any] | None:
-    """``(value,)`` for a scalar that :func:`format_value` writes as exactly ``token``, else ``None``."""
-    if token in ("None", "true", "false"):
-        return ({"None": None, "true": True, "false": False}[token],)
-    try:
-        number: float = int(token) if token.lstrip("-").isdigit() else float(token)
-    except ValueError:  # not a number, or an int too long to convert
-        return None
-    if not math.isfinite(number) or str(number) != token:
-        return None
-    return (number,)
-
-
-def _sorted_mapping(pairs: tuple[tuple[str, Any], ...]) -> dict[str, Any] | None:
-    """The mapping of ``pairs`` if :func:`dictsort` writes its keys in this order and none repeats."""
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) != len(keys) or keys != sorted(keys, key=str.lower):
-        return None
-    return dict(pairs)
-
-
-def _schema_type(text: str) -> str | list[str] | None:
-    """A ``type`` back from its upper-cased text: ``None`` for none, a list from its Python repr (Q12)."""
-    if not text:
-        return None
-    if text.startswith("["):
-        try:
-            kinds = python_literal(text.lower())
-        except ValueError:
-            return text.lower()
-        if isinstance(kinds, list) and all(isinstance(kind, str) for kind in kinds):
-            return kinds
-    return text.lower()
-
-
-def _lower_type(value: Any) -> Any:
-    """An ``items`` schema's ``type``, written upper-cased (a string or a list of them), lower-cased back."""
-    if isinstance(value, str):
-        return value.lower()
-    if isinstance(value, list):
-        return [item.lower() if isinstance(item, str) else item for item in value]
-    return value
-
-
-class _PromptReader:
-    """The readings of a gemma4 prompt, in order; where the deepest one failed, for the error."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.farthest = 0
-        self.expected: set[str] = set()
-        self._steps = _STEPS_PER_CHAR * len(text) + 2_000
-        #: (offset, previous role) from which no reading of the turns reached the end.
-        self._dead: set[tuple[int, str | None]] = set()
-
-    # ------------------------------------------------------------------ primitives
-
-    def error(self, note: str = "") -> ParseError:
-        """The ParseError for a prompt no reading gets through: at the farthest point any reading reached."""
-        shown = " or ".join(repr(literal) for literal in sorted(self.expected))
-        message = "not a gemma4 prompt: no reading of it gets past here" + (f" (expected {shown})" if shown else "")
-        message += note
-        return parse_error_at(self.text, self.farthest, message, expected=sorted(self.expected))
-
-    def _fail(self, pos: int, expected: tuple[str, ...]) -> None:
-        if pos > self.farthest:
-            self.farthest, self.expected = pos, set(expected)
-        elif pos == self.farthest:
-            self.expected.update(expected)
-
-    def _tick(self) -> None:
-        self._steps -= 1
-        if self._steps < 0:  # the markers in its texts make it read too many ways to try them all
-            raise self.error("; the search gave up there: the prompt reads too many ways to try them all")
-
-    def _named(self, pos: int, head: str, expected: str) -> tuple[str, int] | None:
-        """``head`` at ``pos``, then a name up to the next ``{``: (the name, the brace's offset)."""
-        if not self._at(pos, head):
-            return None
-        brace = self.text.find("{", pos + len(head))
-        if brace < 0:
-            self._fail(len(self.text), (expected,))
-            return None
-        return self.text[pos + len(head) : brace], brace
-
-    def _at(self, pos: int, literal: str) -> bool:
-        if self.text.startswith(literal, pos):
-            return True
-        self._fail(pos, (literal,))
-        return False
-
-    def _find_all(self, pos: int, literals: tuple[str, ...]) -> Iterator[int]:
-        """Every offset from ``pos`` on where one of ``literals`` starts, in order.
-
-        When there are no more, the failure is where the search started: the text that is never
-        closed starts there (a truncated prompt reports its last open turn or string).
-        """
-        next_hits = {literal: self.text.find(literal, pos) for literal in literals}
-        while True:
-            hits = [hit for hit in next_hits.values() if hit >= 0]
-            if not hits:
-                self._fail(pos, literals)
-                return
-            self._tick()
-            found = min(hits)
-            yield found
-            for literal, hit in next_hits.items():
-                if hit == found:
-                    next_hits[literal] = self.text.find(literal, found + 1)
-
-    def _repeat(self, read: Callable[[int], Reading[_T]], pos: int) -> Reading[tuple[_T, ...]]:
-        """Runs of what ``read`` reads, from ``pos``: longer runs first, one per end (iterative: runs can be long).
-
-        Two runs over the same text render the same, so a run that ends where another one did is
-        not yielded, nor continued.
-        """
-        items: list[_T] = []
-        ends = [pos]
-        stack = [read(pos)]
-        visited = {pos}
-        while stack:
-            step = next(stack[-1], None)
-            if step is None:
-                stack.pop()
-                yield tuple(items), ends.pop()
-                if items:
-                    items.pop()
-                continue
-            item, after = step
-            if after in visited:
-                continue
-            visited.add(after)
-            items.append(item)
-            ends.append(after)
-            stack.append(read(after))
-
-    # ------------------------------------------------------------------ values (Gemma notation)
-
-    def _string(self, pos: int, follow: tuple[str, ...]) -> Reading[str]:
-        """``<|"|>text<|"|>``, closed by a ``<|"|>`` that one of ``follow`` comes after (Q1)."""
-        if not self._at(pos, QUOTE):
-            return
-        start = pos + len(QUOTE)
-        for close in self._find_all(start, (QUOTE,)):
-            after = close + len(QUOTE)
-            if self.text.startswith(follow, after):
-                yield self.text[start:close], after
-            else:
-                self._fail(after, follow)
-
-    def _value(self, pos: int, follow: tuple[str, ...], quote_keys: bool) -> Reading[Any]:
-        """A value as :func:`format_value` writes it (keys ``<|"|>``-quoted with ``quote_keys``)."""
-        text = self.text
-        if text.startswith(QUOTE, pos):
-            yield from self._string(pos, follow)
-        elif text.startswith("{", pos):
-            yield from self._mapping(pos, quote_keys)
-        elif text.startswith("[", pos):
-            yield from self._list(pos, quote_keys)
-        else:
-            match = _SCALAR.match(text, pos)
-            assert match is not None  # the pattern matches the empty string
-            scalar = _scalar(match.group())
-            if scalar is None:
-                self._fail(pos, ("a value",))
-            else:
-                yield scalar[0], match.end()
-
-    def _separated(self, pos: int, read: Callable[[int], Reading[_T]], close: str) -> Reading[tuple[_T, ...]]:
-        """``item,item,...`` then ``close``, from ``pos``; every reading, in order (iterative: lists can be long)."""
-        items: list[_T] = []
-        stack = [read(pos)]
-        while stack:
-            step = next(stack[-1], None)
-            if step is None:
-                stack.pop()
-                if items:
-                    items.pop()
-                continue
-            item, after = step
-            if self.text.startswith(close, after):
-                yield (*items, item), after + len(close)
-            elif self._at(after, ","):
-                items.append(item)
-                stack.append(read(after + 1))
-
-    def _list(self, pos: int, quote_keys: bool) -> Reading[list[Any]]:
-        if not self._at(pos, "["):
-            return
-        if self.text.startswith("]", pos + 1):
-            yield [], pos + 2
-            return
-        for items, end in self._separated(pos + 1, lambda at: self._value(at, (",", "]"), quote_keys), "]"):
-            yield list(items), end
-
-    def _key(self, pos: int, quote_keys: bool) -> Reading[str]:
-        if quote_keys:
-            yield from self._string(pos, (":",))
-            return
-        colon = self.text.find(":", pos)  # a bare key holds no ':' (the first one ends it)
-        if colon < 0:
-            self._fail(len(self.text), (":",))
-        else:
-            yield self.text[pos:colon], colon
-
-    def _mapping(self, pos: int, quote_keys: bool) -> Reading[dict[str, Any]]:
-        """``{key:value,...}``, keys in :func:`dictsort` order."""
-        if not self._at(pos, "{"):
-            return
-        if self.text.startswith("}", pos + 1):
-            yield {}, pos + 2
-        for pairs, end in self._separated(pos + 1, lambda at: self._pair(at, quote_keys), "}"):
-            mapping = _sorted_mapping(pairs)
-            if mapping is not None:
-                yield mapping, end
-
-    def _pair(self, pos: int, quote_keys: bool) -> Reading[tuple[str, Any]]:
-        for key, after_key in self._key(pos, quote_keys):
-            if self._at(after_key, ":"):
-                for value, after in self._value(after_key + 1, (",", "}"), quote_keys):
-                    yield (key, value), after
-
-    # ------------------------------------------------------------------ declarations (system turn)
-
-    def _fields(self, pos: int, read: Callable[[str, int], Reading[Any]]) -> Reading[dict[str, Any]]:
-        """``{name:value,...}`` with bare names, each value read by ``read(name, pos)``."""
-        if not self._at(pos, "{"):
-            return
-        if self.text.startswith("}", pos + 1):
-            yield {}, pos + 2
-            return
-        for fields, end in self._separated(pos + 1, lambda at: self._field(at, read), "}"):
-            if len({name for name, _ in fields}) == len(fields):
-                yield dict(fields), end
-
-    def _field(self, pos: int, read: Callable[[str, int], Reading[Any]]) -> Reading[tuple[str, Any]]:
-        colon = self.text.find(":", pos)
-        if colon < 0:
-            self._fail(len(self.text), (":",))
-            return
-        name = self.text[pos:colon]
-        for value, after in read(name, colon + 1):
-            yield (name, value), after
-
-    def _properties(self, pos: int) -> Reading[dict[str, Any]]:
-        """``{name:{...},...}`` as :func:`render_properties` writes it: the property schemas."""
-        return self._fields(pos, lambda _name, at: self._property(at))
-
-    def _property(self, pos: int) -> Reading[dict[str, Any]]:
-        """One property's ``{...}`` (:func:`_property`); no ``type`` for an empty one, no empty ``properties``."""
-        for fields, after in self._fields(pos, self._property_field):
-            schema = {key: value for key, value in fields.items() if key != "type" or value is not None}
-            if schema.get("properties") == {}:
-                del schema["properties"]  # an object with none lists none (Q12)
-            yield schema, after
-
-    def _property_field(self, name: str, pos: int) -> Reading[Any]:
-        """One field of a property (:func:`_property`)."""
-        if name == "description":
-            yield from self._string(pos, (",",))
-        elif name in ("enum", "required"):
-            yield from self._value(pos, (",", "}"), quote_keys=True)
-        elif name == "items":
-            yield from self._fields(pos, self._items_field)
-        elif name == "nullable":
-            if self._at(pos, "true"):
-                yield True, pos + len("true")
-        elif name == "properties":
-            yield from self._properties(pos)
-        elif name == "type":
-            for kind, after in self._string(pos, ("}",)):
-                yield _schema_type(kind), after
-        else:
-            self._fail(pos - len(name) - 1, ("description", "enum", "items", "nullable", "properties", "type"))
-
-    def _items_field(self, name: str, pos: int) -> Reading[Any]:
-        """One field of an array's ``items`` (:func:`_items_schema`): any key, ``properties`` as schemas."""
-        if name == "properties":
-            yield from self._properties(pos)
-        else:
-            for value, after in self._value(pos, (",", "}"), quote_keys=True):
-                yield (_lower_type(value) if name == "type" else value), after
-
-    def _parameters(self, pos: int) -> Reading[dict[str, Any] | None]:
-        """``,parameters:{properties:{...},required:[...],type:<|"|>T<|"|>}``, each part optional.
-
-        Without a type, the template writes no closing ``}`` (the declaration's own closes it).
-        """
-        if not self.text.startswith(",parameters:{", pos):
-            yield None, pos
-            return
-        yield from self._parameter_parts(pos + len(",parameters:{"))
-
-    def _part(
-        self, pos: int, label: str, read: Callable[[int], Reading[Any]], schema: dict[str, Any]
-    ) -> Reading[dict[str, Any]]:
-        """``schema`` with ``label:VALUE,`` read at ``pos`` if the text has that part there."""
-        if not self.text.startswith(label + ":", pos):
-            yield schema, pos
-            return
-        for value, after in read(pos + len(label) + 1):
-            if self._at(after, ","):
-                yield {**schema, label: value}, after + 1
-
-    def _parameter_parts(self, pos: int) -> Reading[dict[str, Any]]:
-        for schema, at in self._part(pos, "properties", self._properties, {}):
-            for full, at_type in self._part(at, "required", lambda p: self._list(p, quote_keys=True), schema):
-                yield from self._parameter_type(full, at_type)
-
-    def _parameter_type(self, schema: dict[str, Any], pos: int) -> Reading[dict[str, Any]]:
-        if self.text.startswith("type:", pos):
-            for kind, after in self._string(pos + len("type:"), ("}",)):
-                yield {**schema, "type": _schema_type(kind)}, after + 1
-        else:  # parameters the template writes nothing for are still truthy: written as ``{``
-            yield (schema or {"properties": {}}), pos
-
-    def _response(self, pos: int) -> Reading[dict[str, Any] | None]:
-        """``,response:{description:<|"|>D<|"|>,type:<|"|>OBJECT<|"|>}``, each part optional."""
-        if not self.text.startswith(",response:{", pos):
-            yield None, pos
-            return
-        pos += len(",response:{")
-        described: list[tuple[dict[str, Any], int]] = [({}, pos)]
-        if self.text.startswith("description:", pos):
-            described = [({"description": d}, at + 1) for d, at in self._string(pos + len("description:"), (",",))]
-        for response, at in described:
-            if self.text.startswith("type:" + quoted("OBJECT") + "}", at):
-                yield {**response, "type": "object"}, at + len("type:" + quoted("OBJECT") + "}")
-            yield response, at
-
-    def _declaration(self, pos: int) -> Reading[dict[str, Any]]:
-        """``<|tool>declaration:NAME{description:...}<tool|>``: the tool's function, as a JSON schema."""
-        named = self._named(pos, DECLARATION_OPEN + "declaration:", "{description:")
-        if named is None:
-            return
-        name, brace = named
-        if not self._at(brace, "{description:"):
-            return
-        follow = (",parameters:{", ",response:{", "}" + DECLARATION_CLOSE)
-        for description, at in self._string(brace + len("{description:"), follow):
-            for parameters, at_response in self._parameters(at):
-                for response, end in self._response(at_response):
-                    if self._at(end, "}" + DECLARATION_CLOSE):
-                        function: dict[str, Any] = {"name": name}
-                        if description:
-                            function["description"] = description
-                        if parameters is not None:
-                            function["parameters"] = parameters
-                        if response is not None:
-                            function["response"] = response
-                        yield function, end + len("}" + DECLARATION_CLOSE)
-
-    def _header(self, pos: int) -> Reading[_Header | None]:
-        """The system turn: ``<|turn>system\\n[<|think|>\\n]TEXT[<|tool>...<tool|>]*<turn|>\\n``."""
-        if not self.text.startswith(_SYSTEM_HEADER, pos):
-            yield None, pos
-            return
-        pos += len(_SYSTEM_HEADER)
-        thinking = self.text.startswith(THINK, pos)
-        if thinking:
-            pos += len(THINK)
-        for end in self._find_all(pos, (DECLARATION_OPEN, TURN_END)):
-            for tools, after in self._repeat(self._declaration, end):
-                if self._at(after, TURN_END):
-                    yield _Header(thinking, self.text[pos:end], tools), after + len(TURN_END)
-
-    # ------------------------------------------------------------------ turns
-
-    def _call(self, pos: int) -> Reading[tuple[str, dict[str, Any] | str]]:
-        """``<|tool_call>call:NAME{...}<tool_call|>``: pairs, else the raw text of string arguments (Q10)."""
-        named = self._named(pos, CALL_OPEN + "call:", "{")
-        if named is None:
-            return
-        name, brace = named
-        for arguments, after in self._mapping(brace, quote_keys=False):
-            if self._at(after, CALL_CLOSE):
-                yield (name, arguments), after + len(CALL_CLOSE)
-        for close in self._find_all(brace + 1, ("}" + CALL_CLOSE,)):
-            yield (name, self.text[brace + 1 : close]), close + 1 + len(CALL_CLOSE)
-
-    def _tool_response(self, pos: int) -> Reading[tuple[str, dict[str, Any]]]:
-        """``<|tool_response>response:NAME{...}<tool_response|>``."""
-        named = self._named(pos, RESPONSE_OPEN + "response:", "{")
-        if named is None:
-            return
-        name, brace = named
-        for body, after in self._mapping(brace, quote_keys=False):
-            if self._at(after, RESPONSE_CLOSE):
-                yield (name, body), after + len(RESPONSE_CLOSE)
-
-    def _texts(self, pos: int, closers: tuple[str, ...], *, model: bool = False) -> Reading[str]:
-        """A trimmed turn text from ``pos`` up to one of ``closers`` (the offset returned is the closer's).
-
-        A model text holds no ``<|channel>`` or ``<channel|>`` (the template strips them, Q9).
-        """
-        text = self.text
-        limit = pos if text[pos : pos + 1].isspace() else len(text)  # only "" is trimmed then
-        if model:
-            channels = (text.find(CHANNEL_OPEN, pos), text.find(CHANNEL_CLOSE, pos))
-            limit = min([limit, *(at for at in channels if at >= 0)])
-        for end in self._find_all(pos, closers):
-            if end > limit:
-                return
-            if end == pos or not text[end - 1].isspace():
-                yield text[pos:end], end
-
-    def _model_turn(self, pos: int) -> Reading[_Turn]:
-        """An assistant message: ``[thought]calls*responses*content`` and what ends it (Q3, Q5, Q9)."""
-        if not self.text.startswith(THOUGHT_OPEN, pos):
-            yield from self._model_body(pos, None)
-            return
-        start = pos + len(THOUGHT_OPEN)
-        for end in self._find_all(start, (THOUGHT_END + CALL_OPEN,)):
-            yield from self._model_body(end + len(THOUGHT_END), self.text[start:end])
-
-    def _model_body(self, pos: int, thought: str | None) -> Reading[_Turn]:
-        for calls, at in self._repeat(self._call, pos):
-            if thought is not None and not calls:
-                continue  # reasoning is written back only for a message with calls
-            for responses, at_content in self._repeat(self._tool_response, at):
-                yield from self._model_end(at_content, _Turn("assistant", "", "", thought, calls, responses))
-
-    def _model_end(self, pos: int, turn: _Turn) -> Reading[_Turn]:
-        if turn.responses:
-            yield turn, pos  # answered, nothing more: the model goes on in the same turn (Q5)
-        closers = (RESPONSE_OPEN, TURN_END) if turn.calls and not turn.responses else (TURN_END,)
-        for content, end in self._texts(pos, closers, model=True):
-            closer = RESPONSE_OPEN if self.text.startswith(RESPONSE_OPEN, end) else TURN_END
-            if turn.responses and not content:
-                continue
-            if closer == TURN_END and turn.calls and not turn.responses and not _MEDIA_TOKEN.search(content):
-                continue  # unanswered calls end with <|tool_response> unless a media part came last
-            yield dataclasses.replace(turn, content=content, end=closer), end + len(closer)
-
-    def _plain_turn(self, pos: int, role: str) -> Reading[_Turn]:
-        for content, end in self._texts(pos, (TURN_END,)):
-            yield _Turn(role, content, TURN_END), end + len(TURN_END)
-
-    def _turns_at(self, pos: int, previous: str | None) -> Reading[_Turn]:
-        """The readings of the message at ``pos``, given the role before it (Q7: none after an assistant)."""
-        text = self.text
-        if text.startswith(TURN_OPEN, pos):
-            start = pos + len(TURN_OPEN)
-            newline = text.find("\n", start)
-            role = text[start:newline] if newline >= 0 else ""
-            if newline < 0:
-                self._fail(len(text), ("\n",))
-            elif role == "model" and previous != "assistant":
-                yield from self._model_turn(newline + 1)
-            elif role in ("model", "assistant", "tool"):
-                self._fail(start, ("user", "system") if role == "model" else ("user", "model", "system"))
-            else:
-                yield from self._plain_turn(newline + 1, role)
-        else:
-            self._fail(pos, (TURN_OPEN,))
-        if previous == "assistant":
-            yield from self._model_turn(pos)
-
-    def _bodies(self, pos: int) -> Iterator[tuple[list[_Turn], bool]]:
-        """Every reading of the turns from ``pos`` to the end: ``(turns, generation prompt)``.
-
-        Depth-first over messages without recursion (a conversation can be long). A place from
-        which no reading reached the end is not tried again, nor a second reading of a message
-        that ends where another one did (both render the same).
-        """
-        text = self.text
-        path: list[_Turn] = []
-        #: Per message being read: its readings, where it starts, the completions before it, the ends seen.
-        stack: list[tuple[Iterator[tuple[_Turn, int]], tuple[int, str | None], int, set[tuple[int, str]]]] = []
-        completed = 0
-        here: tuple[int, str | None] | None = (pos, None)
-        while True:
-            if here is not None:
-                if here in self._dead:
-                    if path:
-                        path.pop()
-                else:
-                    at = here[0]
-                    generation = len(text) - at == len(GENERATION_PROMPT) and text.startswith(GENERATION_PROMPT, at)
-                    if at == len(text) or generation:
-                        completed += 1
-                        yield list(path), generation
-                    if at < len(text):
-                        stack.append((self._turns_at(*here), here, completed, set()))
-                    elif path:
-                        path.pop()
-                here = None
-            if not stack:
-                return
-            readings, state, before, ends = stack[-1]
-            step = next(readings, None)
-            if step is None:
-                stack.pop()
-                if completed == before:
-                    self._dead.add(state)
-                if path:
-                    path.pop()
-                continue
-            turn, end = step
-            if (end, turn.role) in ends:
-                continue
-            ends.add((end, turn.role))
-            path.append(turn)
-            here = (end, "assistant" if turn.role == "assistant" else turn.role)
-
-    def conversations(self) -> Iterator[Conversation]:
-        """Every complete reading of the prompt, in order."""
-        start = self.text.find(TURN_OPEN)
-        if start < 0:
-            start = len(self.text)
-        bos = bos_token(self.text, start, TURN_OPEN)
-        for header, at in self._header(start):
-            for turns, generation in self._bodies(at):
-                yield _conversation(bos, header, turns, generation)
-
-
-# ---------------------------------------------------------------------------- decode: the conversation
-
-
-def _system_content(text: str) -> str | list[dict[str, Any]]:
-    """The first system message's content: the text, or text parts where it has the parts' trailing spaces (Q11)."""
-    if text == text.strip():
-        return text
-    lead = len(text) - len(text.lstrip(" "))
-    trail = len(text) - len(text.rstrip(" "))
-    middle = text[lead : len(text) - trail]
-    parts = [""] * lead + ([middle] + [""] * (trail - 1) if middle else [])
-    return [{"type": "text", "text": part} for part in parts]
-
-
-def _media_parts(text: str) -> list[dict[str, Any]]:
-    """Model content as parts, its ``<|image|>``... tokens as media parts (their kind decides the generation prompt)."""
-    parts: list[dict[str, Any]] = []
-    for piece in _MEDIA_TOKEN.split(text):
-        if _MEDIA_TOKEN.fullmatch(piece):
-            parts.append({"type": piece[2:-2]})
-        elif piece:
-            parts.append({"type": "text", "text": piece})
-    return parts
-
-
-def _function_call(name: str, arguments: dict[str, Any] | str) -> FunctionCall:
-    """A call's function; string arguments (Q10) are kept as the raw text the template pasted."""
-    if isinstance(arguments, str):
-        return FunctionCall.model_construct(name=name, arguments=arguments)  # raw text, not JSON
-    return FunctionCall(name=name, arguments=arguments)
-
-
-def _tool_messages(responses: tuple[tuple[str, dict[str, Any]], ...], calls: list[ToolCall]) -> list[Message]:
-    """OpenAI tool messages for ``value:`` responses, each linked to the first unanswered call of its name."""
-    answered: set[int] = set()
-    messages = []
-    for name, body in responses:
-        message: dict[str, Any] = {"role": "tool", "name": name, "content": body["value"]}
-        for index, call in enumerate(calls):
-            if index not in answered and call.function.name == name:
-                answered.add(index)
-                message["tool_call_id"] = call.id
-                break
-        messages.append(Message(**message))
-    return messages
-
-
-def _is_tool_message(body: dict[str, Any]) -> bool:
-    """Whether a response body is what a ``role: tool`` message renders: ``{value:<text or None>}``."""
-    return list(body) == ["value"] and (body["value"] is None or isinstance(body["value"], str))
-
-
-def _legacy_response(name: str, body: dict[str, Any]) -> dict[str, Any]:
-    """An entry of an assistant message's ``tool_responses``: a mapping, or the value of ``{value:...}``."""
-    if list(body) == ["value"] and not isinstance(body["value"], dict):
-        return {"name": name, "response": body["value"]}
-    return {"name": name, "response": body}
-
-
-def _assistant_messages(turn: _Turn, ids: Iterator[int], last_with_generation: bool) -> list[Message]:
-    """The assistant message of a model turn, then the tool messages its responses render from."""
-    calls = [ToolCall(id=call_id(next(ids)), function=_function_call(name, args)) for name, args in turn.calls]
-    needs_media = (calls and not turn.responses and turn.end == TURN_END) or (
-        last_with_generation and turn.responses and turn.content
-    )
-    content: Any = turn.content or (None if calls or turn.responses else "")
-    if needs_media:
-        content = _media_parts(turn.content)
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if turn.thought is not None:
-        message["reasoning_content"] = turn.thought
-    if calls:
-        message["tool_calls"] = calls
-    results: list[Message] = []
-    if calls and turn.responses and all(_is_tool_message(body) for _, body in turn.responses):
-        results = _tool_messages(turn.responses, calls)
-    elif turn.responses:
-        message["tool_responses"] = [_legacy_response(name, body) for name, body in turn.responses]
-    return [Message(**message), *results]
-
-
-def _conversation(bos: str, header: _Header | None, turns: list[_Turn], generation: bool) -> Conversation:
-    """The conversation of one reading (ids ``call_0``... in order; see the module docs for the canonical choices)."""
-    variables: dict[str, Any] = {"bos_token": bos} if bos else {}
-    messages: list[Message] = []
-    tools = None
-    first_merges = not turns or turns[0].role in ("system", "developer")  # would join the system turn (Q8)
-    if header is not None:
-        if header.thinking:
-            variables["enable_thinking"] = True
-        if header.tools:
-            tools = [Tool(function=Function(**function)).model_dump() for function in header.tools]
-        if header.system or not (header.thinking or header.tools) or first_merges:
-            messages.append(Message(role="system", content=_system_content(header.system)))
-    elif first_merges:  # a first message the template drops (Q6), so that the next one is not merged
-        messages.append(Message(role="tool", content=""))
-    ids = itertools.count()
-    for index, turn in enumerate(turns):
-        if turn.role == "assistant":
-            messages.extend(_assistant_messages(turn, ids, generation and index == len(turns) - 1))
-        else:
-            messages.append(Message(role=turn.role, content=turn.content))
-    return Conversation(messages=messages, tools=tools, add_generation_prompt=generation, variables=variables)
-
-
-def decode_prompt(prompt: str, render: Callable[[Conversation], str]) -> Conversation:
-    """The conversation ``prompt`` renders from: the first reading that ``render`` gives back exactly.
-
-    With none, the first complete reading (the caller reports where its rendering departs), or a
-    ParseError at the farthest point any reading reached.
-    """
-    reader = _PromptReader(prompt)
-    first: Conversation | None = None
-    try:
-        for count, conversation in enumerate(reader.conversations()):
-            first = first or conversation
-            try:
-                if render(conversation) == prompt:
-                    return conversation
-            except RenderError:
-                pass
-            if count + 1 >= _MAX_READINGS:
-                break
-    except RecursionError:  # values nested deeper than Python recurses
-        raise reader.error("; values are nested too deeply there to read") from None
-    if first is None:
-        raise reader.error()
-    return first
-
-
-# ---------------------------------------------------------------------------- format
-
-
-class Gemma4(Format):
-    """Google Gemma 4 native tool calls (reference: the Gemma 4 E4B-it template)."""
-
-    name = "gemma4"
-    aliases = ("gemma-4", "gemma_4")
-    summary = 'Gemma 4 native calls: <|tool_call>call:NAME{key:<|"|>text<|"|>,n:3}<tool_call|>'
-    stop_token = TURN_CLOSE
-    reference_template = "gemma4.jinja"
-    grammar_special_tokens = (CALL_OPEN, CALL_CLOSE, QUOTE, CHANNEL_OPEN, CHANNEL_CLOSE, TURN_CLOSE, RESPONSE_OPEN)
-    template_markers = ("<|turn>", "<|tool_call>")
-    #: A call opener, or a bare ``call:NAME{`` where the parser accepts one.
-    reply_markers = (r"<\|tool_call>", r"(?:\A|\n|<channel\|>)call:[\w.-]+[{(]")
-
-    def _render(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        *,
-        add_generation_prompt: bool,
-        **variables: Any,
-    ) -> str:
-        """Template variables: ``bos_token`` (the template writes the variable, not a literal ``<bos>``:
-        pass ``bos_token="<bos>"`` for the real prompt) and ``enable_thinking``."""
-        return render_conversation(messages, tools, add_generation_prompt, variables)
-
-    def _render_reply(self, message: dict[str, Any]) -> str:
-        """What the model generates after the generation prompt ``<|turn>model\\n``.
-
-        ``<|channel>thought\\nREASONING<channel|>`` when the message has reasoning, then the
-        content (``<|channel>`` blocks stripped, trimmed), then either the calls followed by
-        ``<|tool_response>`` (where generation stops: the model's own end-of-calls token, §2.5)
-        or, without calls, ``<turn|>``.
-
-        This is not a slice of the rendered history: the template writes reasoning back only for
-        calls after the last user message and with ``\\n`` before ``<channel|>`` (Q9; real
-        replies have none), and puts the content of a message with calls after the tool
-        responses (Q3), where it is the model's continuation once the results are in. A reply
-        writes it before its calls, where the model writes a preamble.
-        """
-        return reply_text(message)
-
-    # ------------------------------------------------------------------ decode
-
-    def _decode(self, prompt: str) -> Conversation:
-        """The conversation of a gemma4 prompt (see "decode" above for how ambiguous texts read)."""
-
-        def render(conversation: Conversation) -> str:
-            return self.render(
-                conversation.messages,
-                conversation.tools,
-                add_generation_prompt=conversation.add_generation_prompt,
-                **conversation.variables,
-            )
-
-        return decode_prompt(prompt, render)
-
-    # ------------------------------------------------------------------ parse
-
-    def _syntax(self) -> Syntax:
-        return Syntax(
-            grammar=compile_grammar("gemma4"),
-            builder=Gemma4Builder,
-            text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "CHARS": CHARS},
-            blocks={"CALL_OPEN": "CALL_CLOSE", "BARE_CALL": None, "BARE_CALL0": None},
-            autoclose={
-                "CHANNEL_CLOSE": "<channel|>",
-                "RBRACK": "]",
-                "RBRACE": "}",
-                "RPAR": ")",
-                "CALL_CLOSE": CALL_CLOSE,
-            },
-            autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
-            resync_after=(CALL_CLOSE,),
-            resync_before=(CALL_OPEN, TURN_CLOSE, RESPONSE_OPEN),
-            delimiters=(Delimiter(QUOTE, QUOTE), Delimiter('"', '"', "\\"), Delimiter("'", "'", "\\")),
-            closed_terminals=frozenset(
-                {"GSTRING", "JSTRING", "SSTRING", "GQ", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}
-            ),
-            holdback=40,
-            nest_open=frozenset({"LBRACE", "LBRACK", "LPAR"}),
-            nest_close=frozenset({"RBRACE", "RBRACK", "RPAR"}),
-            reasoning_open="CHANNEL_OPEN",
-            preempt_starts="c",
-            prompt_opens_reasoning=_opens_reasoning,
-        )
-
-    # ------------------------------------------------------------------ constrained decoding
-
-    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        return grammar_calls(builder, tools)
-
-
 # ---------------------------------------------------------------------------- export (constrained decoding)
 
 
@@ -1463,3 +686,89 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
         reasoning=Reasoning(CHANNEL_OPEN, CHANNEL_CLOSE, open_rest="thought\n", forbid_markers=opens),
         stops=(RESPONSE_OPEN, TURN_CLOSE),
     )
+
+
+# ---------------------------------------------------------------------------- format
+
+
+class Gemma4(Format):
+    """Google Gemma 4 native tool calls (reference: the Gemma 4 E4B-it template)."""
+
+    name = "gemma4"
+    aliases = ("gemma-4", "gemma_4")
+    summary = 'Gemma 4 native calls: <|tool_call>call:NAME{key:<|"|>text<|"|>,n:3}<tool_call|>'
+    stop_token = TURN_CLOSE
+    reference_template = "gemma4.jinja"
+    grammar_special_tokens = (CALL_OPEN, CALL_CLOSE, QUOTE, CHANNEL_OPEN, CHANNEL_CLOSE, TURN_CLOSE, RESPONSE_OPEN)
+    template_markers = ("<|turn>", "<|tool_call>")
+    #: A call opener, or a bare ``call:NAME{`` where the parser accepts one.
+    reply_markers = (r"<\|tool_call>", r"(?:\A|\n|<channel\|>)call:[\w.-]+[{(]")
+
+    def _render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        add_generation_prompt: bool,
+        **variables: Any,
+    ) -> str:
+        """Template variables: ``bos_token`` (the template writes the variable, not a literal ``<bos>``:
+        pass ``bos_token="<bos>"`` for the real prompt) and ``enable_thinking``."""
+        return prompt_text(messages, tools, add_generation_prompt, variables)
+
+    def _render_reply(self, message: dict[str, Any]) -> str:
+        """What the model generates after the generation prompt ``<|turn>model\\n``.
+
+        ``<|channel>thought\\nREASONING<channel|>`` when the message has reasoning, then the
+        content (``<|channel>`` blocks stripped, trimmed), then either the calls followed by
+        ``<|tool_response>`` (where generation stops: the model's own end-of-calls token, §2.5)
+        or, without calls, ``<turn|>``.
+
+        This is not a slice of the rendered history: the template writes reasoning back only for
+        calls after the last user message and with ``\\n`` before ``<channel|>`` (Q9; real
+        replies have none), and puts the content of a message with calls after the tool
+        responses (Q3), where it is the model's continuation once the results are in. A reply
+        writes it before its calls, where the model writes a preamble.
+        """
+        return reply_text(message)
+
+    # ------------------------------------------------------------------ decode
+
+    def _decode(self, prompt: str) -> Conversation:
+        """The conversation of a gemma4 prompt (see "decode" above for how ambiguous texts read)."""
+        return prompt_conversation(prompt)
+
+    # ------------------------------------------------------------------ parse
+
+    def _syntax(self) -> Syntax:
+        return Syntax(
+            grammar=compile_grammar("gemma4"),
+            builder=Gemma4Builder,
+            text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "CHARS": CHARS},
+            blocks={"CALL_OPEN": "CALL_CLOSE", "BARE_CALL": None, "BARE_CALL0": None},
+            autoclose={
+                "CHANNEL_CLOSE": "<channel|>",
+                "RBRACK": "]",
+                "RBRACE": "}",
+                "RPAR": ")",
+                "CALL_CLOSE": CALL_CLOSE,
+            },
+            autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
+            resync_after=(CALL_CLOSE,),
+            resync_before=(CALL_OPEN, TURN_CLOSE, RESPONSE_OPEN),
+            delimiters=(Delimiter(QUOTE, QUOTE), Delimiter('"', '"', "\\"), Delimiter("'", "'", "\\")),
+            closed_terminals=frozenset(
+                {"GSTRING", "JSTRING", "SSTRING", "GQ", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}
+            ),
+            holdback=40,
+            nest_open=frozenset({"LBRACE", "LBRACK", "LPAR"}),
+            nest_close=frozenset({"RBRACE", "RBRACK", "RPAR"}),
+            reasoning_open="CHANNEL_OPEN",
+            preempt_starts="c",
+            prompt_opens_reasoning=_opens_reasoning,
+        )
+
+    # ------------------------------------------------------------------ constrained decoding
+
+    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+        return grammar_calls(builder, tools)

@@ -30,17 +30,18 @@ from codec.errors import RenderError, parse_error_at
 from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, Reasoning, alt, parameters_schema, seq
 from codec.format import Format
 from codec.formats._calls import LiteralHandlers
-from codec.formats._decode import (
+from codec.formats._chatml import (
     GENERATION_PROMPT,
+    IM_END,
     IM_START,
+    RESPONSE_CLOSE,
+    RESPONSE_OPEN,
     TURN_END,
-    Turn,
-    assistant_message,
-    json_object_as_written,
+    ChatMLTurn,
     read_turns,
     tool_responses,
-    trailing_blocks,
 )
+from codec.formats._decode import assistant_message, json_object_as_written, trailing_blocks
 from codec.formats._render import concat, required
 from codec.literals import (
     JSON_DECODER,
@@ -57,6 +58,8 @@ from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax
 from codec.watch import Delimiter, json_fast_lexer
 
+# ---------------------------------------------------------------------------- markers
+
 SYSTEM_TOOLS_HEADER = (
     "# Tools / Ferramentas\n\nVocê pode chamar uma ou mais funções para auxiliar na consulta do usuário.\n\n"
     "Você recebe assinaturas de funções dentro de tags XML <tools></tools>:\n<tools>"
@@ -64,17 +67,60 @@ SYSTEM_TOOLS_HEADER = (
 SYSTEM_TOOLS_FOOTER = (
     "\n</tools>\n\nPara cada chamada de função, retorne um objeto json com o nome da função e os "
     "argumentos dentro das tags XML <tool_call></tool_call>:\n<tool_call>\n"
-    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n'
-)
+    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+) + TURN_END
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
-STOP = "<|im_end|>"
+STOP = IM_END
 
 
 # ---------------------------------------------------------------------------- render
 
 
+def prompt_text(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    variables: dict[str, Any],
+) -> str:
+    """The prompt, as the reference template renders it (it reads no ``variables``)."""
+    first = messages[0]
+    first_is_system = required(first, "role") == "system"
+    out: list[str] = []
+    if tools:
+        out.append(IM_START + "system\n")
+        if first_is_system:
+            out.append(concat(required(first, "content"), "\n\n"))
+        out.append(SYSTEM_TOOLS_HEADER)
+        for tool in tools:
+            out.append("\n" + jinja.tojson(tool))
+        out.append(SYSTEM_TOOLS_FOOTER)
+    elif first_is_system:
+        out.append(concat(IM_START + "system\n", required(first, "content"), TURN_END))
+    for i, message in enumerate(messages):
+        role = required(message, "role")
+        content = message.get("content")
+        content = content if isinstance(content, str) else ""
+        if role == "user" or (role == "system" and i):
+            out.append(concat(IM_START, role, "\n", content, TURN_END))
+        elif role == "assistant":
+            out.append(GENERATION_PROMPT + reply_text(message) + "\n")
+        elif role == "tool":
+            if i == 0 or messages[i - 1].get("role") != "tool":
+                out.append(IM_START + "user")
+            out.append(RESPONSE_OPEN + content + RESPONSE_CLOSE)
+            if i == len(messages) - 1 or messages[i + 1].get("role") != "tool":
+                out.append(TURN_END)
+    if add_generation_prompt:
+        out.append(GENERATION_PROMPT)
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------- reply
+
+
 def _render_call(call: Any) -> str:
+    """One ``<tool_call>`` block for an OpenAI tool call (or its bare ``function`` object)."""
     if not isinstance(call, dict):
         raise RenderError("tool_calls entries must be objects")
     function = call.get("function") or call
@@ -84,8 +130,8 @@ def _render_call(call: Any) -> str:
     return f'{CALL_OPEN}\n{{"name": "{"" if name is None else name}", "arguments": {args}}}\n{CALL_CLOSE}'
 
 
-def _assistant_body(message: dict[str, Any]) -> str:
-    """What follows ``<|im_start|>assistant\\n`` for this message, ``<|im_end|>`` included."""
+def reply_text(message: dict[str, Any]) -> str:
+    """What the model writes for ``message``: what follows ``<|im_start|>assistant\\n``, ``<|im_end|>`` included."""
     content = message.get("content")
     content = content if isinstance(content, str) else ""
     out = [content]
@@ -94,43 +140,7 @@ def _assistant_body(message: dict[str, Any]) -> str:
         if i or content:
             out.append("\n")
         out.append(_render_call(call))
-    out.append(STOP)
-    return "".join(out)
-
-
-def render_conversation(
-    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, add_generation_prompt: bool
-) -> str:
-    """The prompt, as the reference template renders it."""
-    first = messages[0]
-    first_is_system = required(first, "role") == "system"
-    out: list[str] = []
-    if tools:
-        out.append("<|im_start|>system\n")
-        if first_is_system:
-            out.append(concat(required(first, "content"), "\n\n"))
-        out.append(SYSTEM_TOOLS_HEADER)
-        for tool in tools:
-            out.append("\n" + jinja.tojson(tool))
-        out.append(SYSTEM_TOOLS_FOOTER)
-    elif first_is_system:
-        out.append(concat("<|im_start|>system\n", required(first, "content"), "<|im_end|>\n"))
-    for i, message in enumerate(messages):
-        role = required(message, "role")
-        content = message.get("content")
-        content = content if isinstance(content, str) else ""
-        if role == "user" or (role == "system" and i):
-            out.append(concat("<|im_start|>", role, "\n", content, "<|im_end|>\n"))
-        elif role == "assistant":
-            out.append("<|im_start|>assistant\n" + _assistant_body(message) + "\n")
-        elif role == "tool":
-            if i == 0 or messages[i - 1].get("role") != "tool":
-                out.append("<|im_start|>user")
-            out.append("\n<tool_response>\n" + content + "\n</tool_response>")
-            if i == len(messages) - 1 or messages[i + 1].get("role") != "tool":
-                out.append("<|im_end|>\n")
-    if add_generation_prompt:
-        out.append("<|im_start|>assistant\n")
+    out.append(IM_END)
     return "".join(out)
 
 
@@ -149,32 +159,32 @@ _CALL_TAIL = "}\n" + CALL_CLOSE
 UNSHOWN_MESSAGE: dict[str, Any] = {"role": "developer", "content": ""}
 
 
-def decode_conversation(text: str) -> Conversation:
-    """The conversation ``text`` is a rendering of (what comes back: README, "Decoding prompts")."""
-    turns, generation_prompt = read_turns(text, 0, _OPENERS)
+def prompt_conversation(prompt: str) -> Conversation:
+    """The conversation ``prompt`` is a rendering of (what comes back: README, "Decoding prompts")."""
+    turns, generation_prompt = read_turns(prompt, 0, _OPENERS)
     tools: list[dict[str, Any]] | None = None
     header_system = False  # the tools header holds the first system message
     messages: list[dict[str, Any]] = []
     ids = itertools.count()
     for turn in turns:
         body = turn.body + 1  # past the newline after the role
-        if turn.role == "system" and turn.start == 0 and text.endswith(_TOOLS_END, body, turn.end):
-            system, tools = _tools_turn(text, body, turn.end - len(_TOOLS_END))
+        if turn.role == "system" and turn.start == 0 and prompt.endswith(_TOOLS_END, body, turn.end):
+            system, tools = _tools_turn(prompt, body, turn.end - len(_TOOLS_END))
             if system is not None:
                 messages.append({"role": "system", "content": system})
                 header_system = True
         elif turn.role == "user":
-            results = tool_responses(text, turn.body, turn.end)
+            results = tool_responses(prompt, turn.body, turn.end)
             if results is None:
-                messages.append({"role": "user", "content": text[body : turn.end]})
+                messages.append({"role": "user", "content": prompt[body : turn.end]})
             else:
                 if messages and messages[-1]["role"] == "tool":  # else the two groups would render as one
                     messages.append(dict(UNSHOWN_MESSAGE))
                 messages += [{"role": "tool", "content": result} for result in results]
         elif turn.role == "system":
-            messages.append({"role": "system", "content": text[body : turn.end]})
+            messages.append({"role": "system", "content": prompt[body : turn.end]})
         else:
-            messages.append(_assistant_message(text, turn, ids))
+            messages.append(_assistant_message(prompt, turn, ids))
     if tools and messages and messages[0]["role"] == "system" and not header_system:
         messages.insert(0, dict(UNSHOWN_MESSAGE))  # else the system message would move into the header
     if not messages:
@@ -224,7 +234,7 @@ def _tool_line(text: str, start: int, end: int) -> dict[str, Any]:
     return value
 
 
-def _assistant_message(text: str, turn: Turn, ids: Iterator[int]) -> dict[str, Any]:
+def _assistant_message(text: str, turn: ChatMLTurn, ids: Iterator[int]) -> dict[str, Any]:
     """An assistant turn: its content, then the calls that end it (each block that reads back exactly)."""
     start = turn.body + 1
     cut, calls = trailing_blocks(
@@ -508,6 +518,34 @@ class HermesBuilder(LiteralHandlers, Builder):
         return len(raw)
 
 
+# ---------------------------------------------------------------------------- export (constrained decoding)
+
+
+def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+    """Calls as the renderer writes them: ``<tool_call>\\n{"name": "NAME", "arguments": {...}}\\n</tool_call>``.
+
+    The arguments are JSON constrained by the tool's parameters; parallel calls are separate
+    blocks, one line apart. Reasoning is a leading ``<think>...</think>`` block.
+    """
+    values = JsonValues(builder)
+    bodies = []
+    for tool in tools:
+        name = tool_name(tool)
+        arguments = values.value(parameters_schema(tool))
+        bodies.append(seq(f'\n{{"name": "{name}", "arguments": ', arguments, "}\n" + CALL_CLOSE))
+    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+    return CallSyntax(
+        triggers=((CALL_OPEN, call),),
+        more=seq("\n", Marker(CALL_OPEN), call),
+        text_forbid_markers=(CALL_OPEN, STOP),
+        reasoning=Reasoning("<think>", "</think>"),
+        stops=(STOP,),
+    )
+
+
+# ---------------------------------------------------------------------------- format
+
+
 class Hermes(Format):
     """Hermes / Qwen2.5 JSON tool calls (reference: the Tucano2 Portuguese Hermes template)."""
 
@@ -527,13 +565,13 @@ class Hermes(Format):
         add_generation_prompt: bool,
         **variables: Any,
     ) -> str:
-        return render_conversation(messages, tools, add_generation_prompt)
+        return prompt_text(messages, tools, add_generation_prompt, variables)
 
     def _render_reply(self, message: dict[str, Any]) -> str:
-        return _assistant_body(message)
+        return reply_text(message)
 
     def _decode(self, prompt: str) -> Conversation:
-        return decode_conversation(prompt)
+        return prompt_conversation(prompt)
 
     def _syntax(self) -> Syntax:
         return Syntax(
@@ -565,28 +603,3 @@ class Hermes(Format):
 
     def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
         return grammar_calls(builder, tools)
-
-
-# ---------------------------------------------------------------------------- export (constrained decoding)
-
-
-def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-    """Calls as the renderer writes them: ``<tool_call>\\n{"name": "NAME", "arguments": {...}}\\n</tool_call>``.
-
-    The arguments are JSON constrained by the tool's parameters; parallel calls are separate
-    blocks, one line apart. Reasoning is a leading ``<think>...</think>`` block.
-    """
-    values = JsonValues(builder)
-    bodies = []
-    for tool in tools:
-        name = tool_name(tool)
-        arguments = values.value(parameters_schema(tool))
-        bodies.append(seq(f'\n{{"name": "{name}", "arguments": ', arguments, "}\n" + CALL_CLOSE))
-    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
-    return CallSyntax(
-        triggers=((CALL_OPEN, call),),
-        more=seq("\n", Marker(CALL_OPEN), call),
-        text_forbid_markers=(CALL_OPEN, STOP),
-        reasoning=Reasoning("<think>", "</think>"),
-        stops=(STOP,),
-    )

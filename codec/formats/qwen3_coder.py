@@ -72,23 +72,20 @@ from codec.export import (
     seq,
 )
 from codec.format import Format
-from codec.formats._decode import (
+from codec.formats._chatml import (
     GENERATION_PROMPT,
+    IM_END,
     IM_START,
+    RESPONSE_CLOSE,
     RESPONSE_OPEN,
     TURN_END,
-    Turn,
-    assistant_message,
-    expect,
-    expected_error,
-    json_as_written,
+    ChatMLTurn,
     read_turn,
     read_turns,
     tool_responses,
-    trailing_blocks,
     turn_end,
-    until,
 )
+from codec.formats._decode import assistant_message, expect, expected_error, json_as_written, trailing_blocks, until
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
 from codec.literals import python_literal
 from codec.models import Conversation
@@ -97,9 +94,11 @@ from codec.sink import CONTENT, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax
 from codec.watch import Delimiter, FastLexer
 
+# ---------------------------------------------------------------------------- markers
+
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
-STOP = "<|im_end|>"
+STOP = IM_END
 
 DEFAULT_SYSTEM = "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks."
 TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tools>"
@@ -197,6 +196,58 @@ def render_declaration(tool: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def render_system(system: str | None, tools: list[dict[str, Any]] | None) -> str:
+    """The system turn: the tool declarations (with the system text or the default one), or the system text alone."""
+    if tools:
+        head = f"{system}\n\n" if system else f"{DEFAULT_SYSTEM}\n\n"
+        declarations = "".join(render_declaration(tool) for tool in tools)
+        return f"{IM_START}system\n{head}{TOOLS_HEADER}{declarations}{TOOLS_FOOTER}{TURN_END}"
+    if system is not None:
+        return f"{IM_START}system\n{system}{TURN_END}"
+    return ""
+
+
+def prompt_text(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    variables: dict[str, Any],
+) -> str:
+    """The prompt, as the reference template renders it (errors raised in the template's order; it reads no
+    ``variables``)."""
+    system: str | None = None
+    turns = messages
+    if attr(messages[0], "role") == "system":
+        system = content_text(attr(messages[0], "content"))
+        turns = messages[1:]
+    out = [render_system(system, tools)]
+    last = len(turns) - 1
+    for i, message in enumerate(turns):
+        role = attr(message, "role")
+        if role == "user":
+            out.append(f"{IM_START}user\n{content_text(attr(message, 'content'))}{TURN_END}")
+        elif role == "assistant":
+            content, calls = _assistant_parts(message)
+            out.append(f"{GENERATION_PROMPT}{content}{calls}\n" if content else f"{IM_START}assistant{calls}\n")
+        elif role == "tool":
+            content = content_text(attr(message, "content"))
+            if i and attr(turns[i - 1], "role") != "tool":
+                out.append(IM_START + "user")
+            out.append(RESPONSE_OPEN + content + RESPONSE_CLOSE)
+            if i == last or attr(turns[i + 1], "role") != "tool":
+                out.append(TURN_END)
+        elif role == "system":
+            raise RenderError("System message must be at the beginning.")
+        else:
+            raise RenderError("Unexpected message role.")
+    if add_generation_prompt:
+        out.append(GENERATION_PROMPT)
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------- reply
+
+
 def render_call(call: Any) -> str:
     """One ``<tool_call>`` block: ``call`` is an OpenAI tool call or its ``function`` object."""
     function = attr(call, "function")
@@ -213,7 +264,7 @@ def render_call(call: Any) -> str:
     return "".join(out)
 
 
-def assistant_turn(message: dict[str, Any]) -> tuple[str, str]:
+def _assistant_parts(message: dict[str, Any]) -> tuple[str, str]:
     """(content, calls): the trimmed content, and the ``<tool_call>`` blocks followed by ``<|im_end|>``.
 
     Each block but a leading one is preceded by ``\\n``. The template writes the turn as
@@ -227,53 +278,15 @@ def assistant_turn(message: dict[str, Any]) -> tuple[str, str]:
             if content or index:
                 out.append("\n")
             out.append(render_call(call))
-    out.append(STOP)
+    out.append(IM_END)
     return content, "".join(out)
 
 
-def render_system(system: str | None, tools: list[dict[str, Any]] | None) -> str:
-    """The system turn: the tool declarations (with the system text or the default one), or the system text alone."""
-    if tools:
-        head = f"{system}\n\n" if system else f"{DEFAULT_SYSTEM}\n\n"
-        declarations = "".join(render_declaration(tool) for tool in tools)
-        return f"<|im_start|>system\n{head}{TOOLS_HEADER}{declarations}{TOOLS_FOOTER}{STOP}\n"
-    if system is not None:
-        return f"<|im_start|>system\n{system}{STOP}\n"
-    return ""
-
-
-def render_conversation(
-    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, add_generation_prompt: bool
-) -> str:
-    """The prompt, as the reference template renders it (errors raised in the template's order)."""
-    system: str | None = None
-    turns = messages
-    if attr(messages[0], "role") == "system":
-        system = content_text(attr(messages[0], "content"))
-        turns = messages[1:]
-    out = [render_system(system, tools)]
-    last = len(turns) - 1
-    for i, message in enumerate(turns):
-        role = attr(message, "role")
-        if role == "user":
-            out.append(f"<|im_start|>user\n{content_text(attr(message, 'content'))}{STOP}\n")
-        elif role == "assistant":
-            content, calls = assistant_turn(message)
-            out.append(f"<|im_start|>assistant\n{content}{calls}\n" if content else f"<|im_start|>assistant{calls}\n")
-        elif role == "tool":
-            content = content_text(attr(message, "content"))
-            if i and attr(turns[i - 1], "role") != "tool":
-                out.append("<|im_start|>user")
-            out.append(f"\n<tool_response>\n{content}\n</tool_response>")
-            if i == last or attr(turns[i + 1], "role") != "tool":
-                out.append(f"{STOP}\n")
-        elif role == "system":
-            raise RenderError("System message must be at the beginning.")
-        else:
-            raise RenderError("Unexpected message role.")
-    if add_generation_prompt:
-        out.append("<|im_start|>assistant\n")
-    return "".join(out)
+def reply_text(message: dict[str, Any]) -> str:
+    """What the model writes for ``message`` (see :meth:`Qwen3Coder.render_reply`): the trimmed content, then its
+    ``<tool_call>`` blocks and ``<|im_end|>``."""
+    content, calls = _assistant_parts(message)
+    return content + calls
 
 
 # ---------------------------------------------------------------------------- decode
@@ -283,7 +296,7 @@ _TURN_OPENERS = (
     IM_START + "user\n",
     GENERATION_PROMPT,
     IM_START + "assistant" + CALL_OPEN,
-    IM_START + "assistant" + STOP,
+    IM_START + "assistant" + IM_END,
 )
 _SYSTEM_TURN = IM_START + "system\n"
 _TOOLS_INTRO = "\n\n" + TOOLS_HEADER
@@ -293,42 +306,42 @@ _PARAMETER_START = "<parameter="
 _PARAMETER_END = "\n</parameter>\n"
 
 
-def decode_conversation(text: str) -> Conversation:
-    """The conversation ``text`` is a rendering of (what comes back: README, "Decoding prompts")."""
+def prompt_conversation(prompt: str) -> Conversation:
+    """The conversation ``prompt`` is a rendering of (what comes back: README, "Decoding prompts")."""
     messages: list[dict[str, Any]] = []
     tools: list[dict[str, Any]] | None = None
     default_system = False  # the tools turn shows the template's default system text
     pos = 0
     starts = (_SYSTEM_TURN, RESPONSE_OPEN, *_TURN_OPENERS)  # what a prompt may start with
-    if text and not text.startswith(starts):  # said here, so that a cut opener fails at its end
-        raise expected_error(text, 0, starts, "a system, user or assistant turn, or tool results")
-    if text.startswith(_SYSTEM_TURN):
-        turn = read_turn(text, 0, (_SYSTEM_TURN,), (*_TURN_OPENERS, RESPONSE_OPEN))
-        system, tools = _system_turn(text, turn)
+    if prompt and not prompt.startswith(starts):  # said here, so that a cut opener fails at its end
+        raise expected_error(prompt, 0, starts, "a system, user or assistant turn, or tool results")
+    if prompt.startswith(_SYSTEM_TURN):
+        turn = read_turn(prompt, 0, (_SYSTEM_TURN,), (*_TURN_OPENERS, RESPONSE_OPEN))
+        system, tools = _system_turn(prompt, turn)
         default_system = system is None and tools is not None
         messages += [] if system is None else [{"role": "system", "content": system}]
         pos = turn.after
     first = len(messages)  # where the template's loop over the other messages starts
-    if text.startswith(RESPONSE_OPEN, pos):  # a first tool result gets no <|im_start|>user (quirk X3)
-        end = turn_end(text, pos, _TURN_OPENERS)
-        results = _tool_results(text, pos, end)
+    if prompt.startswith(RESPONSE_OPEN, pos):  # a first tool result gets no <|im_start|>user (quirk X3)
+        end = turn_end(prompt, pos, _TURN_OPENERS)
+        results = _tool_results(prompt, pos, end)
         if results is None:
-            raise parse_error_at(text, pos, "expected the first tool results: <tool_response> blocks")
+            raise parse_error_at(prompt, pos, "expected the first tool results: <tool_response> blocks")
         messages += results
         pos = end + len(TURN_END)
-    turns, generation_prompt = read_turns(text, pos, _TURN_OPENERS)
+    turns, generation_prompt = read_turns(prompt, pos, _TURN_OPENERS)
     ids = itertools.count()
     for turn in turns:
         if turn.role == "user":
-            results = _tool_results(text, turn.body, turn.end) if len(messages) > first else None
-            user = {"role": "user", "content": _trimmed(text, turn.body + 1, turn.end)}
+            results = _tool_results(prompt, turn.body, turn.end) if len(messages) > first else None
+            user = {"role": "user", "content": _trimmed(prompt, turn.body + 1, turn.end)}
             messages += results if results is not None else [user]
         else:
-            messages.append(_assistant_message(text, turn, tools, ids))
+            messages.append(_assistant_message(prompt, turn, tools, ids))
     if default_system and not messages:  # a lone system message with the default text (or none)
         messages.append({"role": "system", "content": DEFAULT_SYSTEM})
     if not messages:
-        raise parse_error_at(text, 0, "a prompt holds at least one message", expected=(_SYSTEM_TURN, *_TURN_OPENERS))
+        raise parse_error_at(prompt, 0, "a prompt holds at least one message", expected=(_SYSTEM_TURN, *_TURN_OPENERS))
     return Conversation.model_validate(
         {"messages": messages, "tools": tools, "add_generation_prompt": generation_prompt}
     )
@@ -344,7 +357,7 @@ def _trimmed(text: str, start: int, end: int) -> str:
     return value
 
 
-def _system_turn(text: str, turn: Turn) -> tuple[str | None, list[dict[str, Any]] | None]:
+def _system_turn(text: str, turn: ChatMLTurn) -> tuple[str | None, list[dict[str, Any]] | None]:
     """The system text (None for the template's default) and the tools (None without) of the system turn."""
     body = turn.body + 1
     if not text.endswith(TOOLS_FOOTER, body, turn.end):
@@ -438,7 +451,9 @@ def _tool_results(text: str, start: int, end: int) -> list[dict[str, Any]] | Non
     return [{"role": "tool", "content": result} for result in results]
 
 
-def _assistant_message(text: str, turn: Turn, tools: list[dict[str, Any]] | None, ids: Iterator[int]) -> dict[str, Any]:
+def _assistant_message(
+    text: str, turn: ChatMLTurn, tools: list[dict[str, Any]] | None, ids: Iterator[int]
+) -> dict[str, Any]:
     """An assistant turn: ``<|im_end|>`` alone, calls alone, or ``\\n`` + trimmed content + calls."""
     schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in tools or ()}
 
@@ -651,76 +666,6 @@ class Qwen3CoderBuilder(Builder):
         return len(raw)
 
 
-# ---------------------------------------------------------------------------- format
-
-
-class Qwen3Coder(Format):
-    """Qwen3-Coder XML tool calls (reference: a modified Qwen3-Coder template)."""
-
-    name = "qwen3_coder"
-    aliases = ("qwen3-coder", "qwen3_xml", "qwen_xml")
-    summary = "Qwen3-Coder XML calls: <tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n..."
-    stop_token = STOP
-    reference_template = "qwen3-coder-xml.jinja"
-    template_markers = ("<|im_start|>", "<tool_call>", "<function=", "<parameter=")
-    reply_markers = (r"<function=[^>\s]+>",)
-
-    def _render(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        *,
-        add_generation_prompt: bool,
-        **variables: Any,
-    ) -> str:
-        return render_conversation(messages, tools, add_generation_prompt)
-
-    def _render_reply(self, message: dict[str, Any]) -> str:
-        """What the model generates after the generation prompt ``<|im_start|>assistant\\n``.
-
-        The trimmed content, the ``<tool_call>`` blocks (separated from the content and from each
-        other by one ``\\n``) and ``<|im_end|>``, with no trailing newline. This is the rendered
-        turn minus its ``<|im_start|>assistant`` head and the ``\\n`` that the template writes
-        before non-empty content; for a turn with calls only, the template writes no newline at
-        all (quirk X1), so the rendered turn is not the generation prompt + this reply.
-        """
-        content, calls = assistant_turn(message)
-        return content + calls
-
-    def _decode(self, prompt: str) -> Conversation:
-        return decode_conversation(prompt)
-
-    # ------------------------------------------------------------------ parse
-
-    def _syntax(self) -> Syntax:
-        grammar = compile_grammar("qwen3_coder")
-        return Syntax(
-            grammar=grammar,
-            builder=Qwen3CoderBuilder,
-            text_terminals={"TEXT": CONTENT, "VALUE": VALUE},
-            blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE"},
-            autoclose={
-                "PARAM_CLOSE": "</parameter>",
-                "FUNCTION_CLOSE": "</function>",
-                "CALL_CLOSE": "</tool_call>",
-            },
-            autoclose_before=frozenset({"PARAM_OPEN", "FUNCTION_CLOSE", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
-            resync_after=("</tool_call>", "</function>"),
-            resync_before=("<tool_call>", STOP),
-            # A reply cut inside the next parameter keeps the finished ones, and one cut after
-            # '<function=f>' keeps the call.
-            settle_rejected_blocks=True,
-            delimiters=(Delimiter("<function=", ">"), Delimiter("<parameter=", ">")),
-            holdback=HOLDBACK,
-            fast_terminals={"PARAM_BLOCK": _param_block_lexer(grammar)},
-        )
-
-    # ------------------------------------------------------------------ constrained decoding
-
-    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        return grammar_calls(builder, tools)
-
-
 # ---------------------------------------------------------------------------- export (constrained decoding)
 
 _PARAM_CLOSE = "\n</parameter>"
@@ -772,3 +717,72 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
         text_forbid_markers=(CALL_OPEN, CALL_CLOSE, "<function=", STOP),
         stops=(STOP,),
     )
+
+
+# ---------------------------------------------------------------------------- format
+
+
+class Qwen3Coder(Format):
+    """Qwen3-Coder XML tool calls (reference: a modified Qwen3-Coder template)."""
+
+    name = "qwen3_coder"
+    aliases = ("qwen3-coder", "qwen3_xml", "qwen_xml")
+    summary = "Qwen3-Coder XML calls: <tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n..."
+    stop_token = STOP
+    reference_template = "qwen3-coder-xml.jinja"
+    template_markers = ("<|im_start|>", "<tool_call>", "<function=", "<parameter=")
+    reply_markers = (r"<function=[^>\s]+>",)
+
+    def _render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        add_generation_prompt: bool,
+        **variables: Any,
+    ) -> str:
+        return prompt_text(messages, tools, add_generation_prompt, variables)
+
+    def _render_reply(self, message: dict[str, Any]) -> str:
+        """What the model generates after the generation prompt ``<|im_start|>assistant\\n``.
+
+        The trimmed content, the ``<tool_call>`` blocks (separated from the content and from each
+        other by one ``\\n``) and ``<|im_end|>``, with no trailing newline. This is the rendered
+        turn minus its ``<|im_start|>assistant`` head and the ``\\n`` that the template writes
+        before non-empty content; for a turn with calls only, the template writes no newline at
+        all (quirk X1), so the rendered turn is not the generation prompt + this reply.
+        """
+        return reply_text(message)
+
+    def _decode(self, prompt: str) -> Conversation:
+        return prompt_conversation(prompt)
+
+    # ------------------------------------------------------------------ parse
+
+    def _syntax(self) -> Syntax:
+        grammar = compile_grammar("qwen3_coder")
+        return Syntax(
+            grammar=grammar,
+            builder=Qwen3CoderBuilder,
+            text_terminals={"TEXT": CONTENT, "VALUE": VALUE},
+            blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE"},
+            autoclose={
+                "PARAM_CLOSE": "</parameter>",
+                "FUNCTION_CLOSE": "</function>",
+                "CALL_CLOSE": "</tool_call>",
+            },
+            autoclose_before=frozenset({"PARAM_OPEN", "FUNCTION_CLOSE", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
+            resync_after=("</tool_call>", "</function>"),
+            resync_before=("<tool_call>", STOP),
+            # A reply cut inside the next parameter keeps the finished ones, and one cut after
+            # '<function=f>' keeps the call.
+            settle_rejected_blocks=True,
+            delimiters=(Delimiter("<function=", ">"), Delimiter("<parameter=", ">")),
+            holdback=HOLDBACK,
+            fast_terminals={"PARAM_BLOCK": _param_block_lexer(grammar)},
+        )
+
+    # ------------------------------------------------------------------ constrained decoding
+
+    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+        return grammar_calls(builder, tools)
