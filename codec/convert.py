@@ -139,8 +139,6 @@ def decoded(fmt: Format, prompt: str, source: str) -> RenderInput:
     line and column where it stops matching) for text that is not a rendering of ``fmt``."""
     try:
         c = fmt.decode(prompt)
-    except NotImplementedError:
-        raise RecordError(f"format {fmt.name!r} cannot decode prompts yet") from None
     except ParseError as exc:
         where = f"line {exc.line}, column {exc.column} (offset {exc.pos})"
         raise RecordError(f"{source}: {exc.message} at {where}") from exc

@@ -611,7 +611,7 @@ def build(
 def call_syntax(fmt: Format, tools: list[dict[str, Any]]) -> tuple[GrammarBuilder, CallSyntax]:
     """``fmt``'s calls for these (checked) tools, and the builder holding their rules."""
     b = GrammarBuilder(fmt.grammar_special_tokens)
-    return b, fmt._grammar_calls(b, tools)
+    return b, fmt.functions.grammar_calls(b, tools)
 
 
 # ---------------------------------------------------------------------------- printing

@@ -1,8 +1,10 @@
-"""The :class:`Format` base class: what every chat format offers (render, render_reply, parse, stream)."""
+"""The :class:`Format` base class: what every chat format offers (render, render_reply, decode, parse,
+stream, grammar), and :class:`Functions`, the five functions each format module defines for it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec import jinja
@@ -15,14 +17,36 @@ if TYPE_CHECKING:
 
 MessageLike = Mapping[str, Any] | Message
 ToolLike = Mapping[str, Any] | Tool
+#: ``prompt_text(messages, tools, add_generation_prompt, variables)``, on prepared plain data.
+PromptText = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, bool, dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class Functions:
+    """The five functions of a format module, under the same names in every ``codec/formats/<name>.py``,
+    which :class:`Format` calls (on messages and tools already prepared as plain data)."""
+
+    #: ``prompt_text(messages, tools, add_generation_prompt, variables)``: the prompt, byte for byte
+    #: as the reference template renders it; :class:`~codec.errors.RenderError` where it raises.
+    prompt_text: PromptText
+    #: ``reply_text(message)``: what the model writes for an assistant message, stop token included.
+    reply_text: Callable[[dict[str, Any]], str]
+    #: ``prompt_conversation(prompt)``: the conversation a prompt reads as (:meth:`Format.decode`
+    #: checks that it renders back), or :class:`~codec.errors.ParseError` where it reads as none.
+    prompt_conversation: Callable[[str], Conversation]
+    #: ``reply_syntax()``: the reply's grammar and builder, built once per process.
+    reply_syntax: Callable[[], Syntax]
+    #: ``grammar_calls(builder, tools)``: the calls to ``tools`` in a constrained-decoding grammar.
+    grammar_calls: Callable[[GrammarBuilder, list[dict[str, Any]]], CallSyntax]
 
 
 class Format:
-    """One chat format. Subclasses live in ``codec/formats/<name>.py``; the core never names one.
+    """One chat format, which owns both directions: prompts (render, decode) and replies (parse,
+    stream, grammar). The core never names one.
 
-    A subclass sets ``name`` (and optional ``aliases``), implements :meth:`_render` and
-    :meth:`render_reply`, and describes its reply syntax with :meth:`_syntax` (its grammar and
-    the builder that turns parse events into content, reasoning and calls).
+    A subclass, last in its module ``codec/formats/<name>.py``, declares data: its ``name`` (and
+    ``aliases``), what describes it (``summary``, ``stop_token``, the markers that detect it), and
+    ``functions``, the module's five :class:`Functions`; this class does the rest.
     """
 
     name: ClassVar[str]
@@ -39,8 +63,10 @@ class Format:
     #: Regular expressions that match only where a reply writes a tool call in this format's own
     #: syntax, for :func:`codec.detect_reply`.
     reply_markers: ClassVar[tuple[str, ...]] = ()
-
-    _syntax_cache: Syntax | None = None
+    #: Markers that are special tokens in the model's tokenizer (written as tokens in llguidance grammars).
+    grammar_special_tokens: ClassVar[tuple[str, ...]] = ()
+    #: What the format module defines (an instance may hold another set: a variant of the format).
+    functions: Functions
 
     # ------------------------------------------------------------------ render
 
@@ -63,30 +89,14 @@ class Format:
         tls = jinja.prepare_tools(tools)
         if template is not None:
             return jinja.render_template(template, msgs, tls, add_generation_prompt=add_generation_prompt, **variables)
-        return self._render(msgs, tls, add_generation_prompt=add_generation_prompt, **variables)
-
-    def _render(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        *,
-        add_generation_prompt: bool,
-        **variables: Any,
-    ) -> str:
-        raise NotImplementedError
+        return self.functions.prompt_text(msgs, tls, add_generation_prompt, variables)
 
     def render_reply(self, message: MessageLike) -> str:
         """The text the model generates for this assistant message, stop token included."""
         (msg,) = jinja.prepare_messages([message])
-        return self._render_reply(msg)
-
-    def _render_reply(self, message: dict[str, Any]) -> str:
-        raise NotImplementedError
+        return self.functions.reply_text(msg)
 
     # ------------------------------------------------------------------ constrained decoding
-
-    #: Markers that are special tokens in the model's tokenizer (written as tokens in llguidance grammars).
-    grammar_special_tokens: ClassVar[tuple[str, ...]] = ()
 
     def grammar(
         self,
@@ -107,10 +117,6 @@ class Format:
 
         return export.build(self, tools, tool_choice=tool_choice, parallel=parallel, dialect=dialect)
 
-    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        """This format's calls to ``tools`` (checked, non-empty or empty), for :meth:`grammar`."""
-        raise NotImplementedError(f"format {self.name!r} cannot export a grammar yet")
-
     # ------------------------------------------------------------------ decode
 
     def decode(self, prompt: str) -> Conversation:
@@ -123,7 +129,7 @@ class Format:
         """
         if not isinstance(prompt, str):
             raise TypeError(f"decode() takes the prompt text (str), not {type(prompt).__name__}")
-        conversation = self._decode(prompt)
+        conversation = self.functions.prompt_conversation(prompt)
         unlinked = any(m.role == "tool" and (m.tool_call_id is None or m.name is None) for m in conversation.messages)
         if unlinked:  # link a copy: the conversation as read stays the answer where linking changes the text
             linked = conversation.model_copy(deep=True)
@@ -149,10 +155,6 @@ class Format:
         except RenderError as exc:
             return exc
         return True if rendered == prompt else _first_difference(rendered, prompt)
-
-    def _decode(self, prompt: str) -> Conversation:
-        """Read the conversation out of ``prompt``; :meth:`decode` checks it renders back exactly."""
-        raise NotImplementedError(f"format {self.name!r} cannot decode prompts yet")
 
     # ------------------------------------------------------------------ parse
 
@@ -185,14 +187,8 @@ class Format:
         return Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt)
 
     def syntax(self) -> Syntax:
-        """The compiled reply syntax, built on first use and shared by every stream of this format."""
-        cls = type(self)
-        if cls._syntax_cache is None:
-            cls._syntax_cache = self._syntax()
-        return cls._syntax_cache
-
-    def _syntax(self) -> Syntax:
-        raise NotImplementedError
+        """The compiled reply syntax, shared by every stream of this format."""
+        return self.functions.reply_syntax()
 
     def __repr__(self) -> str:
         return f"<codec format {self.name!r}>"

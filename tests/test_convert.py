@@ -4,6 +4,7 @@ drives them (``codec convert``) is tested in test_cli_convert.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -187,13 +188,15 @@ def test_rejected_lines_say_why() -> None:
     assert refused.reason == "User message must be followed by assistant"
 
 
+def _buggy_prompt_text(messages: Any, tools: Any, add_generation_prompt: bool, variables: Any) -> str:
+    raise KeyError("role")
+
+
 class _Broken(codec.Format):
     """A format whose renderer has a bug."""
 
     name = "broken"
-
-    def _render(self, messages: Any, tools: Any, *, add_generation_prompt: bool, **variables: Any) -> str:
-        raise KeyError("role")
+    functions = dataclasses.replace(HERMES.functions, prompt_text=_buggy_prompt_text)
 
 
 def test_a_bug_rejects_the_line_and_the_next_lines_still_convert() -> None:

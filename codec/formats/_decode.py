@@ -12,14 +12,12 @@ from typing import Any, TypeVar
 
 from codec import jinja
 from codec.errors import ParseError, RenderError, parse_error_at
+from codec.format import PromptText
 from codec.formats._reading import find_all
 from codec.literals import PLAIN_JSON_DECODER
 from codec.models import Conversation
 
 Block = TypeVar("Block")
-#: A format module's ``prompt_text(messages, tools, add_generation_prompt, variables)``: the prompt its
-#: reference template renders, from messages and tools prepared as :meth:`Format.render` prepares them.
-PromptText = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, bool, dict[str, Any]], str]
 
 # ---------------------------------------------------------------------------- literals
 

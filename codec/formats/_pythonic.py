@@ -467,9 +467,23 @@ def pythonic_syntax(
     reasoning_open: str | None = None,
     prompt_opens_reasoning: Callable[[str], bool] | None = None,
     reasoning_open_rest: str = "",
-    fast_terminals: dict[str, FastLexer] | None = None,
+    arg_string: Callable[[str], str],
+    fenced_list: str | None = None,
 ) -> Syntax:
-    """The :class:`Syntax` both Python-list formats share, given their frame's differences."""
+    """The :class:`Syntax` both Python-list formats share, given their frame's differences.
+
+    ``arg_string`` decodes a string argument as the format writes it (for the fast path); with
+    ``fenced_list``, the grammar's ``FENCED_LIST`` is a whole list followed by that fence closer.
+    """
+    reader = CallListReader(grammar, arg_string)
+    fast: dict[str, FastLexer] = {
+        "CALL_LIST": reader.lexer(),
+        "FAST_CALL": reader.call_lexer(),
+        "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
+        "FAST_ARG": reader.argument_lexer(),
+    }
+    if fenced_list is not None:
+        fast["FENCED_LIST"] = reader.lexer(followed_by(fenced_list))
     return Syntax(
         grammar=grammar,
         builder=builder,
@@ -493,7 +507,7 @@ def pythonic_syntax(
         prompt_opens_reasoning=prompt_opens_reasoning,
         reasoning_open_rest=reasoning_open_rest,
         preempt_starts=" \t\r\n<",
-        fast_terminals=fast_terminals or {},
+        fast_terminals=fast,
     )
 
 

@@ -44,6 +44,7 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §6.3):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -70,10 +71,9 @@ from codec.export import (
     seq,
     star,
 )
-from codec.format import Format
+from codec.format import Format, Functions
 from codec.formats._decode import rendering
 from codec.formats._pythonic import (
-    CallListReader,
     CallListSyntax,
     PythonicBuilder,
     ReadCall,
@@ -253,7 +253,25 @@ def prompt_text(
 
 
 def reply_text(message: dict[str, Any]) -> str:
-    """What the model writes for ``message`` (see :meth:`DeepseekPythonic.render_reply`)."""
+    """The assistant turn as written after ``<|Assistant|>``.
+
+    In order: ``<think>\\nREASONING\\n</think>\\n\\n`` when the message has reasoning (line breaks
+    around it stripped), the content as is (text parts joined; never trimmed), and, only when
+    there are calls, ``[call, ...]<|end_of_sentence|>``. A reply without calls has no stop
+    token: the template never writes one after a plain answer (D3), the model's end of turn is
+    then its tokenizer's EOS, outside the text.
+
+    This is the turn as the template writes the last message of a conversation, after the
+    user's query, with one deliberate difference: without ``reasoning_content``, reasoning
+    inline in the content (``<think>\\n...\\n</think>\\n\\nanswer``) is split off as the
+    template means to (the text before the first ``</think>``, after ``<think>``), not with its
+    order bug (D7), which would write the answer as the reasoning.
+
+    The generation prompt depends on ``enable_thinking``: ``<|Assistant|><think>`` when true,
+    so the model generates this reply without its leading ``<think>``;
+    ``<|Assistant|></think>`` when false, so a reply then has no reasoning block;
+    ``<|Assistant|>`` when unset.
+    """
     content = attr(message, "content")
     reasoning = attr(message, "reasoning_content")
     if not defined(reasoning):
@@ -485,7 +503,18 @@ def _build(
 
 
 def prompt_conversation(prompt: str) -> Conversation:
-    """The conversation ``prompt`` renders (see :meth:`DeepseekPythonic._decode`)."""
+    """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
+
+    The system message (the last one, D6) comes first; a run of ``{ "output": ... }`` lines is
+    tool results (no id or name), their contents as JSON gave them. Text runs to the next
+    ``<|User|>`` / ``<|Assistant|>``, except that an assistant turn whose call list holds a
+    marker runs to the end of its calls; the calls are the list from the leftmost ``[`` that
+    reads as one, each string closing at the nearest quote that lets the rest read (D1). Call ids
+    are ``call_0``, ``call_1``... across the conversation. ``<|Assistant|>``, ``<|Assistant|><think>``
+    or ``<|Assistant|></think>`` at the end is the generation prompt (``enable_thinking`` unset,
+    true, false); ``enable_thinking=False`` is read from ``</think>`` opening every assistant turn
+    without a think block. Images all go to the first user message.
+    """
     pos = 0
     while prompt.startswith(IMAGE, pos):
         pos += len(IMAGE)
@@ -537,6 +566,25 @@ class DeepseekPythonicBuilder(PythonicBuilder):
 
     def arg_string(self, token: Token) -> str:
         return raw_string(str(token))
+
+
+@functools.cache
+def reply_syntax() -> Syntax:
+    """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
+    grammar = compile_grammar("deepseek_pythonic")
+    return pythonic_syntax(
+        grammar,
+        DeepseekPythonicBuilder,
+        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
+        blocks={"LBRACK": None},
+        stop="<|end_of_sentence|>",
+        # A closing quote counts only where `, name=` or `)` follows: wake the lexer only there.
+        string=Delimiter('"', '"', lookahead=120, follows=_closing_quote_test(grammar)),
+        reasoning_open="THINK_OPEN",
+        prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
+        reasoning_open_rest="\n",  # the template writes "<think>\n": THINK_OPEN drops the line break too
+        arg_string=raw_string,
+    )
 
 
 # ---------------------------------------------------------------------------- export (constrained decoding)
@@ -664,76 +712,4 @@ class DeepseekPythonic(Format):
     #: The end of a call list, where the stop token follows it.
     reply_markers = (r"\)\]<\|end_of_sentence\|>",)
 
-    def _render(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        *,
-        add_generation_prompt: bool,
-        **variables: Any,
-    ) -> str:
-        return prompt_text(messages, tools, add_generation_prompt, variables)
-
-    def _decode(self, prompt: str) -> Conversation:
-        """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
-
-        The system message (the last one, D6) comes first; a run of ``{ "output": ... }`` lines is
-        tool results (no id or name), their contents as JSON gave them. Text runs to the next
-        ``<|User|>`` / ``<|Assistant|>``, except that an assistant turn whose call list holds a
-        marker runs to the end of its calls; the calls are the list from the leftmost ``[`` that
-        reads as one, each string closing at the nearest quote that lets the rest read (D1). Call ids
-        are ``call_0``, ``call_1``... across the conversation. ``<|Assistant|>``, ``<|Assistant|><think>``
-        or ``<|Assistant|></think>`` at the end is the generation prompt (``enable_thinking`` unset,
-        true, false); ``enable_thinking=False`` is read from ``</think>`` opening every assistant turn
-        without a think block. Images all go to the first user message.
-        """
-        return prompt_conversation(prompt)
-
-    def _render_reply(self, message: dict[str, Any]) -> str:
-        """The assistant turn as written after ``<|Assistant|>``.
-
-        In order: ``<think>\\nREASONING\\n</think>\\n\\n`` when the message has reasoning (line breaks
-        around it stripped), the content as is (text parts joined; never trimmed), and, only when
-        there are calls, ``[call, ...]<|end_of_sentence|>``. A reply without calls has no stop
-        token: the template never writes one after a plain answer (D3), the model's end of turn is
-        then its tokenizer's EOS, outside the text.
-
-        This is the turn as the template writes the last message of a conversation, after the
-        user's query, with one deliberate difference: without ``reasoning_content``, reasoning
-        inline in the content (``<think>\\n...\\n</think>\\n\\nanswer``) is split off as the
-        template means to (the text before the first ``</think>``, after ``<think>``), not with its
-        order bug (D7), which would write the answer as the reasoning.
-
-        The generation prompt depends on ``enable_thinking``: ``<|Assistant|><think>`` when true,
-        so the model generates this reply without its leading ``<think>``;
-        ``<|Assistant|></think>`` when false, so a reply then has no reasoning block;
-        ``<|Assistant|>`` when unset.
-        """
-        return reply_text(message)
-
-    def _syntax(self) -> Syntax:
-        grammar = compile_grammar("deepseek_pythonic")
-        reader = CallListReader(grammar, raw_string)
-        return pythonic_syntax(
-            grammar,
-            DeepseekPythonicBuilder,
-            text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
-            blocks={"LBRACK": None},
-            stop="<|end_of_sentence|>",
-            # A closing quote counts only where `, name=` or `)` follows: wake the lexer only there.
-            string=Delimiter('"', '"', lookahead=120, follows=_closing_quote_test(grammar)),
-            reasoning_open="THINK_OPEN",
-            prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
-            reasoning_open_rest="\n",  # the template writes "<think>\n": THINK_OPEN drops the line break too
-            fast_terminals={
-                "CALL_LIST": reader.lexer(),
-                "FAST_CALL": reader.call_lexer(),
-                "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
-                "FAST_ARG": reader.argument_lexer(),
-            },
-        )
-
-    # ------------------------------------------------------------------ constrained decoding
-
-    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        return grammar_calls(builder, tools)
+    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)

@@ -48,6 +48,7 @@ with one): the two plain bugs fixed, nothing else changed. See :class:`Gemma3Too
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, replace
 from functools import partial
@@ -76,16 +77,14 @@ from codec.export import (
     seq,
     star,
 )
-from codec.format import Format
+from codec.format import Format, Functions
 from codec.formats._decode import bos_token
 from codec.formats._pythonic import (
-    CallListReader,
     CallListSyntax,
     PythonicBuilder,
     ReadCall,
     decoded_call,
     decoded_tool,
-    followed_by,
     json_readings,
     pythonic_syntax,
     quoted_string_value,
@@ -253,7 +252,19 @@ def prompt_text(
 
 
 def reply_text(message: dict[str, Any], *, corrected: bool = False) -> str:
-    """What the model writes for ``message`` (see :meth:`Gemma3ToolCode.render_reply`)."""
+    """What the model generates after the generation prompt, ``<end_of_turn>`` included.
+
+    For a message with calls (a non-empty ``tool_calls``): the fence
+    ```` ```tool_code\\n[...]\\n``` ```` exactly as the template writes it (G1/G2/G7; kwargs
+    separated by ``", "`` when ``corrected``), content dropped (G6). Otherwise the content as
+    the template writes it (trimmed; text parts trimmed and joined). Then ``<end_of_turn>``.
+
+    This is the model turn of the rendered history between ``<start_of_turn>model`` + line
+    break and the ``\\n`` after ``<end_of_turn>``, except for ``tool_calls: []``: the history
+    writes an empty fence ``[]`` for it, a reply writes the content. The seed's generation
+    prompt ends with a literal backslash-``n`` instead of the line break (G3); the reply is the
+    same either way.
+    """
     calls = attr(message, "tool_calls")
     body = tool_code(calls, corrected=corrected) if calls else content_text(attr(message, "content"))
     return body + TURN_CLOSE
@@ -473,7 +484,18 @@ def conversation_of(chosen: list[TurnReading], add_generation_prompt: bool, vari
 
 
 def prompt_conversation(prompt: str, *, corrected: bool = False) -> Conversation:
-    """The conversation ``prompt`` renders (see :meth:`Gemma3ToolCode._decode`)."""
+    """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
+
+    ``bos_token`` is the text before the first turn (absent when empty). Call ids are ``call_0``,
+    ``call_1``... across the conversation; tool results carry no id or name. A ``user`` turn that
+    is exactly a ```` ```tool_response ```` fence is a tool result and a ``model`` turn that is
+    exactly a ```` ```tool_code ```` fence holds calls, unless the role order (G5) allows only the
+    plain reading. The first turn starts with a system message only where it must: a tools
+    block, or a turn that reads no other way; the system text then ends at the first blank line
+    that leaves a readable turn. Positional values (G7) come back as the string their single
+    characters spell, else as a list; a number that may run into the next key (G1) is read as
+    long as the rest still reads.
+    """
     generation = CORRECTED_GENERATION_PROMPT if corrected else GENERATION_PROMPT
     add_generation_prompt = prompt.endswith(generation)
     end = len(prompt) - len(generation) if add_generation_prompt else len(prompt)
@@ -511,6 +533,23 @@ class Gemma3ToolCodeBuilder(PythonicBuilder):
             return quoted_string_value(str(token))
         except ValueError as exc:
             raise BuildError(f"invalid string: {exc}", token.start_pos) from None
+
+
+@functools.cache
+def reply_syntax() -> Syntax:
+    """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
+    return pythonic_syntax(
+        compile_grammar("gemma3_tool_code"),
+        Gemma3ToolCodeBuilder,
+        text_terminals={"TEXT": CONTENT},
+        blocks={"FENCE_OPEN": "FENCE_CLOSE", "LBRACK": None},
+        stop="<end_of_turn>",
+        string=Delimiter('"', '"', "\\"),
+        resync_after=("```",),
+        extra_closed=frozenset({"ARG_STRING"}),
+        arg_string=quoted_string_value,
+        fenced_list="```",
+    )
 
 
 # ---------------------------------------------------------------------------- export (constrained decoding)
@@ -551,6 +590,15 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
 
 # ---------------------------------------------------------------------------- format
 
+#: The functions of a corrected template (G1, G3 fixed); the reply syntax and the grammar are the seed's.
+CORRECTED = Functions(
+    partial(prompt_text, corrected=True),
+    partial(reply_text, corrected=True),
+    partial(prompt_conversation, corrected=True),
+    reply_syntax,
+    grammar_calls,
+)
+
 
 class Gemma3ToolCode(Format):
     """Gemma 3 prompt-based calls, ```` ```tool_code\\n[f(a=1),g()]\\n``` ```` (reference: ``gemma3-tool-code.jinja``).
@@ -570,76 +618,13 @@ class Gemma3ToolCode(Format):
     template_markers = ("<start_of_turn>", "```tool_code")
     reply_markers = (r"```tool_code",)
 
+    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
+
     def __init__(self, *, corrected: bool = False) -> None:
         """``corrected``: render as the seed with its two bugs (G1, G3) fixed, instead of byte-identical to it."""
         self.corrected = corrected
-
-    def _render(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        *,
-        add_generation_prompt: bool,
-        **variables: Any,
-    ) -> str:
-        return prompt_text(messages, tools, add_generation_prompt, variables, corrected=self.corrected)
-
-    def _decode(self, prompt: str) -> Conversation:
-        """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
-
-        ``bos_token`` is the text before the first turn (absent when empty). Call ids are ``call_0``,
-        ``call_1``... across the conversation; tool results carry no id or name. A ``user`` turn that
-        is exactly a ```` ```tool_response ```` fence is a tool result and a ``model`` turn that is
-        exactly a ```` ```tool_code ```` fence holds calls, unless the role order (G5) allows only the
-        plain reading. The first turn starts with a system message only where it must: a tools
-        block, or a turn that reads no other way; the system text then ends at the first blank line
-        that leaves a readable turn. Positional values (G7) come back as the string their single
-        characters spell, else as a list; a number that may run into the next key (G1) is read as
-        long as the rest still reads.
-        """
-        return prompt_conversation(prompt, corrected=self.corrected)
-
-    def _render_reply(self, message: dict[str, Any]) -> str:
-        """What the model generates after the generation prompt, ``<end_of_turn>`` included.
-
-        For a message with calls (a non-empty ``tool_calls``): the fence
-        ```` ```tool_code\\n[...]\\n``` ```` exactly as the template writes it (G1/G2/G7; kwargs
-        separated by ``", "`` when ``corrected``), content dropped (G6). Otherwise the content as
-        the template writes it (trimmed; text parts trimmed and joined). Then ``<end_of_turn>``.
-
-        This is the model turn of the rendered history between ``<start_of_turn>model`` + line
-        break and the ``\\n`` after ``<end_of_turn>``, except for ``tool_calls: []``: the history
-        writes an empty fence ``[]`` for it, a reply writes the content. The seed's generation
-        prompt ends with a literal backslash-``n`` instead of the line break (G3); the reply is the
-        same either way.
-        """
-        return reply_text(message, corrected=self.corrected)
-
-    def _syntax(self) -> Syntax:
-        grammar = compile_grammar("gemma3_tool_code")
-        reader = CallListReader(grammar, quoted_string_value)
-        return pythonic_syntax(
-            grammar,
-            Gemma3ToolCodeBuilder,
-            text_terminals={"TEXT": CONTENT},
-            blocks={"FENCE_OPEN": "FENCE_CLOSE", "LBRACK": None},
-            stop="<end_of_turn>",
-            string=Delimiter('"', '"', "\\"),
-            resync_after=("```",),
-            extra_closed=frozenset({"ARG_STRING"}),
-            fast_terminals={
-                "CALL_LIST": reader.lexer(),
-                "FENCED_LIST": reader.lexer(followed_by("```")),
-                "FAST_CALL": reader.call_lexer(),
-                "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
-                "FAST_ARG": reader.argument_lexer(),
-            },
-        )
+        if corrected:
+            self.functions = CORRECTED
 
     def __repr__(self) -> str:
         return f"<codec format {self.name!r} (corrected)>" if self.corrected else super().__repr__()
-
-    # ------------------------------------------------------------------ constrained decoding
-
-    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        return grammar_calls(builder, tools)

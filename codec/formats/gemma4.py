@@ -61,6 +61,7 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §2.9):
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from codec._lark import Token, compile_grammar
@@ -87,7 +88,7 @@ from codec.export import (
     seq,
     star,
 )
-from codec.format import Format
+from codec.format import Format, Functions
 from codec.formats._calls import LiteralHandlers
 from codec.formats._render import (
     attr,
@@ -366,7 +367,11 @@ def prompt_text(
     add_generation_prompt: bool,
     variables: dict[str, Any],
 ) -> str:
-    """The prompt, as the reference template renders it (errors raised in the template's order)."""
+    """The prompt, as the reference template renders it (errors raised in the template's order).
+
+    Template variables: ``bos_token`` (the template writes the variable, not a literal ``<bos>``:
+    pass ``bos_token="<bos>"`` for the real prompt) and ``enable_thinking``.
+    """
     out = [string(variables["bos_token"])] if "bos_token" in variables else []
     thinking = bool(variables.get("enable_thinking"))
     state: str | None = None  # the template's ns.prev_message_type
@@ -438,7 +443,19 @@ def prompt_text(
 
 
 def reply_text(message: dict[str, Any]) -> str:
-    """What the model writes for ``message`` after ``<|turn>model\\n`` (see :meth:`Gemma4.render_reply`)."""
+    """What the model generates after the generation prompt ``<|turn>model\\n``.
+
+    ``<|channel>thought\\nREASONING<channel|>`` when the message has reasoning, then the
+    content (``<|channel>`` blocks stripped, trimmed), then either the calls followed by
+    ``<|tool_response>`` (where generation stops: the model's own end-of-calls token, §2.5)
+    or, without calls, ``<turn|>``.
+
+    This is not a slice of the rendered history: the template writes reasoning back only for
+    calls after the last user message and with ``\\n`` before ``<channel|>`` (Q9; real
+    replies have none), and puts the content of a message with calls after the tool
+    responses (Q3), where it is the model's continuation once the results are in. A reply
+    writes it before its calls, where the model writes a preamble.
+    """
     out = []
     thought = _thought(message)
     if thought:
@@ -624,6 +641,35 @@ def _opens_reasoning(prompt: str) -> bool:
     return prompt.rstrip().endswith((CHANNEL_OPEN, CHANNEL_OPEN + "thought"))
 
 
+@functools.cache
+def reply_syntax() -> Syntax:
+    """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
+    return Syntax(
+        grammar=compile_grammar("gemma4"),
+        builder=Gemma4Builder,
+        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "CHARS": CHARS},
+        blocks={"CALL_OPEN": "CALL_CLOSE", "BARE_CALL": None, "BARE_CALL0": None},
+        autoclose={
+            "CHANNEL_CLOSE": "<channel|>",
+            "RBRACK": "]",
+            "RBRACE": "}",
+            "RPAR": ")",
+            "CALL_CLOSE": CALL_CLOSE,
+        },
+        autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
+        resync_after=(CALL_CLOSE,),
+        resync_before=(CALL_OPEN, TURN_CLOSE, RESPONSE_OPEN),
+        delimiters=(Delimiter(QUOTE, QUOTE), Delimiter('"', '"', "\\"), Delimiter("'", "'", "\\")),
+        closed_terminals=frozenset({"GSTRING", "JSTRING", "SSTRING", "GQ", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
+        holdback=40,
+        nest_open=frozenset({"LBRACE", "LBRACK", "LPAR"}),
+        nest_close=frozenset({"RBRACE", "RBRACK", "RPAR"}),
+        reasoning_open="CHANNEL_OPEN",
+        preempt_starts="c",
+        prompt_opens_reasoning=_opens_reasoning,
+    )
+
+
 # ---------------------------------------------------------------------------- export (constrained decoding)
 
 
@@ -704,71 +750,4 @@ class Gemma4(Format):
     #: A call opener, or a bare ``call:NAME{`` where the parser accepts one.
     reply_markers = (r"<\|tool_call>", r"(?:\A|\n|<channel\|>)call:[\w.-]+[{(]")
 
-    def _render(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        *,
-        add_generation_prompt: bool,
-        **variables: Any,
-    ) -> str:
-        """Template variables: ``bos_token`` (the template writes the variable, not a literal ``<bos>``:
-        pass ``bos_token="<bos>"`` for the real prompt) and ``enable_thinking``."""
-        return prompt_text(messages, tools, add_generation_prompt, variables)
-
-    def _render_reply(self, message: dict[str, Any]) -> str:
-        """What the model generates after the generation prompt ``<|turn>model\\n``.
-
-        ``<|channel>thought\\nREASONING<channel|>`` when the message has reasoning, then the
-        content (``<|channel>`` blocks stripped, trimmed), then either the calls followed by
-        ``<|tool_response>`` (where generation stops: the model's own end-of-calls token, §2.5)
-        or, without calls, ``<turn|>``.
-
-        This is not a slice of the rendered history: the template writes reasoning back only for
-        calls after the last user message and with ``\\n`` before ``<channel|>`` (Q9; real
-        replies have none), and puts the content of a message with calls after the tool
-        responses (Q3), where it is the model's continuation once the results are in. A reply
-        writes it before its calls, where the model writes a preamble.
-        """
-        return reply_text(message)
-
-    # ------------------------------------------------------------------ decode
-
-    def _decode(self, prompt: str) -> Conversation:
-        """The conversation of a gemma4 prompt (see "decode" above for how ambiguous texts read)."""
-        return prompt_conversation(prompt)
-
-    # ------------------------------------------------------------------ parse
-
-    def _syntax(self) -> Syntax:
-        return Syntax(
-            grammar=compile_grammar("gemma4"),
-            builder=Gemma4Builder,
-            text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "CHARS": CHARS},
-            blocks={"CALL_OPEN": "CALL_CLOSE", "BARE_CALL": None, "BARE_CALL0": None},
-            autoclose={
-                "CHANNEL_CLOSE": "<channel|>",
-                "RBRACK": "]",
-                "RBRACE": "}",
-                "RPAR": ")",
-                "CALL_CLOSE": CALL_CLOSE,
-            },
-            autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
-            resync_after=(CALL_CLOSE,),
-            resync_before=(CALL_OPEN, TURN_CLOSE, RESPONSE_OPEN),
-            delimiters=(Delimiter(QUOTE, QUOTE), Delimiter('"', '"', "\\"), Delimiter("'", "'", "\\")),
-            closed_terminals=frozenset(
-                {"GSTRING", "JSTRING", "SSTRING", "GQ", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}
-            ),
-            holdback=40,
-            nest_open=frozenset({"LBRACE", "LBRACK", "LPAR"}),
-            nest_close=frozenset({"RBRACE", "RBRACK", "RPAR"}),
-            reasoning_open="CHANNEL_OPEN",
-            preempt_starts="c",
-            prompt_opens_reasoning=_opens_reasoning,
-        )
-
-    # ------------------------------------------------------------------ constrained decoding
-
-    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        return grammar_calls(builder, tools)
+    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)

@@ -18,6 +18,7 @@ after ``<|im_end|>``. A leading ``<think>...</think>`` block (Qwen3-style models
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -28,7 +29,7 @@ from codec import jinja
 from codec._lark import Token, ValueToken, compile_grammar
 from codec.errors import RenderError, parse_error_at
 from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, Reasoning, alt, parameters_schema, seq
-from codec.format import Format
+from codec.format import Format, Functions
 from codec.formats._calls import LiteralHandlers
 from codec.formats._chatml import (
     GENERATION_PROMPT,
@@ -518,6 +519,35 @@ class HermesBuilder(LiteralHandlers, Builder):
         return len(raw)
 
 
+@functools.cache
+def reply_syntax() -> Syntax:
+    """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
+    return Syntax(
+        grammar=compile_grammar("hermes"),
+        builder=HermesBuilder,
+        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
+        blocks={"CALL_OPEN": "CALL_CLOSE"},
+        autoclose={"RBRACK": "]", "RBRACE": "}", "CALL_CLOSE": CALL_CLOSE, "THINK_CLOSE": "</think>"},
+        autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "STOP"}),
+        resync_after=(CALL_CLOSE,),
+        resync_before=(CALL_OPEN, STOP),
+        delimiters=(Delimiter('"', '"', "\\"),),
+        # JSON punctuation no other terminal can extend: taken as soon as it arrives, not held back.
+        closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "STOP", *CLOSED_PUNCTUATION}),
+        holdback=len(CALL_CLOSE) + 2,
+        nest_open=frozenset({"LBRACE", "LBRACK"}),
+        nest_close=frozenset({"RBRACE", "RBRACK"}),
+        fast_terminals={
+            "CALL_BLOCK": lex_call_block,
+            "CALL_JSON": lex_call_json,
+            "JSON_CONTAINER": lex_json_container,
+        },
+        reasoning_open="THINK_OPEN",
+        preempt_starts=" \t\r\n<",
+        prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
+    )
+
+
 # ---------------------------------------------------------------------------- export (constrained decoding)
 
 
@@ -557,49 +587,4 @@ class Hermes(Format):
     template_markers = ("<|im_start|>", "<tool_call>", '"arguments"')
     reply_markers = (r"<tool_call>\s*\{",)
 
-    def _render(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        *,
-        add_generation_prompt: bool,
-        **variables: Any,
-    ) -> str:
-        return prompt_text(messages, tools, add_generation_prompt, variables)
-
-    def _render_reply(self, message: dict[str, Any]) -> str:
-        return reply_text(message)
-
-    def _decode(self, prompt: str) -> Conversation:
-        return prompt_conversation(prompt)
-
-    def _syntax(self) -> Syntax:
-        return Syntax(
-            grammar=compile_grammar("hermes"),
-            builder=HermesBuilder,
-            text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
-            blocks={"CALL_OPEN": "CALL_CLOSE"},
-            autoclose={"RBRACK": "]", "RBRACE": "}", "CALL_CLOSE": CALL_CLOSE, "THINK_CLOSE": "</think>"},
-            autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "STOP"}),
-            resync_after=(CALL_CLOSE,),
-            resync_before=(CALL_OPEN, STOP),
-            delimiters=(Delimiter('"', '"', "\\"),),
-            # JSON punctuation no other terminal can extend: taken as soon as it arrives, not held back.
-            closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "STOP", *CLOSED_PUNCTUATION}),
-            holdback=len(CALL_CLOSE) + 2,
-            nest_open=frozenset({"LBRACE", "LBRACK"}),
-            nest_close=frozenset({"RBRACE", "RBRACK"}),
-            fast_terminals={
-                "CALL_BLOCK": lex_call_block,
-                "CALL_JSON": lex_call_json,
-                "JSON_CONTAINER": lex_json_container,
-            },
-            reasoning_open="THINK_OPEN",
-            preempt_starts=" \t\r\n<",
-            prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
-        )
-
-    # ------------------------------------------------------------------ constrained decoding
-
-    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        return grammar_calls(builder, tools)
+    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)

@@ -46,6 +46,7 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterator, Mapping
@@ -71,7 +72,7 @@ from codec.export import (
     schema_types,
     seq,
 )
-from codec.format import Format
+from codec.format import Format, Functions
 from codec.formats._chatml import (
     GENERATION_PROMPT,
     IM_END,
@@ -283,8 +284,14 @@ def _assistant_parts(message: dict[str, Any]) -> tuple[str, str]:
 
 
 def reply_text(message: dict[str, Any]) -> str:
-    """What the model writes for ``message`` (see :meth:`Qwen3Coder.render_reply`): the trimmed content, then its
-    ``<tool_call>`` blocks and ``<|im_end|>``."""
+    """What the model generates after the generation prompt ``<|im_start|>assistant\\n``.
+
+    The trimmed content, the ``<tool_call>`` blocks (separated from the content and from each
+    other by one ``\\n``) and ``<|im_end|>``, with no trailing newline. This is the rendered
+    turn minus its ``<|im_start|>assistant`` head and the ``\\n`` that the template writes
+    before non-empty content; for a turn with calls only, the template writes no newline at
+    all (quirk X1), so the rendered turn is not the generation prompt + this reply.
+    """
     content, calls = _assistant_parts(message)
     return content + calls
 
@@ -666,6 +673,32 @@ class Qwen3CoderBuilder(Builder):
         return len(raw)
 
 
+@functools.cache
+def reply_syntax() -> Syntax:
+    """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
+    grammar = compile_grammar("qwen3_coder")
+    return Syntax(
+        grammar=grammar,
+        builder=Qwen3CoderBuilder,
+        text_terminals={"TEXT": CONTENT, "VALUE": VALUE},
+        blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE"},
+        autoclose={
+            "PARAM_CLOSE": "</parameter>",
+            "FUNCTION_CLOSE": "</function>",
+            "CALL_CLOSE": "</tool_call>",
+        },
+        autoclose_before=frozenset({"PARAM_OPEN", "FUNCTION_CLOSE", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
+        resync_after=("</tool_call>", "</function>"),
+        resync_before=("<tool_call>", STOP),
+        # A reply cut inside the next parameter keeps the finished ones, and one cut after
+        # '<function=f>' keeps the call.
+        settle_rejected_blocks=True,
+        delimiters=(Delimiter("<function=", ">"), Delimiter("<parameter=", ">")),
+        holdback=HOLDBACK,
+        fast_terminals={"PARAM_BLOCK": _param_block_lexer(grammar)},
+    )
+
+
 # ---------------------------------------------------------------------------- export (constrained decoding)
 
 _PARAM_CLOSE = "\n</parameter>"
@@ -733,56 +766,4 @@ class Qwen3Coder(Format):
     template_markers = ("<|im_start|>", "<tool_call>", "<function=", "<parameter=")
     reply_markers = (r"<function=[^>\s]+>",)
 
-    def _render(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        *,
-        add_generation_prompt: bool,
-        **variables: Any,
-    ) -> str:
-        return prompt_text(messages, tools, add_generation_prompt, variables)
-
-    def _render_reply(self, message: dict[str, Any]) -> str:
-        """What the model generates after the generation prompt ``<|im_start|>assistant\\n``.
-
-        The trimmed content, the ``<tool_call>`` blocks (separated from the content and from each
-        other by one ``\\n``) and ``<|im_end|>``, with no trailing newline. This is the rendered
-        turn minus its ``<|im_start|>assistant`` head and the ``\\n`` that the template writes
-        before non-empty content; for a turn with calls only, the template writes no newline at
-        all (quirk X1), so the rendered turn is not the generation prompt + this reply.
-        """
-        return reply_text(message)
-
-    def _decode(self, prompt: str) -> Conversation:
-        return prompt_conversation(prompt)
-
-    # ------------------------------------------------------------------ parse
-
-    def _syntax(self) -> Syntax:
-        grammar = compile_grammar("qwen3_coder")
-        return Syntax(
-            grammar=grammar,
-            builder=Qwen3CoderBuilder,
-            text_terminals={"TEXT": CONTENT, "VALUE": VALUE},
-            blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE"},
-            autoclose={
-                "PARAM_CLOSE": "</parameter>",
-                "FUNCTION_CLOSE": "</function>",
-                "CALL_CLOSE": "</tool_call>",
-            },
-            autoclose_before=frozenset({"PARAM_OPEN", "FUNCTION_CLOSE", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
-            resync_after=("</tool_call>", "</function>"),
-            resync_before=("<tool_call>", STOP),
-            # A reply cut inside the next parameter keeps the finished ones, and one cut after
-            # '<function=f>' keeps the call.
-            settle_rejected_blocks=True,
-            delimiters=(Delimiter("<function=", ">"), Delimiter("<parameter=", ">")),
-            holdback=HOLDBACK,
-            fast_terminals={"PARAM_BLOCK": _param_block_lexer(grammar)},
-        )
-
-    # ------------------------------------------------------------------ constrained decoding
-
-    def _grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        return grammar_calls(builder, tools)
+    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
