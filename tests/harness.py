@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hypothesis import settings
+
 import codec
 from codec.format import link_tool_results
 from codec.models import Event, ParseResult, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
@@ -37,6 +39,20 @@ from codec.models import Event, ParseResult, ReasoningDelta, TextDelta, ToolCall
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 #: What a golden case checks; a case's ``xfail`` names some of these.
 ASPECTS = ("expected", "streaming", "events", "positions", "strict")
+
+
+# --------------------------------------------------------------------------- hypothesis
+
+
+def examples(n: int, **options: Any) -> settings:
+    """The settings of a property that deserves ``n`` examples at scale 100, scaled by the active profile.
+
+    The profiles (``tests/conftest.py``) set the scale: ``default`` runs a third of ``n`` (never fewer
+    than 5, or ``n`` itself when smaller), ``deep`` twice ``n``. ``options`` are other settings of this
+    property (``phases``...); derandomization, the database and the deadline come from the profile.
+    """
+    scale = settings().max_examples
+    return settings(max_examples=max(min(n, 5), round(n * scale / 100)), **options)
 
 
 # --------------------------------------------------------------------------- golden cases

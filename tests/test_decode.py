@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from harness import assert_renders_back, rendered
-from hypothesis import HealthCheck, given, settings
+from harness import assert_renders_back, examples, rendered
+from hypothesis import given
 from hypothesis import strategies as st
 from strategies import conversations, rich_conversations
 
@@ -20,7 +20,7 @@ FORMATS = [codec.get_format(name) for name in codec.formats()]
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@examples(300)
 @given(case=st.one_of(conversations(), conversations(content_parts=True), rich_conversations()))
 def test_every_rendering_decodes_and_renders_back(fmt: codec.Format, case: dict[str, Any]) -> None:
     text = rendered(fmt, case)
@@ -41,7 +41,7 @@ def test_text_that_is_no_rendering_raises_parse_error(fmt: codec.Format, text: s
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@examples(60)
 @given(case=conversations(), cut=st.integers(1, 40), junk=st.sampled_from(["\x00", "<<", "}", "X"]))
 def test_damaged_rendering_raises_at_the_damage(fmt: codec.Format, case: dict[str, Any], cut: int, junk: str) -> None:
     text = rendered(fmt, case)
@@ -65,7 +65,7 @@ CUT_FAILS_AT_END = [fmt for fmt in FORMATS if fmt.name in ("hermes", "qwen3_code
 
 
 @pytest.mark.parametrize("fmt", CUT_FAILS_AT_END, ids=lambda f: f.name)
-@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@examples(100)
 @given(case=conversations(), data=st.data())
 def test_a_cut_prompt_renders_back_or_fails_at_its_end(
     fmt: codec.Format, case: dict[str, Any], data: st.DataObject

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import assert_renders_back, rendered
-from hypothesis import HealthCheck, given, settings
+from harness import assert_renders_back, examples, rendered
+from hypothesis import given
 from hypothesis import strategies as st
 from strategies import conversations, rich_conversations
 
@@ -249,7 +249,7 @@ def _holds_markers(value: Any) -> bool:
 
 
 # 460 drawn so that over 300 of them (those whose texts hold no marker) are compared exactly.
-@settings(max_examples=460, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@examples(460)
 @given(case=st.one_of(conversations(), conversations(content_parts=True), rich_conversations()))
 def test_decode_gives_back_the_conversation_less_what_the_template_drops(case: dict[str, Any]) -> None:
     text = rendered(FMT, case)
@@ -285,7 +285,7 @@ def test_a_prompt_without_messages_reads_as_a_dropped_tool_message(text: str) ->
     assert conversation.add_generation_prompt == text.endswith(GENERATION_PROMPT)
 
 
-@settings(max_examples=50, deadline=None, derandomize=True)
+@examples(50)
 @given(before=st.sampled_from(("x", "a", "A")), after=st.sampled_from(("b", "y")), tail=st.sampled_from(("z", "")))
 def test_a_string_holding_the_quote_token_reads_at_its_first_possible_close(before: str, after: str, tail: str) -> None:
     """Q1: ``{a:<|"|>x<|"|>,b:<|"|>z<|"|>}`` is both ``a='x', b='z'`` and ``a='x<|"|>,b:<|"|>z'``."""
@@ -394,7 +394,7 @@ def test_text_that_reads_but_renders_otherwise_fails_where_the_rendering_departs
     assert _error(text).pos == pos
 
 
-@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@examples(100)
 @given(case=conversations(), data=st.data())
 def test_a_truncated_prompt_fails_or_is_itself_a_rendering(case: dict[str, Any], data: st.DataObject) -> None:
     text = rendered(FMT, case)

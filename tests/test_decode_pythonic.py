@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import assert_renders_back, rendered
-from hypothesis import HealthCheck, given, settings
+from harness import assert_renders_back, examples, rendered
+from hypothesis import given
 from hypothesis import strategies as st
 from strategies import conversations, rich_conversations
 
@@ -32,7 +32,6 @@ CORRECTED = Gemma3ToolCode(corrected=True)
 DEEPSEEK = DeepseekPythonic()
 GOLDEN = Path(__file__).resolve().parent / "golden_renders"
 CASES = st.one_of(conversations(), conversations(content_parts=True), rich_conversations())
-PROPERTY = settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 
 def decoded(fmt: codec.Format, text: str) -> dict[str, Any]:
@@ -168,7 +167,7 @@ def gemma3_reads_otherwise(case: dict[str, Any]) -> bool:
 
 
 @pytest.mark.parametrize("fmt", [GEMMA3, CORRECTED], ids=["seed", "corrected"])
-@PROPERTY
+@examples(400)
 @given(case=CASES)
 def test_gemma3_decode_gives_back_the_conversation_up_to_what_the_template_loses(
     fmt: Gemma3ToolCode, case: dict[str, Any]
@@ -296,7 +295,7 @@ def deepseek_reads_otherwise(case: dict[str, Any]) -> bool:
     return any(text in ("<think>", "</think>") or (text and not text.strip("\n")) for text in message_texts(case))
 
 
-@PROPERTY
+@examples(400)
 @given(case=CASES)
 def test_deepseek_decode_gives_back_the_conversation_up_to_what_the_template_loses(case: dict[str, Any]) -> None:
     text = rendered(DEEPSEEK, case)

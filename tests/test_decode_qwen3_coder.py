@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import assert_renders_back, decoded_as_json, linked_as_json, rendered
-from hypothesis import HealthCheck, assume, given, settings
+from harness import assert_renders_back, decoded_as_json, examples, linked_as_json, rendered
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import conversations, rich_conversations
 
@@ -24,7 +24,6 @@ from codec.schema import declared_types, type_text
 
 FMT = codec.get_format("qwen3_coder")
 GOLDEN = Path(__file__).resolve().parent / "golden_renders" / "qwen3_coder"
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 CASES = st.one_of(conversations(), conversations(content_parts=True), rich_conversations())
 
 #: Sequences the template writes between the parts of a prompt: a text holding one reads as two parts.
@@ -139,7 +138,7 @@ def texts(case: dict[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------- what comes back
 
 
-@SETTINGS
+@examples(300)
 @given(case=CASES)
 def test_decode_gives_back_the_normal_form(case: dict[str, Any]) -> None:
     text = rendered(FMT, case)

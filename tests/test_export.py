@@ -14,7 +14,8 @@ from typing import Any
 
 import lark
 import pytest
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from harness import examples
+from hypothesis import Phase, assume, given
 from hypothesis import strategies as st
 from strategies import arguments, texts, tools
 
@@ -27,13 +28,8 @@ tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not install
 from llguidance.gbnf_to_lark import any_to_lark  # noqa: E402
 
 FORMATS = ("hermes", "qwen3_coder", "gemma4", "gemma3_tool_code", "deepseek_pythonic")
-SETTINGS = settings(
-    max_examples=10,
-    derandomize=True,
-    deadline=None,
-    phases=(Phase.explicit, Phase.reuse, Phase.generate),  # no shrinking: a failure prints its example as drawn
-    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+# no shrinking: a failure prints its example as drawn
+SETTINGS = examples(10, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
 
 # ---------------------------------------------------------------------------- checkers

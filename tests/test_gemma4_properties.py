@@ -30,11 +30,12 @@ from harness import (
     assert_events_rebuild,
     assert_streams_like,
     call_message,
+    examples,
     parse_chunked,
     run_chunks,
     split,
 )
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
 
@@ -46,14 +47,6 @@ FMT = codec.get_format("gemma4")
 Q = '<|"|>'
 OPEN, CLOSE, RESPONSE, TURN = "<|tool_call>", "<tool_call|>", "<|tool_response>", "<turn|>"
 THOUGHT, CHANNEL_CLOSE = "<|channel>thought\n", "<channel|>"
-
-SETTINGS = settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=100,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
 
 
 # --------------------------------------------------------------------------- what the format can carry
@@ -250,19 +243,19 @@ def check_round_trip(message: dict[str, Any], tools: list[dict[str, Any]] | None
 # --------------------------------------------------------------------------- round trip
 
 
-@SETTINGS
+@examples(100)
 @given(pair=messages(with_tools=True))
 def test_round_trip_with_tools(pair: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
     check_round_trip(*pair)
 
 
-@SETTINGS
+@examples(100)
 @given(pair=messages(with_tools=False))
 def test_round_trip_without_tools(pair: tuple[dict[str, Any], None]) -> None:
     check_round_trip(*pair)
 
 
-@SETTINGS
+@examples(100)
 @given(
     pair=messages(with_tools=False),
     sizes=st.one_of(st.just([1]), st.lists(st.integers(1, 12), min_size=1, max_size=6)),
@@ -280,7 +273,7 @@ def test_round_trip_streams_like_it_parses(pair: tuple[dict[str, Any], None], si
 PROMPT_THINKING = "<|turn>system\n<|think|>\n<turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\n" + THOUGHT
 
 
-@settings(SETTINGS, max_examples=50)
+@examples(50)
 @given(
     pair=messages(with_tools=False),
     reasoning=_reasonings,

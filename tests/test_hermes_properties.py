@@ -25,10 +25,11 @@ import pytest
 from harness import (
     assert_append_only,
     assert_streams_like,
+    examples,
     parse_char_by_char,
     parse_chunked,
 )
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import codec
@@ -37,13 +38,6 @@ from codec.models import dump_arguments
 FMT = codec.get_format("hermes")
 OPEN, CLOSE, STOP = "<tool_call>\n", "\n</tool_call>", "<|im_end|>"
 
-SETTINGS = settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=80,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 # --------------------------------------------------------------------------- strategies
 
@@ -199,7 +193,7 @@ def expected_message(message: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- round trip
 
 
-@SETTINGS
+@examples(80)
 @given(message=assistant_messages(), with_tools=st.booleans())
 def test_round_trip_rebuilds_the_message(message: dict[str, Any], with_tools: bool) -> None:
     reply = FMT.render_reply(message)
@@ -223,7 +217,7 @@ def test_round_trip_rebuilds_the_message(message: dict[str, Any], with_tools: bo
 reasonings = text_values().filter(lambda r: "</think>" not in r and not r.startswith("\n") and not r.endswith("\n"))
 
 
-@SETTINGS
+@examples(80)
 @given(
     message=assistant_messages(),
     reasoning=st.none() | reasonings,
@@ -246,7 +240,7 @@ def test_any_chunking_gives_the_whole_parse(message: dict[str, Any], reasoning: 
     assert whole.to_message().model_dump(mode="json") == expected
 
 
-@settings(SETTINGS, max_examples=40)
+@examples(40)
 @given(message=assistant_messages(), sizes=st.lists(st.integers(1, 8), min_size=1, max_size=6))
 def test_prompt_opening_reasoning_streams_like_it_parses(message: dict[str, Any], sizes: list[int]) -> None:
     assume(not (message["content"] or "").startswith("\n"))
@@ -273,7 +267,7 @@ _no_marker_text = st.lists(
 ).map("".join)
 
 
-@SETTINGS
+@examples(80)
 @given(text=_no_marker_text, sizes=st.lists(st.integers(1, 8), min_size=1, max_size=5))
 def test_text_without_markers_is_all_content(text: str, sizes: list[int]) -> None:
     assume(_content_ok(text))
@@ -303,7 +297,7 @@ def broken_blocks(draw: st.DrawFn) -> str:
     return OPEN + body + (CLOSE if draw(st.booleans()) else "")
 
 
-@SETTINGS
+@examples(80)
 @given(block=broken_blocks(), sizes=st.lists(st.integers(1, 8), min_size=1, max_size=5))
 def test_broken_block_is_kept_somewhere(block: str, sizes: list[int]) -> None:
     text = GOOD_A + "\n" + block + "\n" + GOOD_B + STOP

@@ -32,6 +32,7 @@ from harness import (
     GoldenCase,
     assert_append_only,
     assert_streams_like,
+    examples,
     golden_formats,
     load_golden,
     parse_char_by_char,
@@ -40,7 +41,7 @@ from harness import (
     run_chunks,
     split,
 )
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
 
@@ -49,13 +50,6 @@ from codec.models import TextDelta, ToolCallEnd
 
 FORMATS = codec.formats()
 
-SETTINGS = settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=60,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 #: Linear-work budgets: characters the lexer may examine per reply character (plus a constant).
 #: Chunked streaming also re-examines the held-back tail (``Syntax.holdback`` characters, for text
@@ -602,7 +596,7 @@ _sizes = st.lists(st.integers(1, 8), min_size=1, max_size=6)
 
 
 @pytest.mark.parametrize("name", FORMATS)
-@SETTINGS
+@examples(60)
 @given(data=st.data())
 def test_arbitrary_text_never_raises(name: str, data: st.DataObject) -> None:
     fmt = codec.get_format(name)
@@ -614,7 +608,7 @@ def test_arbitrary_text_never_raises(name: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("name", FORMATS)
-@SETTINGS
+@examples(60)
 @given(data=st.data())
 def test_arbitrary_text_streams_like_it_parses(name: str, data: st.DataObject) -> None:
     fmt = codec.get_format(name)
@@ -643,7 +637,7 @@ def rendered_replies(draw: DrawFn, name: str) -> tuple[str, list[dict[str, Any]]
 
 
 @pytest.mark.parametrize("name", FORMATS)
-@SETTINGS
+@examples(60)
 @given(data=st.data())
 def test_rendered_replies_stream_like_they_parse(name: str, data: st.DataObject) -> None:
     fmt = codec.get_format(name)

@@ -35,10 +35,11 @@ from harness import (
     assert_events_rebuild,
     assert_streams_like,
     call_message,
+    examples,
     parse_chunked,
     parse_whole,
 )
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
 from test_properties import CHUNK, WHOLE_WORK, WORK_SLACK, chunked_budget
@@ -48,14 +49,6 @@ from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.models import TextDelta, ToolCallEnd
 from codec.schema import violations
 from codec.stream import Syntax
-
-SETTINGS = settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=60,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
 
 GEMMA3 = codec.get_format("gemma3_tool_code")
 CORRECTED = Gemma3ToolCode(corrected=True)
@@ -314,7 +307,7 @@ def check_round_trip(name: str, message: dict[str, Any], tools: list[dict[str, A
 
 
 @pytest.mark.parametrize("name", NAMES)
-@SETTINGS
+@examples(60)
 @given(data=st.data())
 def test_round_trip_with_tools(name: str, data: st.DataObject) -> None:
     message, tools = data.draw(messages(name, with_tools=True), label="message")
@@ -322,7 +315,7 @@ def test_round_trip_with_tools(name: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@SETTINGS
+@examples(60)
 @given(data=st.data())
 def test_round_trip_without_tools(name: str, data: st.DataObject) -> None:
     message, tools = data.draw(messages(name, with_tools=False), label="message")
@@ -330,7 +323,7 @@ def test_round_trip_without_tools(name: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@SETTINGS
+@examples(60)
 @given(data=st.data())
 def test_round_trip_streams_like_it_parses(name: str, data: st.DataObject) -> None:
     fmt = SPECS[name].fmt
@@ -355,7 +348,7 @@ _LIST_PIECES = (*_RAW_PIECES, "[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5",
 
 
 @pytest.mark.parametrize("name", NAMES)
-@SETTINGS
+@examples(60)
 @given(data=st.data())
 def test_fast_path_reads_what_the_rules_read(name: str, data: st.DataObject) -> None:
     """The fast paths (whole lists, whole arguments) give exactly the result of the grammar's rules, on
@@ -373,7 +366,7 @@ def test_fast_path_reads_what_the_rules_read(name: str, data: st.DataObject) -> 
         assert parse_chunked(spec.fmt, text, CHUNK, tools=tools).result == rules.result
 
 
-@SETTINGS
+@examples(60)
 @given(data=st.data())
 def test_corrected_and_seed_replies_parse_to_the_same_calls(data: st.DataObject) -> None:
     """A corrected Gemma 3 template separates keyword arguments (G1); the calls read back are the same."""
@@ -389,7 +382,7 @@ def test_corrected_and_seed_replies_parse_to_the_same_calls(data: st.DataObject)
 PROMPT_THINKING = "<|begin_of_sentence|><|User|>Hi<|Assistant|><think>"
 
 
-@settings(SETTINGS, max_examples=40)
+@examples(40)
 @given(data=st.data())
 def test_deepseek_prompt_opening_reasoning_streams_like_it_parses(data: st.DataObject) -> None:
     """``enable_thinking=True``: the prompt ends with ``<think>``, the model writes the rest of the reply."""
@@ -494,7 +487,7 @@ def _check_linear_work(fmt: codec.Format, text: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
-@settings(SETTINGS, max_examples=12)
+@examples(12)
 @given(data=st.data())
 def test_long_prose_with_brackets_is_lexed_in_linear_work(name: str, data: st.DataObject) -> None:
     prose = data.draw(_prose, label="prose")
@@ -504,7 +497,7 @@ def test_long_prose_with_brackets_is_lexed_in_linear_work(name: str, data: st.Da
 
 
 @pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
-@settings(SETTINGS, max_examples=12)
+@examples(12)
 @given(data=st.data())
 def test_unterminated_strings_are_lexed_in_linear_work(name: str, data: st.DataObject) -> None:
     opening = data.draw(st.sampled_from(_OPENINGS), label="opening")

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 import strategies
-from harness import assert_append_only, assert_events_rebuild, parse_chunked, run_chunks, split
-from hypothesis import HealthCheck, assume, given, settings
+from harness import assert_append_only, assert_events_rebuild, examples, parse_chunked, run_chunks, split
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
 
@@ -30,14 +30,6 @@ from codec.schema import violations
 
 FMT = codec.get_format("qwen3_coder")
 STOP = "<|im_end|>"
-
-SETTINGS = settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=100,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
 
 
 def tojson(value: Any) -> str:
@@ -197,13 +189,13 @@ def check_round_trip(message: dict[str, Any], tools: list[dict[str, Any]] | None
 # --------------------------------------------------------------------------- round trip
 
 
-@SETTINGS
+@examples(100)
 @given(pair=messages(with_tools=True))
 def test_round_trip_with_tools_gives_typed_arguments(pair: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
     check_round_trip(*pair)
 
 
-@SETTINGS
+@examples(100)
 @given(pair=messages(with_tools=False))
 def test_round_trip_without_tools_gives_raw_strings(pair: tuple[dict[str, Any], None]) -> None:
     message, _ = pair
@@ -212,7 +204,7 @@ def test_round_trip_without_tools_gives_raw_strings(pair: tuple[dict[str, Any], 
         assert all(isinstance(v, str) for v in got.function.arguments.values())
 
 
-@SETTINGS
+@examples(100)
 @given(pair=messages(with_tools=True), sizes=st.lists(st.integers(1, 12), min_size=1, max_size=6))
 def test_round_trip_streams_like_it_parses(pair: tuple[dict[str, Any], list[dict[str, Any]]], sizes: list[int]) -> None:
     message, tools = pair
