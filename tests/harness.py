@@ -217,6 +217,21 @@ def chunkings(text: str, seed: int | str, count: int = 5, max_size: int = 12) ->
         yield split(text, rng, max_size=max_size)
 
 
+# --------------------------------------------------------------------------- linear work
+
+#: Linear-work budgets: characters the lexer may examine per reply character (plus a constant).
+#: Chunked streaming also re-examines the held-back tail (``Syntax.holdback`` characters, for text
+#: and for the lookahead) on every feed: see :func:`chunked_budget`.
+WHOLE_WORK = 8
+CHUNK = 4
+WORK_SLACK = 256
+
+
+def chunked_budget(fmt: codec.Format, length: int) -> int:
+    """The work allowed for a reply of ``length`` characters fed in ``CHUNK``-character chunks."""
+    return (WHOLE_WORK + 2 * fmt.syntax().holdback // CHUNK) * length + WORK_SLACK
+
+
 # --------------------------------------------------------------------------- events
 
 

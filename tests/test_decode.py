@@ -1,7 +1,7 @@
 """Decoding prompts back into conversations: the contract every format shares.
 
 Per-format tests (what each template drops, so what ``decode(render(c))`` can give back) live in
-``tests/test_decode_<format>.py``.
+``tests/test_<format>_decode.py``.
 """
 
 from __future__ import annotations

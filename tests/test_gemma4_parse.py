@@ -1,7 +1,7 @@
 """Property tests particular to ``gemma4`` (hypothesis, derandomized).
 
 The format-independent properties (bad input, truncation, chunking, linear work) are in
-``test_properties.py``; the golden replies in ``golden/gemma4/``; the renderer in
+``test_parse_properties.py``; the golden replies in ``golden/gemma4/``; the renderer in
 ``test_gemma4_render.py`` and ``test_render.py``. Here:
 
 * round trip: ``parse(render_reply(msg), tools)`` gives back the content, the reasoning, the

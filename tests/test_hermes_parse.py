@@ -2,7 +2,7 @@
 
 The format-independent properties (arbitrary text and every truncation of golden replies never
 raise, strict mode raises only ``ParseError``, chunking invariance, linear ``stream.work`` on
-adversarial inputs, including hermes's own) are in ``test_properties.py``. Here:
+adversarial inputs, including hermes's own) are in ``test_parse_properties.py``. Here:
 
 * round trip: ``parse(render_reply(msg), tools)`` gives back the message's content and calls;
 * chunking invariance with a ``<think>`` block first, or a prompt that opens one;

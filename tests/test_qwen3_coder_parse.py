@@ -1,7 +1,7 @@
 """Property tests particular to ``qwen3_coder`` (hypothesis, derandomized).
 
 The format-independent properties (bad input, truncation, chunking, linear work) are in
-``test_properties.py``; the golden replies in ``golden/qwen3_coder/``. Here:
+``test_parse_properties.py``; the golden replies in ``golden/qwen3_coder/``. Here:
 
 * round trip with tools: ``parse(render_reply(msg), tools)`` gives back the content, the names
   and the typed arguments of generated calls whose values fit their schemas;

@@ -29,9 +29,13 @@ from typing import Any
 import pytest
 import strategies
 from harness import (
+    CHUNK,
+    WHOLE_WORK,
+    WORK_SLACK,
     GoldenCase,
     assert_append_only,
     assert_streams_like,
+    chunked_budget,
     examples,
     golden_formats,
     load_golden,
@@ -49,19 +53,6 @@ import codec
 from codec.models import TextDelta, ToolCallEnd
 
 FORMATS = codec.formats()
-
-
-#: Linear-work budgets: characters the lexer may examine per reply character (plus a constant).
-#: Chunked streaming also re-examines the held-back tail (``Syntax.holdback`` characters, for text
-#: and for the lookahead) on every feed: see :func:`chunked_budget`.
-WHOLE_WORK = 8
-CHUNK = 4
-WORK_SLACK = 256
-
-
-def chunked_budget(fmt: codec.Format, length: int) -> int:
-    """The work allowed for a reply of ``length`` characters fed in ``CHUNK``-character chunks."""
-    return (WHOLE_WORK + 2 * fmt.syntax().holdback // CHUNK) * length + WORK_SLACK
 
 
 # --------------------------------------------------------------------------- per-format profiles

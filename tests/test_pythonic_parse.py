@@ -2,8 +2,8 @@
 (hypothesis, derandomized).
 
 The format-independent properties (bad input, truncation, chunking, linear work on fixed adversarial
-inputs) are in ``test_properties.py``; the golden replies in ``golden/<name>/``; the renderers in
-``test_pythonic_render.py`` and ``test_render.py``. Here, for each format (and for
+inputs) are in ``test_parse_properties.py``; the golden replies in ``golden/<name>/``; the renderers in
+``test_<name>_render.py`` and ``test_render.py``. Here, for each format (and for
 ``Gemma3ToolCode(corrected=True)``, whose replies must parse to the same calls):
 
 * round trip: ``parse(render_reply(msg), tools)`` gives back the names and the typed arguments of
@@ -31,10 +31,14 @@ from typing import Any
 import pytest
 import strategies
 from harness import (
+    CHUNK,
+    WHOLE_WORK,
+    WORK_SLACK,
     assert_append_only,
     assert_events_rebuild,
     assert_streams_like,
     call_message,
+    chunked_budget,
     examples,
     parse_chunked,
     parse_whole,
@@ -42,7 +46,6 @@ from harness import (
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
-from test_properties import CHUNK, WHOLE_WORK, WORK_SLACK, chunked_budget
 
 import codec
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
