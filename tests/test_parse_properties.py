@@ -9,25 +9,25 @@
   complete before the cut is kept unchanged;
 * adversarial inputs (per format): complete, with the lexer's ``stream.work`` linear in the length.
 
-What is particular to a format lives in its :class:`Profile` (markers, syntax snippets, plain text,
-adversarial inputs); a registered format without one fails ``test_every_format_has_a_profile``.
-Known parser bugs are ``xfail(strict=True)``, so that a fix shows up as XPASS: per adversarial input
-(``Adversarial.xfail``, ``Profile.generic_xfail``) or per generic test (``Profile.test_xfail``). A bug
-that a whole family of inputs hits (a crash on every reply cut inside reasoning) is instead left out
-of the generic tests by ``Profile.known_bugs`` and reproduced by an xfail test of the format's module.
+What is particular to a format lives in its profile, ``tests/formats/<name>.py`` (markers, syntax
+snippets, plain text, a broken block, its call closer, adversarial inputs); every test here fails for
+a registered format without one. Known parser bugs are ``xfail(strict=True)``, so that a fix shows up
+as XPASS: per adversarial input (``Adversarial.xfail``, ``Profile.generic_xfail``) or per generic test
+(``Profile.test_xfail``). A bug that a whole family of inputs hits is instead left out of the generic
+tests by ``Profile.known_bugs`` and reproduced by an xfail test of the format's own module.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 import pytest
 import strategies
+from formats import PROFILES, Adversarial, N, profile
 from harness import (
     CHUNK,
     WHOLE_WORK,
@@ -37,7 +37,6 @@ from harness import (
     assert_streams_like,
     chunked_budget,
     examples,
-    golden_formats,
     load_golden,
     parse_char_by_char,
     parse_chunked,
@@ -58,398 +57,18 @@ FORMATS = codec.formats()
 # --------------------------------------------------------------------------- per-format profiles
 
 
-@dataclass(frozen=True)
-class Adversarial:
-    """One adversarial reply: its text, the tools to parse it with, and a known bug (xfail reason)."""
-
-    text: str
-    tools: list[dict[str, Any]] | None = None
-    xfail: str | None = None
-    raises: type[BaseException] | None = None  # what the known bug raises, if anything
-
-
-@dataclass(frozen=True)
-class Profile:
-    """What the format-independent tests need to know about one format."""
-
-    #: Whole markers of the format; their cut fragments are derived.
-    markers: tuple[str, ...]
-    #: Pieces of the format's call syntax (a call's start, a value's start, a whole small call...).
-    snippets: tuple[str, ...]
-    #: Marks the end of a call: in a golden reply holding exactly one per call, the k-th one ends call k.
-    call_closer: str
-    #: Text the stream must pass through at once (nothing in it can start a marker); None: not known yet.
-    plain_text: str | None
-    #: A call block the grammar rejects, kept as content (None: not known yet).
-    broken_block: str | None
-    adversarial: Callable[[], dict[str, Adversarial]] = field(repr=False, default=dict)
-    #: Known bugs (xfail reasons) of the format on the adversarial inputs every format gets.
-    generic_xfail: dict[str, str] = field(default_factory=dict)
-    #: Known bugs (xfail reasons) of the format in a generic test, by the test's name without ``test_``
-    #: (``"<name>/<golden case>"`` for the truncation tests, which run per golden case).
-    test_xfail: dict[str, str] = field(default_factory=dict)
-    #: Known parser bugs that whole families of inputs hit, as (reason, predicate on ``(text, prompt)``).
-    #: The generic tests leave those inputs out, so that one known bug does not hide every other; a
-    #: strict xfail test in the format's own module reproduces each bug (a fix shows up there as XPASS,
-    #: and its entry here can then go).
-    known_bugs: tuple[tuple[str, Callable[[str, str | None], bool]], ...] = field(repr=False, default=())
-
-
-#: Size of the adversarial inputs: large enough that a quadratic cost dwarfs the linear budgets.
-N = 40_000
-_DEEP = 5_000  # well past the interpreter's recursion limit
-IM_END = "<|im_end|>"
-HERMES_OPEN, HERMES_CLOSE = "<tool_call>\n", "\n</tool_call>"
-_HERMES_ARG = HERMES_OPEN + '{"name": "f", "arguments": {"a": '  # a call cut where the value of "a" starts
-
-
-def _hermes_call(value: str) -> str:
-    return _HERMES_ARG + value + "}}" + HERMES_CLOSE
-
-
-def _hermes_adversarial() -> dict[str, Adversarial]:
-    call = _hermes_call
-    texts = {
-        "deep_list_in_arguments": call("[" * _DEEP + "]" * _DEEP),
-        "deep_object_in_arguments": call('{"k": ' * _DEEP + "1" + "}" * _DEEP),
-        "deep_unclosed_in_arguments": _HERMES_ARG + "[" * _DEEP,
-        "unterminated_string": _HERMES_ARG + '"' + "x" * N,
-        "unterminated_string_with_markers": _HERMES_ARG + '"' + "</tool_call><|im_end|>" * (N // 22),
-        "partial_call_markers": "<tool_call" * (N // 10),
-        "partial_markers_after_newlines": "\n<tool_" * (N // 7),
-        "braces_in_text": "{" * (N // 5),
-        "braces_in_block": HERMES_OPEN + "{" * (N // 5),
-        "quotes_in_block": HERMES_OPEN + '"' * N,
-        "backslashes_odd": call('"' + "\\" * (N // 2 + 1) + '"'),
-        "backslashes_even": call('"' + "\\" * (N // 2) + '"') + IM_END,
-        "string_full_of_markers": call('"' + "</tool_call><tool_call>" * (N // 23) + '"'),
-        "unclosed_reasoning": "<think>" + "pensando " * (N // 9),
-        "many_calls": (call("1") + "\n") * (N // 60) + IM_END,
-        "many_arguments": call("0, " + ", ".join(f'"k{i}": {i}' for i in range(N // 30))),
-        "stop_tokens": IM_END * (N // 10),
-        "python_literal_calls": (HERMES_OPEN + '{"name": "f", "arguments": {"a": True}}' + HERMES_CLOSE + "\n")
-        * (N // 100),
-        "empty_blocks": HERMES_OPEN * (N // 12),
-    }
-    return {name: Adversarial(text) for name, text in texts.items()}
-
-
-_QWEN_CALL = "<tool_call>\n<function=f>\n"
-_QWEN_ARG = _QWEN_CALL + "<parameter=a>\n"  # a call cut where the value of "a" starts
-_QWEN_END = "\n</parameter>\n</function>\n</tool_call>"
-
-
-def _qwen_param(key: str, value: str) -> str:
-    return f"<parameter={key}>\n{value}\n</parameter>\n"
-
-
-def _qwen_tool(kind: str) -> list[dict[str, Any]]:
-    props = {"a": {"type": kind}, "s": {"type": "string"}, "n": {"type": "integer"}}
-    return [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": props}}}]
-
-
-def _qwen_adversarial() -> dict[str, Adversarial]:
-    one = _QWEN_CALL + _qwen_param("a", "1") + "</function>\n</tool_call>"
-    bare = "<function=f>\n" + _qwen_param("a", "1") + "</function>\n</tool_call>"
-    texts = {
-        "unterminated_value": _QWEN_ARG + "x" * N,
-        "value_of_unconfirmed_closers": _QWEN_ARG + "\n</parameter>\nx" * (N // 15) + _QWEN_END,
-        "value_of_closers_then_spaces": _QWEN_ARG + "\n</parameter>    x" * (N // 18) + _QWEN_END,
-        "value_of_partial_closers": _QWEN_ARG + "\n</param" * (N // 8),
-        "value_of_less_than_signs": _QWEN_ARG + "<" * N,
-        "value_of_newlines": _QWEN_ARG + "\n" * N + _QWEN_END,
-        "value_of_other_markers": _QWEN_ARG + "<tool_call></tool_call><|im_end|>" * (N // 33),
-        "unclosed_function_head": "<tool_call>\n<function=" + "x" * N,
-        "unclosed_parameter_head": _QWEN_CALL + "<parameter=" + "x" * N,
-        # Kept small: each '<function=' on a line without '>' costs a regex scan to the end of the
-        # line that stream.work does not count: quadratic time (100 KB of them take ~4 s), a known bug.
-        "function_heads_without_end": "<function=" * 1_000,
-        "partial_function_markers": "<function" * (N // 9),
-        "partial_call_markers": "<tool_call" * (N // 10),
-        "partial_markers_after_newlines": "\n<tool_" * (N // 7),
-        "stop_tokens": IM_END * (N // 10),
-        "orphan_closers": "</tool_call>" * (N // 12),
-        "empty_blocks": "<tool_call>\n" * (N // 12),
-        "many_calls": (one + "\n") * (N // 80) + IM_END,
-        "many_bare_calls": (bare + "\n") * (N // 70),
-        "many_broken_calls": (_QWEN_CALL + "junk\n</function>\n</tool_call>\n") * (N // 60),
-        "many_parameters": _QWEN_CALL + "".join(_qwen_param(f"k{i}", str(i)) for i in range(N // 30)) + "</function>",
-        "many_duplicates": _QWEN_CALL + _qwen_param("a", "x") * (N // 30) + "</function>",
-    }
-    out = {name: Adversarial(text) for name, text in texts.items()}
-    # every '<parameter=' is refused once (a missing </parameter>) before the closer is inserted
-    out["many_unclosed_parameters"] = Adversarial(_QWEN_CALL + "<parameter=a>\n1\n" * (N // 16))
-    # Values typed by a schema: long and deep containers, long strings and numbers.
-    array, obj = _qwen_tool("array"), _qwen_tool("object")
-    out["typed_long_array"] = Adversarial(_QWEN_ARG + "[" + "1, " * (N // 3) + "1]" + _QWEN_END, array)
-    out["typed_long_python_list"] = Adversarial(_QWEN_ARG + "[" + "'x', " * (N // 5) + "None]" + _QWEN_END, array)
-    out["typed_long_string"] = Adversarial(_QWEN_CALL + "<parameter=s>\n" + "é" * N + _QWEN_END, array)
-    out["typed_long_integer"] = Adversarial(_QWEN_CALL + "<parameter=n>\n" + "9" * 4_000 + _QWEN_END, array)
-    # past Python's int-to-str limit (4300 digits): must stay a string, not raise
-    out["typed_huge_integer"] = Adversarial(_QWEN_CALL + "<parameter=n>\n" + "9" * 5_000 + _QWEN_END, array)
-    out["typed_deep_tuple"] = Adversarial(_QWEN_ARG + "(" * _DEEP + ")" * _DEEP + _QWEN_END, array)
-    out["typed_deep_array"] = Adversarial(_QWEN_ARG + "[" * _DEEP + "]" * _DEEP + _QWEN_END, array)
-    out["typed_deep_unclosed_array"] = Adversarial(_QWEN_ARG + "[" * _DEEP + _QWEN_END, array)
-    out["typed_deep_object"] = Adversarial(_QWEN_ARG + '{"k": ' * _DEEP + "1" + "}" * _DEEP + _QWEN_END, obj)
-    out["typed_deep_string_encoded"] = Adversarial(_QWEN_ARG + '"' + "[" * _DEEP + '"' + _QWEN_END, obj)
-    return out
-
-
-# ---- gemma4: <|tool_call>call:NAME{key:value,...}<tool_call|>, strings between <|"|> tokens
-#: Size of the inputs made of many calls, which cost far more per character than text (events, salvage):
-#: a quarter of N still puts quadratic work far over the linear budget.
-_MANY = N // 4
-G4_Q, G4_OPEN, G4_CLOSE, G4_TURN = '<|"|>', "<|tool_call>", "<tool_call|>", "<turn|>"
-_G4_ARG = G4_OPEN + "call:f{a:"  # a call cut where the value of "a" starts
-
-
-def _gemma4_call(value: str) -> str:
-    return _G4_ARG + value + "}" + G4_CLOSE
-
-
-def _gemma4_adversarial() -> dict[str, Adversarial]:
-    call = _gemma4_call
-    texts = {
-        "unterminated_string": _G4_ARG + G4_Q + "x" * N,
-        "unterminated_string_with_markers": _G4_ARG + G4_Q + "<tool_call|><turn|><|tool_call>" * (N // 31),
-        "unterminated_json_string": _G4_ARG + '"' + "x" * N,
-        "string_of_partial_quotes": call(G4_Q + '<|"' * (N // 3) + G4_Q),
-        "partial_quotes_as_values": _G4_ARG + '<|"|' * (N // 4),
-        "partial_call_markers": "<|tool_call" * (N // 11),
-        "partial_markers_after_newlines": "\n<|tool_" * (N // 8),
-        "bare_call_prefixes_on_lines": "\ncall:" * (N // 6),
-        "prose_with_call_colon": "Please call: me, or call:back later.\n" * (N // 37),
-        "unclosed_thought": "<|channel>thought\n" + "pensando " * (N // 9),
-        "channel_markers": "<|channel><channel|>" * (N // 20),
-        "stop_tokens": G4_TURN * (N // 7),
-        "orphan_call_closers": G4_CLOSE * (N // 12),
-        "deep_list": call("[" * _DEEP + "]" * _DEEP),
-        "deep_object": call("{k:" * _DEEP + "1" + "}" * _DEEP),
-        "deep_unclosed": _G4_ARG + "[" * _DEEP,
-        "many_calls": (call("1") + "\n") * (_MANY // 25) + G4_TURN,
-        "many_arguments": G4_OPEN + "call:f{" + ",".join(f"k{i}:{i}" for i in range(_MANY // 8)) + "}" + G4_CLOSE,
-        "many_broken_calls": (G4_OPEN + "call:f{a:}" + G4_CLOSE + "\n") * (_MANY // 25),
-        "bare_words": _G4_ARG + "word " * (N // 5) + "}" + G4_CLOSE,
-    }
-    return {name: Adversarial(text) for name, text in texts.items()}
-
-
-# ---- the Python-list formats: [name(key=value, ...)]
-_PY_ARG = "[f(a="  # a call cut where the value of "a" starts
-#: Prose with brackets that open no call: citations, words, number lists, links.
-_BRACKET_PROSE = "See [1], [note] and [a, b]; x[0] = [2] or [link](url). "
-
-
-def _pythonic_adversarial(prefix: str, end: str, stop: str) -> dict[str, str]:
-    """Inputs both Python-list formats get; ``prefix`` / ``end`` frame a call list (a fence, or nothing)."""
-
-    def calls(body: str) -> str:
-        return prefix + "[" + body + "]" + end
-
-    return {
-        "unterminated_string": prefix + _PY_ARG + '"' + "x" * N,
-        "unterminated_single_quoted_string": prefix + _PY_ARG + "'" + "x" * N,
-        "unterminated_string_with_markers": prefix + _PY_ARG + '"' + ("```" + stop + "[g(b=") * (N // 30),
-        "unterminated_nested_string": prefix + _PY_ARG + '["' + "x" * N,
-        "string_of_single_quotes": calls("f(a=" + "'" * N + ")"),
-        "prose_with_brackets": _BRACKET_PROSE * (N // len(_BRACKET_PROSE)),
-        "brackets_before_long_names": ("[" + "a" * 70 + " ") * (N // 72),
-        "open_brackets": "[" * N,
-        "open_calls": "[f(" * (N // 3),
-        "calls_in_prose": "Try [f(x) or [g(y) later. " * (N // 25),
-        "partial_stop_tokens": stop[:-1] * (N // len(stop)),
-        "stop_tokens": stop * (N // len(stop)),
-        "deep_list": calls("f(a=" + "[" * _DEEP + "]" * _DEEP + ")"),
-        "deep_dict": calls("f(a=" + '{"k": ' * _DEEP + "1" + "}" * _DEEP + ")"),
-        "deep_tuple": calls("f(a=" + "(" * _DEEP + ")" * _DEEP + ")"),
-        "deep_unclosed": prefix + _PY_ARG + "[" * _DEEP,
-        "many_calls": calls(", ".join(f"f{i}(a={i})" for i in range(_MANY // 12))),
-        "many_arguments": calls("f(" + ", ".join(f"k{i}={i}" for i in range(_MANY // 8)) + ")"),
-        "many_unseparated_arguments": calls("f(" + "".join(f'k{i}="v"' for i in range(_MANY // 8)) + ")"),
-        "many_broken_calls": calls(", ".join("f(a=@)" for _ in range(_MANY // 8))),
-        "many_unreadable_elements": calls(", ".join("oops" for _ in range(_MANY // 6))),
-        "many_lists": (calls("f(a=1)") + "\n") * (_MANY // 12),
-    }
-
-
-_G3_FENCE, _G3_CLOSE, G3_STOP = "```tool_code\n", "\n```", "<end_of_turn>"
-
-
-def _gemma3_adversarial() -> dict[str, Adversarial]:
-    texts = _pythonic_adversarial(_G3_FENCE, _G3_CLOSE + G3_STOP, G3_STOP)
-    texts |= {
-        "backslashes_odd": _G3_FENCE + _PY_ARG + '"' + "\\" * (N // 2 + 1) + '")]',
-        "backslashes_even": _G3_FENCE + _PY_ARG + '"' + "\\" * (N // 2) + '")]' + _G3_CLOSE + G3_STOP,
-        "backticks": "`" * N,
-        "partial_fence_openers": "```tool_cod" * (N // 11),
-        "unclosed_fences": _G3_FENCE * (N // 13),
-        "many_fences": (_G3_FENCE + "[f(a=1)]" + _G3_CLOSE + "\n") * (_MANY // 25) + G3_STOP,
-        "bare_calls_in_fence": _G3_FENCE + "f(a=1)\n" * (_MANY // 7) + _G3_CLOSE,
-    }
-    return {name: Adversarial(text) for name, text in texts.items()}
-
-
-DS_STOP = "<|end_of_sentence|>"
-
-
-#: Snippets of Python values both Python-list formats' generated inputs are made of.
-_PY_SNIPPETS = ("True", "null", "(", ")", "[", "]", "{", "}", ":", ",")
-
-
-def _deepseek_adversarial() -> dict[str, Adversarial]:
-    texts = _pythonic_adversarial("", DS_STOP, DS_STOP)
-    # With raw strings, 'k0="v"k1="v"...' is one string waiting for its closing quote (a B6 case below).
-    del texts["many_unseparated_arguments"]
-    texts |= {
-        "string_of_backslashes": _PY_ARG + '"' + "\\" * N + '")]' + DS_STOP,
-        "think_closers": "</think>" * (N // 8),
-        "think_openers_in_content": "x" + "<think>\n" * (N // 8),
-        "reasoning_with_brackets": "<think>\n" + _BRACKET_PROSE * (N // len(_BRACKET_PROSE)) + "\n</think>\n\nok",
-    }
-    # A raw string: every '"' may close it, if ', NAME=' or ')' follows (a bounded lookahead).
-    texts |= {
-        "string_of_quotes": _PY_ARG + '"' * N + ")]",
-        "string_of_almost_closers": _PY_ARG + '"' + '", b ' * (N // 5) + '")]' + DS_STOP,
-        "string_of_long_almost_closers": _PY_ARG + '"' + ('", ' + "b" * 60 + " ") * (N // 64) + '")]',
-        "json_document_in_string": _PY_ARG + '"' + '{"k": "v", "n": [1, "x"]}, ' * (N // 28) + '")]' + DS_STOP,
-        "many_unseparated_arguments": "[f(" + "".join(f'k{i}="v"' for i in range(N // 8)) + ")]",
-    }
-    out = {name: Adversarial(text) for name, text in texts.items()}
-    out["unclosed_reasoning"] = Adversarial("<think>\n" + "pensando " * (N // 9))
-    return out
-
-
-PROFILES: dict[str, Profile] = {
-    "hermes": Profile(
-        markers=("<tool_call>", "</tool_call>", IM_END, "<|im_start|>", "<think>", "</think>"),
-        snippets=(
-            '{"name": "f", "arguments": {"a": 1}}',
-            '{"name": "f", "arguments": {"a": ',
-            '"name"',
-            '"arguments"',
-            '"parameters"',
-            '"f"',
-            "{",
-            "}",
-            "[",
-            "]",
-            ":",
-            ",",
-        ),
-        call_closer="</tool_call>",
-        plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
-        broken_block="<tool_call>\noops\n</tool_call>",
-        adversarial=_hermes_adversarial,
-    ),
-    "qwen3_coder": Profile(
-        markers=(
-            "<tool_call>",
-            "</tool_call>",
-            "<function=f>",
-            "</function>",
-            "<parameter=a>",
-            "</parameter>",
-            IM_END,
-            "<|im_start|>",
-        ),
-        snippets=(
-            "<tool_call>\n<function=f>\n",
-            "<parameter=a>\n",
-            "\n</parameter>\n",
-            "</function>\n</tool_call>",
-            "<function=",
-            "<parameter=",
-            "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>",
-            '{"k": [1, true]}',
-            "['x', None]",
-            "None",
-            "True",
-            "1e5",
-            "0042",
-        ),
-        call_closer="</tool_call>",
-        plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
-        broken_block="<tool_call>\noops\n</tool_call>",
-        adversarial=_qwen_adversarial,
-    ),
-    "gemma4": Profile(
-        markers=(G4_OPEN, G4_CLOSE, "<call>", G4_TURN, "<|tool_response>", "<|channel>", "<channel|>", G4_Q),
-        snippets=(
-            "call:f{",
-            "\ncall:f{",
-            "call:f(",
-            "call:",
-            _gemma4_call(G4_Q + "x" + G4_Q),
-            "<|channel>thought\n",
-            "a:",
-            "a=",
-            G4_Q + "x" + G4_Q,
-            '"x"',
-            "{",
-            "}",
-            "(",
-            ")",
-            "[",
-            "]",
-            ",",
-            "None",
-            "1e+20",
-        ),
-        call_closer=G4_CLOSE,
-        plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
-        broken_block=G4_OPEN + "call:f oops" + G4_CLOSE,
-        adversarial=_gemma4_adversarial,
-    ),
-    "gemma3_tool_code": Profile(
-        markers=(_G3_FENCE, _G3_CLOSE, "```", G3_STOP),
-        snippets=("[f(", "f(", "[f(a=1)]", 'f(a="x"b=2)', ",g()", "a=", '"x"', "'x'", *_PY_SNIPPETS),
-        call_closer=")",
-        plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
-        broken_block=_G3_FENCE + "oops" + _G3_CLOSE,
-        adversarial=_gemma3_adversarial,
-        known_bugs=(),
-    ),
-    "deepseek_pythonic": Profile(
-        markers=(DS_STOP, "<think>", "</think>", "<|User|>", "<|Assistant|>"),
-        snippets=(
-            "[f(",
-            "[f(a=1)]",
-            '[f(a="',
-            '", b=',
-            '")',
-            '"x"',
-            "'x'",
-            "<think>\nx\n</think>\n\n",
-            "a=",
-            *_PY_SNIPPETS,
-        ),
-        call_closer=")",
-        plain_text="Olá, tudo bem? Vou verificar isso agora mesmo",
-        # A call starts at its first argument or ')': a list whose call never starts is kept whole.
-        broken_block="[oops(1)]",
-        adversarial=_deepseek_adversarial,
-        known_bugs=(),
-    ),
-}
-
-
-#: What a format without a Profile gets: the generic checks, golden cases and rendered replies only.
-DEFAULT_PROFILE = Profile(markers=(), snippets=(), call_closer="", plain_text=None, broken_block=None)
-
-
-def profile(name: str) -> Profile:
-    return PROFILES.get(name, DEFAULT_PROFILE)
+def _xfail(name: str, key: str) -> list[Any]:
+    """The strict xfail mark of a known bug of format ``name`` in the generic test ``key`` (see
+    :attr:`Profile.test_xfail`), if its profile names one. A format without a profile gets no mark:
+    its tests fail at :func:`profile`, saying what to add."""
+    reason = PROFILES[name].test_xfail.get(key) if name in PROFILES else None
+    return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
 
 
 def _params_for(test: str) -> list[Any]:
     """Every format as a parameter of the generic test ``test_<test>``, marked xfail (strict) where its
     Profile names a known bug in that test."""
-    params = []
-    for name in FORMATS:
-        reason = profile(name).test_xfail.get(test)
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        params.append(pytest.param(name, marks=marks))
-    return params
+    return [pytest.param(name, marks=_xfail(name, test)) for name in FORMATS]
 
 
 def hits_known_bug(name: str, text: str, prompt: str | None = None) -> bool:
@@ -471,12 +90,6 @@ def adversarial(name: str) -> dict[str, Adversarial]:
         generic["golden_replies_repeated"] = (replies + "\n") * (N // (len(replies) + 1) + 1)
     known = profile(name).generic_xfail
     return {**{k: Adversarial(v, xfail=known.get(k)) for k, v in generic.items()}, **profile(name).adversarial()}
-
-
-def test_every_format_has_a_profile() -> None:
-    """A new format runs the generic checks at once; its Profile and golden cases make them bite."""
-    assert set(FORMATS) <= set(PROFILES), f"add a Profile for {sorted(set(FORMATS) - set(PROFILES))}"
-    assert set(FORMATS) <= set(golden_formats()), f"add golden cases for {sorted(set(FORMATS) - set(golden_formats()))}"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -650,9 +263,7 @@ def _truncation_params(test: str) -> list[Any]:
         for case in golden(name):
             if case.xfail:
                 continue
-            reason = profile(name).test_xfail.get(f"{test}/{case.name}")
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            params.append(pytest.param(case, id=case.id, marks=marks))
+            params.append(pytest.param(case, id=case.id, marks=_xfail(name, f"{test}/{case.name}")))
     return params
 
 
@@ -697,8 +308,6 @@ def test_a_call_the_stream_finished_survives_truncation(case: GoldenCase) -> Non
 def test_rejected_block_is_kept_verbatim(name: str) -> None:
     fmt = codec.get_format(name)
     block = profile(name).broken_block
-    if block is None:
-        pytest.skip(f"{name} has no Profile.broken_block")
     text = "Sure.\n" + block
     result = fmt.parse(text)
     assert [i.kind for i in result.issues] == ["invalid_tool_call"]
@@ -711,6 +320,9 @@ def test_rejected_block_is_kept_verbatim(name: str) -> None:
 def _adversarial_params() -> list[Any]:
     params = []
     for name in FORMATS:
+        if name not in PROFILES:  # the test fails at profile(name), saying what to add
+            params.append(pytest.param(name, "profile", id=f"{name}/profile"))
+            continue
         for key, entry in adversarial(name).items():
             marks = [pytest.mark.xfail(strict=True, reason=entry.xfail, raises=entry.raises)] if entry.xfail else []
             params.append(pytest.param(name, key, id=f"{name}/{key}", marks=marks))
@@ -746,10 +358,8 @@ def test_work_counter_grows_with_the_input(name: str) -> None:
 
 @pytest.mark.parametrize("name", _params_for("text_that_cannot_start_a_marker_is_not_held_back"))
 def test_text_that_cannot_start_a_marker_is_not_held_back(name: str) -> None:
-    stream = codec.get_format(name).stream()
     text = profile(name).plain_text
-    if text is None:
-        pytest.skip(f"{name} has no Profile.plain_text")
+    stream = codec.get_format(name).stream()
     events = stream.feed(text)
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == text
 
@@ -758,8 +368,7 @@ def test_text_that_cannot_start_a_marker_is_not_held_back(name: str) -> None:
 def test_run_chunks_accepts_any_iterable(name: str) -> None:
     """Harness self-check: chunks from a generator, empty chunks and char-by-char all agree."""
     fmt = codec.get_format(name)
-    if not golden(name):
-        pytest.skip(f"{name} has no golden cases")
+    assert golden(name), f"{name} has no golden cases: add tests/golden/{name}/"
     case = max(golden(name), key=lambda c: (len(c.expected["tool_calls"]), -len(c.expected["issues"])))
     whole = fmt.parse(case.text, **case.kwargs())
     assert whole.tool_calls

@@ -1,0 +1,114 @@
+"""Test profiles: everything particular to one format that the format-independent tests need.
+
+Each registered format has a module ``tests/formats/<name>.py`` that defines ``PROFILE``, a
+:class:`Profile`; modules whose name starts with ``_`` hold what several profiles share. The
+format-independent tests take the format list from ``codec.formats()`` and get each format's
+profile from :func:`profile`, which fails (never skips) for a format without one, saying what to
+add; ``tests/test_formats.py`` names every piece a format needs on the test side.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Size of the adversarial inputs: large enough that a quadratic cost dwarfs the linear budgets.
+N = 40_000
+#: Nesting depth of the adversarial inputs: well past the interpreter's recursion limit.
+DEEP = 5_000
+#: Size of the inputs made of many calls, which cost far more per character than text (events, salvage):
+#: a quarter of N still puts quadratic work far over the linear budget.
+MANY = N // 4
+#: Text the stream must pass through at once in every format (nothing in it can start a marker).
+PLAIN_TEXT = "Olá, tudo bem? Vou verificar isso agora mesmo"
+
+
+@dataclass(frozen=True)
+class Adversarial:
+    """One adversarial reply: its text, the tools to parse it with, and a known bug (xfail reason)."""
+
+    text: str
+    tools: list[dict[str, Any]] | None = None
+    xfail: str | None = None
+    raises: type[BaseException] | None = None  # what the known bug raises, if anything
+
+
+@dataclass(frozen=True, kw_only=True)
+class Profile:
+    """What the format-independent tests need to know about one format.
+
+    Known parser bugs are ``xfail(strict=True)``, so that a fix shows up as XPASS: per adversarial
+    input (``Adversarial.xfail``, :attr:`generic_xfail`) or per generic test (:attr:`test_xfail`). A
+    bug that a whole family of inputs hits (a crash on every reply cut inside reasoning) is instead
+    left out of the generic tests by :attr:`known_bugs` and reproduced by an xfail test of the
+    format's own test module.
+    """
+
+    #: Whole markers of the format; their cut fragments are derived.
+    markers: tuple[str, ...]
+    #: Pieces of the format's call syntax (a call's start, a value's start, a whole small call...).
+    snippets: tuple[str, ...]
+    #: Marks the end of a call: in a golden reply holding exactly one per call, the k-th one ends call k.
+    call_closer: str
+    #: Text the stream must pass through at once (nothing in it can start a marker).
+    plain_text: str
+    #: A call block the grammar rejects, kept as content.
+    broken_block: str
+    #: The format's own adversarial inputs (built when first needed: they are large).
+    adversarial: Callable[[], dict[str, Adversarial]] = field(repr=False)
+    #: Regexes (``codec.export`` notation) the constrained-decoding grammar keeps out of string values
+    #: beyond what its call syntax declares (``text_forbid``); ``()`` when there are none.
+    grammar_forbid: tuple[Any, ...]
+    #: Known bugs (xfail reasons) of the format on the adversarial inputs every format gets.
+    generic_xfail: dict[str, str] = field(default_factory=dict)
+    #: Known bugs (xfail reasons) of the format in a generic test, by the test's name without ``test_``
+    #: (``"<name>/<golden case>"`` for the truncation tests, which run per golden case).
+    test_xfail: dict[str, str] = field(default_factory=dict)
+    #: Known parser bugs that whole families of inputs hit, as (reason, predicate on ``(text, prompt)``).
+    #: The generic tests leave those inputs out, so that one known bug does not hide every other; a
+    #: strict xfail test in the format's own module reproduces each bug (a fix shows up there as XPASS,
+    #: and its entry here can then go).
+    known_bugs: tuple[tuple[str, Callable[[str, str | None], bool]], ...] = field(repr=False, default=())
+
+
+def _load() -> tuple[dict[str, Profile], dict[str, str]]:
+    """Every profile module's ``PROFILE``, and for each module that does not give one, why."""
+    profiles: dict[str, Profile] = {}
+    broken: dict[str, str] = {}
+    for module_info in pkgutil.iter_modules(__path__):
+        name = module_info.name
+        if name.startswith("_"):
+            continue
+        try:
+            found = importlib.import_module(f"{__name__}.{name}").PROFILE
+        except Exception as exc:  # reported by profile(name), in the tests of that format
+            broken[name] = f"{type(exc).__name__}: {exc}"
+            continue
+        if not isinstance(found, Profile):
+            broken[name] = f"PROFILE is a {type(found).__name__}, not a Profile"
+            continue
+        profiles[name] = found
+    return profiles, broken
+
+
+PROFILES, BROKEN = _load()
+
+
+def missing_profile(name: str) -> str | None:
+    """Why format ``name`` has no usable profile, or None when it has one."""
+    if name in PROFILES:
+        return None
+    if name in BROKEN:
+        return f"tests/formats/{name}.py does not give a Profile: {BROKEN[name]}"
+    return f"format {name!r} has no test profile: add tests/formats/{name}.py defining PROFILE = Profile(...)"
+
+
+def profile(name: str) -> Profile:
+    """The profile of format ``name``; fails the calling test when there is none."""
+    problem = missing_profile(name)
+    if problem is not None:
+        raise AssertionError(problem)
+    return PROFILES[name]
