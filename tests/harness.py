@@ -34,7 +34,16 @@ from hypothesis import settings
 
 import codec
 from codec.format import link_tool_results
-from codec.models import Event, ParseResult, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from codec.models import (
+    Event,
+    ParseResult,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    dump_arguments,
+)
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 #: What a golden case checks; a case's ``xfail`` names some of these.
@@ -364,6 +373,27 @@ def assert_streams_like(run: Run, whole: ParseResult) -> None:
     assert run.result == whole
     assert_append_only(run.events, run.result)
     assert_events_rebuild(run.events, run.result)
+
+
+def expected_message(expected: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAI message (``to_message().model_dump(mode="json")``) of a parse that gives ``expected``
+    (content, reasoning and tool_calls, as a golden case's ``expected``), with ids ``call_0``, ``call_1``..."""
+    message: dict[str, Any] = {"role": "assistant"}
+    content, calls = expected["content"], expected["tool_calls"]
+    if content and not (calls and not content.strip()):
+        message["content"] = content
+    if expected["reasoning"]:
+        message["reasoning_content"] = expected["reasoning"]
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{index}",
+                "type": "function",
+                "function": {"name": call["name"], "arguments": dump_arguments(call["arguments"])},
+            }
+            for index, call in enumerate(calls)
+        ]
+    return message
 
 
 def call_message(arguments: dict[str, Any], content: str | None = None, name: str = "f") -> dict[str, Any]:

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from formats import missing_profile, profile
+from formats import RoundTrip, missing_profile, profile
 from harness import GOLDEN_DIR, load_golden
 
 import codec
@@ -58,4 +58,12 @@ def test_has_an_export_entry(name: str) -> None:
     """What the constrained-decoding tests (``test_export.py``) need beyond the format's call syntax."""
     assert isinstance(profile(name).grammar_forbid, tuple), (
         f"set grammar_forbid in tests/formats/{name}.py: the regexes its grammar keeps out of string values"
+    )
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_has_a_round_trip_strategy(name: str) -> None:
+    """What ``test_round_trip.py`` draws: which messages the format carries, and what parsing gives back."""
+    assert isinstance(profile(name).round_trip, RoundTrip), (
+        f"set round_trip in tests/formats/{name}.py: RoundTrip(messages=..., expected=..., keeps_key_order=...)"
     )

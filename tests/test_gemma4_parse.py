@@ -4,17 +4,15 @@ The format-independent properties (bad input, truncation, chunking, linear work)
 ``test_parse_properties.py``; the golden replies in ``golden/gemma4/``; the renderer in
 ``test_gemma4_render.py`` and ``test_render.py``. Here:
 
-* round trip: ``parse(render_reply(msg), tools)`` gives back the content, the reasoning, the
-  names and the arguments of generated assistant messages, with and without tools (the template
-  sorts keys case-insensitively, so arguments are compared as dicts, with their types);
-* chunking invariance of those replies, also when the prompt opens the thought channel;
+* chunking invariance of rendered replies when the prompt opens the thought channel (the round
+  trip of generated messages is in ``test_round_trip.py``, their strategies in ``formats/gemma4.py``);
+* what the round trip leaves out (``string_ok``, ``key_ok``, ``content_ok``, ``reasoning_ok`` in
+  ``formats/gemma4.py``) really does not round trip: ``test_exclusions_are_real``;
 * streaming: a long string value arrives in many argument fragments, a number only once it is
   complete, reasoning as ``ReasoningDelta`` events while it is generated.
 
-What the format cannot represent is excluded explicitly (see :func:`string_ok`, :func:`key_ok`,
-:func:`content_ok`, :func:`reasoning_ok`), and ``test_exclusions_are_real`` checks that each
-exclusion really fails. Known parser bugs are ``xfail(strict=True)`` tests at the end, each with
-a minimal reproducer, so that a fix shows up as XPASS.
+Known parser bugs are ``xfail(strict=True)`` tests at the end, each with a minimal reproducer, so
+that a fix shows up as XPASS.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ import re
 from typing import Any
 
 import pytest
-import strategies
+from formats.gemma4 import content_ok, messages, reasoning_ok, reasonings, value_ok
 from harness import (
     assert_append_only,
     assert_events_rebuild,
@@ -35,239 +33,16 @@ from harness import (
     run_chunks,
     split,
 )
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.strategies import DrawFn
 
 import codec
 from codec.models import ReasoningDelta, TextDelta, ToolCallDelta
-from codec.schema import violations
 
 FMT = codec.get_format("gemma4")
 Q = '<|"|>'
 OPEN, CLOSE, RESPONSE, TURN = "<|tool_call>", "<tool_call|>", "<|tool_response>", "<turn|>"
 THOUGHT, CHANNEL_CLOSE = "<|channel>thought\n", "<channel|>"
-
-
-# --------------------------------------------------------------------------- what the format can carry
-
-#: A bare key or tool name as the grammar reads it (``NAME``).
-_NAME = re.compile(r"\w[\w\-.]*")
-#: Where a bare ``call:NAME{`` / ``call:NAME(`` starts a call: at the start of the text or of a line.
-_BARE_CALL = re.compile(r"(?:^|\n)call:[A-Za-z_][\w\-.]*[{(]")
-
-
-def string_ok(text: str) -> bool:
-    """A string value the format carries: anything but ``<|"|>``.
-
-    Strings are pasted raw between ``<|"|>`` tokens with no escape mechanism (FORMATS.md Q1), so a
-    value holding the delimiter ends early (``a<|"|>b`` reads as ``a``, then garbage).
-    """
-    return Q not in text
-
-
-def key_ok(key: str) -> bool:
-    """A key the format carries: an identifier, ASCII letter or ``_`` first, then word characters, ``-``, ``.``.
-
-    Call arguments and their nested objects are written with bare keys (the template's
-    ``escape_keys=False``; only declarations quote them), so a key holding a space, ``:``, ``,``,
-    a brace, a quote... or an empty key cannot be read back. A key starting with a digit or ``-``
-    would lex as a number. A key starting with a non-ASCII letter (``é``) could be read but is
-    not: a known parser bug, see ``test_key_starting_with_a_non_ascii_letter``.
-    """
-    return _NAME.fullmatch(key) is not None
-
-
-def value_ok(value: Any) -> bool:
-    """Every string in ``value`` passes :func:`string_ok` and every object key :func:`key_ok`."""
-    if isinstance(value, str):
-        return string_ok(value)
-    if isinstance(value, list):
-        return all(value_ok(v) for v in value)
-    if isinstance(value, dict):
-        return all(key_ok(k) and value_ok(v) for k, v in value.items())
-    return True
-
-
-#: Markers that end content wherever they are (the grammar's TEXT stops at them).
-_CONTENT_MARKERS = (OPEN, "<call>", CLOSE, TURN, RESPONSE, "<|channel>", CHANNEL_CLOSE)
-
-
-def content_ok(text: str) -> bool:
-    """Content the format carries unchanged. Excluded, because nothing is escaped:
-
-    * surrounding whitespace: the renderer trims content (as the template does; generated content
-      is trimmed before this check, so this only documents it);
-    * ``<|tool_call>``, ``<call>`` (a call opener), ``<tool_call|>`` (a stray closer, dropped),
-      ``<turn|>`` / ``<|tool_response>`` (the stop tokens);
-    * ``<|channel>`` and ``<channel|>``: the renderer strips ``<|channel>...<channel|>`` blocks from
-      content, and a lone ``<channel|>`` as well;
-    * ``call:NAME{`` or ``call:NAME(`` at the start of the content or of a line: a bare call, a
-      real-world deviation the parser accepts (FORMATS.md §2.8.3);
-    * any ``call:`` at the very start (where the content starts the reply or follows ``<channel|>``):
-      taken as a bare call even without braces, a known parser bug, see
-      ``test_content_starting_with_call_colon_is_plain_text``.
-    """
-    return (
-        text == text.strip()
-        and not text.startswith("call:")
-        and not any(marker in text for marker in _CONTENT_MARKERS)
-        and _BARE_CALL.search(text) is None
-    )
-
-
-def reasoning_ok(text: str) -> bool:
-    """Reasoning the format carries unchanged. Excluded:
-
-    * reasoning that ends with a newline: ``<channel|>`` swallows one newline before it (the
-      template writes reasoning back as ``...\\n<channel|>``, so that newline is markup);
-    * ``<channel|>``: it ends the channel;
-    * ``<|tool_call>`` / ``<call>``: a call opened while the channel is still open closes it
-      (a real-world deviation, FORMATS.md §2.8.5);
-    * the stop tokens ``<turn|>`` / ``<|tool_response>``: today they are read as reasoning text, but
-      a model that ends its turn without closing the channel writes exactly that, so they should
-      end the turn (a known parser bug, see ``test_stop_token_ends_an_unclosed_thought``).
-
-    Surrounding whitespace is kept (the renderer does not trim reasoning), and so is text that
-    looks like other markers (``<tool_call|>``, ``<|channel>``, ``call:f{`` at a line start...).
-    """
-    return not text.endswith("\n") and not any(m in text for m in (CHANNEL_CLOSE, OPEN, "<call>", TURN, RESPONSE))
-
-
-# --------------------------------------------------------------------------- strategies
-
-#: Keys beyond ``strategies.names()``: '-' and '.', non-ASCII word characters, and bad keys
-#: (spaces, punctuation, leading digits, empty) that :func:`key_ok` must filter out.
-_keys = st.one_of(
-    strategies.names(),
-    st.sampled_from(("a-b", "x.y", "a.b-c_d", "preço", "日付", "über", "1a", "a b", "", "-x", "a:b", "None", "true")),
-)
-#: Tool names with '-' and '.' as well (MCP-style).
-_tool_names = st.one_of(strategies.names(), st.sampled_from(("my-tool", "mcp.fs.read_file", "a.b-c")))
-#: Strings made of what a Gemma string must carry verbatim: backslashes, quotes, newlines, separators,
-#: brackets, the format's markers and pieces of its string delimiter.
-_RAW_PIECES = (
-    "\\",
-    '"',
-    "'",
-    "\n",
-    "\r\n",
-    "{",
-    "}",
-    "[",
-    "]",
-    ",",
-    ":",
-    "=",
-    " ",
-    "é",
-    "🙂",
-    "\\n",
-    "<",
-    "<|",
-    '<|"|',
-)
-_MARKER_PIECES = ("<tool_call|>", "<turn|>", "<|tool_response>", "<channel|>", "call:f{", "\ncall:g(", "None", "1e+20")
-_raw_strings = st.lists(st.sampled_from(_RAW_PIECES + _MARKER_PIECES), max_size=10).map("".join)
-_reasonings = strategies.texts(6).filter(reasoning_ok)
-_contents = st.one_of(st.none(), strategies.texts(6).map(str.strip).filter(content_ok))
-
-
-def _clean(arguments: dict[str, Any]) -> dict[str, Any]:
-    """``arguments`` without the entries the format cannot carry (see :func:`value_ok`)."""
-    return {k: v for k, v in arguments.items() if key_ok(k) and value_ok(v)}
-
-
-@st.composite
-def _free_arguments(draw: DrawFn) -> dict[str, Any]:
-    """Arguments without a schema: free JSON values (unicode, quotes, backslashes, newlines, braces, big
-    ints, floats, None, nested lists and objects) under identifier keys and odd ones."""
-    arguments = draw(strategies.arguments())
-    values = st.one_of(strategies.json_values(6), _raw_strings, st.lists(_raw_strings, max_size=3))
-    arguments.update(draw(st.dictionaries(_keys, values, max_size=3)))
-    return _clean(arguments)
-
-
-@st.composite
-def messages(draw: DrawFn, *, with_tools: bool) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
-    """An assistant message with content, sometimes reasoning, and 0-3 calls; and the tools it calls (or None).
-
-    With tools, arguments fit each tool's schema (values drawn from it, nested values checked); without,
-    they are free.
-    """
-    tools = draw(strategies.tools()) if with_tools else None
-    message: dict[str, Any] = {"role": "assistant", "content": draw(_contents)}
-    reasoning = draw(st.one_of(st.none(), _reasonings))
-    if reasoning is not None:
-        message[draw(st.sampled_from(("reasoning", "reasoning_content")))] = reasoning
-    calls = []
-    for _ in range(draw(st.sampled_from((1, 0, 1, 2, 3, 2)))):
-        if tools:
-            function = draw(st.sampled_from(tools))["function"]
-            name, parameters = function["name"], function.get("parameters")
-            arguments = _clean(draw(strategies.arguments(parameters)))
-            assume(not violations(arguments, parameters or {}))
-        else:
-            name, arguments = draw(_tool_names), draw(_free_arguments())
-        calls.append({"type": "function", "function": {"name": name, "arguments": arguments}})
-    if calls or draw(st.booleans()):
-        message["tool_calls"] = calls
-    return message, tools
-
-
-def typed(value: Any) -> str:
-    """``value`` as JSON with sorted keys: equal only if the types agree too (1 / 1.0 / True, -0.0, big ints)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def reasoning_of(message: dict[str, Any]) -> str:
-    return message.get("reasoning") or message.get("reasoning_content") or ""
-
-
-def check_round_trip(message: dict[str, Any], tools: list[dict[str, Any]] | None) -> codec.ParseResult:
-    reply = FMT.render_reply(message)
-    result = FMT.parse(reply, tools=tools)
-    calls = message.get("tool_calls") or []
-    assert result.issues == []
-    assert result.content == (message["content"] or "")
-    assert result.reasoning == reasoning_of(message)
-    assert [c.id for c in result.tool_calls] == [f"call_{i}" for i in range(len(calls))]
-    assert [c.function.name for c in result.tool_calls] == [c["function"]["name"] for c in calls]
-    for got, call in zip(result.tool_calls, calls, strict=True):
-        # the template sorts keys case-insensitively: compare dicts, not JSON text
-        assert got.function.arguments == call["function"]["arguments"]
-        assert typed(got.function.arguments) == typed(call["function"]["arguments"])
-    return result
-
-
-# --------------------------------------------------------------------------- round trip
-
-
-@examples(100)
-@given(pair=messages(with_tools=True))
-def test_round_trip_with_tools(pair: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
-    check_round_trip(*pair)
-
-
-@examples(100)
-@given(pair=messages(with_tools=False))
-def test_round_trip_without_tools(pair: tuple[dict[str, Any], None]) -> None:
-    check_round_trip(*pair)
-
-
-@examples(100)
-@given(
-    pair=messages(with_tools=False),
-    sizes=st.one_of(st.just([1]), st.lists(st.integers(1, 12), min_size=1, max_size=6)),
-)
-def test_round_trip_streams_like_it_parses(pair: tuple[dict[str, Any], None], sizes: list[int]) -> None:
-    message, tools = pair
-    reply = FMT.render_reply(message)
-    run = parse_chunked(FMT, reply, sizes, tools=tools)
-    assert run.result == FMT.parse(reply, tools=tools)
-    assert run.result.issues == []
-    assert_append_only(run.events, run.result)
-    assert_events_rebuild(run.events, run.result)
 
 
 PROMPT_THINKING = "<|turn>system\n<|think|>\n<turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\n" + THOUGHT
@@ -276,7 +51,7 @@ PROMPT_THINKING = "<|turn>system\n<|think|>\n<turn|>\n<|turn>user\nHi<turn|>\n<|
 @examples(50)
 @given(
     pair=messages(with_tools=False),
-    reasoning=_reasonings,
+    reasoning=reasonings,
     sizes=st.lists(st.integers(1, 8), min_size=1, max_size=6),
 )
 def test_prompt_opening_the_thought_channel_streams_like_it_parses(

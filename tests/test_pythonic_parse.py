@@ -4,38 +4,47 @@
 The format-independent properties (bad input, truncation, chunking, linear work on fixed adversarial
 inputs) are in ``test_parse_properties.py``; the golden replies in ``golden/<name>/``; the renderers in
 ``test_<name>_render.py`` and ``test_render.py``. Here, for each format (and for
-``Gemma3ToolCode(corrected=True)``, whose replies must parse to the same calls):
+``Gemma3ToolCode(corrected=True)``):
 
-* round trip: ``parse(render_reply(msg), tools)`` gives back the names and the typed arguments of
-  generated calls (and the content and reasoning the format keeps), with and without tools;
-* chunking invariance of those replies, with append-only events that rebuild the message;
+* the fast paths read exactly what the grammar's rules read, on rendered replies and odd lists;
+* the corrected Gemma 3 template's replies parse to the same calls as the seed's;
+* what the round trip (``test_round_trip.py``) leaves out really does not round trip: each format's
+  exclusions (``key_ok``, ``string_ok``, ``args_ok``, ``content_ok``, ``reasoning_ok`` of its ``Spec``
+  in ``formats/_pythonic.py``), ``test_exclusions_are_real``;
 * no catastrophic backtracking: generated unterminated strings and long prose full of brackets
   are lexed in work linear in their length (``stream.work``, never wall-clock).
 
-What a format cannot represent is excluded explicitly by its :class:`Spec` (``key_ok``,
-``string_ok``, ``args_ok``, ``content_ok``, ``reasoning_ok``), and ``test_exclusions_are_real``
-checks that each exclusion really fails. Known parser bugs are ``xfail(strict=True)`` tests at the
-end, each with a minimal reproducer, so that a fix shows up as XPASS.
+Known parser bugs are ``xfail(strict=True)`` tests at the end, each with a minimal reproducer, so
+that a fix shows up as XPASS.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 import pytest
 import strategies
+from formats._pythonic import (
+    CORRECTED,
+    DEEPSEEK,
+    DS_STOP,
+    FENCE,
+    G3_STOP,
+    GEMMA3,
+    NAMES,
+    RAW_PIECES,
+    SPECS,
+    arguments_ok,
+    messages,
+    raw_string_ok,
+    seed_args_ok,
+)
 from harness import (
     CHUNK,
     WHOLE_WORK,
     WORK_SLACK,
-    assert_append_only,
-    assert_events_rebuild,
     assert_streams_like,
     call_message,
     chunked_budget,
@@ -45,300 +54,10 @@ from harness import (
 )
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from hypothesis.strategies import DrawFn
 
 import codec
-from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.models import TextDelta, ToolCallEnd
-from codec.schema import violations
 from codec.stream import Syntax
-
-GEMMA3 = codec.get_format("gemma3_tool_code")
-CORRECTED = Gemma3ToolCode(corrected=True)
-DEEPSEEK = codec.get_format("deepseek_pythonic")
-G3_STOP, DS_STOP = "<end_of_turn>", "<|end_of_sentence|>"
-FENCE = "```tool_code\n"
-
-# --------------------------------------------------------------------------- what each format can carry
-
-#: A keyword or tool name as the grammar reads it (``NAME``): an ASCII letter or ``_``, then word characters,
-#: ``-`` and ``.``.
-_NAME = re.compile(r"[A-Za-z_][\w\-.]*")
-#: Where a ``[`` opens a call list (the grammars' free-text lookahead): ``[``, a name, ``(``.
-_CALL_START = re.compile(r"\[[ \t\r\n]{0,4}[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,4}\(")
-#: Where a deepseek raw string closes: a ``"`` followed by ``, NAME=`` or ``)`` (ARG_STRING's lookahead).
-_RAW_CLOSE = re.compile(r'"(?=[ \t\r\n]{0,16}(?:,[ \t\r\n]{0,16}[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,16}=|\)))')
-#: A key that glues onto a number written just before it when nothing separates them (``a=1e1=2``).
-_EXPONENT_KEY = re.compile(r"[eE][+-]?\d")
-
-
-def key_ok(key: str) -> bool:
-    """A keyword both formats carry: a ``NAME``. Keywords are written bare (``key=value``), so a key
-    holding a space, ``=``, ``:``, a quote..., an empty key, or one starting with a digit, ``-`` or a
-    non-ASCII letter (``été``) cannot be read back."""
-    return _NAME.fullmatch(key) is not None
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def seed_args_ok(arguments: dict[str, Any]) -> bool:
-    """Gemma 3's seed writes keyword arguments with no separator (G1): a key like ``e1`` or ``E-5`` right
-    after a number reads as the number's exponent (``a=1e1=2``), which the text cannot tell apart."""
-    pairs = list(arguments.items())
-    return not any(_is_number(value) and _EXPONENT_KEY.match(key) for (_, value), (key, _) in pairwise(pairs))
-
-
-def raw_string_ok(text: str) -> bool:
-    """A deepseek top-level string the format carries: written ``"`` + value + ``"`` with nothing escaped
-    (D1), it ends at the first ``"`` followed by ``, NAME=`` or ``)``, so a value holding ``", b=`` or
-    ``")`` ends early. Nested strings are JSON and carry anything."""
-    return _RAW_CLOSE.search(text) is None
-
-
-def _gemma3_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> bool:
-    """Gemma 3 content: dropped beside calls (G6, so anything goes there); otherwise trimmed (the
-    generated content is trimmed first) and without what starts markup, as nothing is escaped:
-    ``<end_of_turn>``, a ```` ```tool_code ```` fence opener, or ``[NAME(`` (a bare call list)."""
-    if with_calls:
-        return True
-    return (
-        text == text.strip() and G3_STOP not in text and "```tool_code" not in text and _CALL_START.search(text) is None
-    )
-
-
-def _deepseek_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> bool:
-    """DeepSeek content, written as is (never trimmed, glued before the calls, D4). Excluded:
-    ``<|end_of_sentence|>`` (the stop token), ``[NAME(`` (a call list), ``</think>`` (the renderer
-    splits content there, D7); ``<think>`` at the start (after blanks) when there is no reasoning (it
-    opens reasoning); a line break at the start after reasoning (``</think>`` swallows the line
-    breaks that follow it, as the template writes ``</think>\\n\\n``)."""
-    return (
-        DS_STOP not in text
-        and _CALL_START.search(text) is None
-        and "</think>" not in text
-        and not (not with_reasoning and text.lstrip(" \t\r\n").startswith("<think>"))
-        and not (with_reasoning and text.startswith("\n"))
-    )
-
-
-@dataclass(frozen=True)
-class Spec:
-    """One Python-list format as these tests see it."""
-
-    fmt: codec.Format
-    #: Whether a top-level string argument comes back (nested strings are JSON in both formats).
-    string_ok: Callable[[str], bool]
-    #: Whether a whole argument dict comes back (beyond its keys and strings).
-    args_ok: Callable[[dict[str, Any]], bool]
-    content_ok: Callable[[str, bool, bool], bool]
-    #: Content as the reply keeps it, given the message content (None: dropped) and whether there are calls.
-    expected_content: Callable[[str | None, bool], str]
-    #: Reasoning as the reply keeps it ("" when the format drops it).
-    expected_reasoning: Callable[[str], str]
-    reasoning_ok: Callable[[str], bool]
-    #: The stop token after a reply with calls.
-    stop: str
-
-
-def _gemma3_spec(fmt: codec.Format, *, seed: bool) -> Spec:
-    return Spec(
-        fmt=fmt,
-        string_ok=lambda text: True,  # tojson: every string is JSON-escaped
-        args_ok=seed_args_ok if seed else (lambda arguments: True),
-        content_ok=_gemma3_content_ok,
-        expected_content=lambda content, with_calls: "" if with_calls else (content or "").strip(),
-        expected_reasoning=lambda reasoning: "",  # the template ignores reasoning (G8)
-        reasoning_ok=lambda text: True,
-        stop=G3_STOP,
-    )
-
-
-SPECS: dict[str, Spec] = {
-    "gemma3_tool_code": _gemma3_spec(GEMMA3, seed=True),
-    "gemma3_corrected": _gemma3_spec(CORRECTED, seed=False),
-    "deepseek_pythonic": Spec(
-        fmt=DEEPSEEK,
-        string_ok=raw_string_ok,
-        args_ok=lambda arguments: True,
-        content_ok=_deepseek_content_ok,
-        expected_content=lambda content, with_calls: content or "",
-        # think_block strips the reasoning's surrounding line breaks
-        expected_reasoning=lambda reasoning: reasoning.strip("\n"),
-        # '</think>' ends the reasoning
-        reasoning_ok=lambda text: "</think>" not in text,
-        stop=DS_STOP,
-    ),
-}
-NAMES = list(SPECS)
-
-
-def arguments_ok(spec: Spec, arguments: dict[str, Any]) -> bool:
-    return (
-        all(key_ok(key) for key in arguments)
-        and all(spec.string_ok(value) for value in arguments.values() if isinstance(value, str))
-        and spec.args_ok(arguments)
-    )
-
-
-# --------------------------------------------------------------------------- strategies
-
-#: Keywords beyond ``strategies.names()``: '-' and '.', a non-ASCII letter after the first, keywords that
-#: look like literals, and bad ones (spaces, punctuation, leading digit or '-', empty, non-ASCII first).
-_keys = st.one_of(
-    strategies.names(),
-    st.sampled_from(
-        ("a-b", "x.y", "preço", "e1", "E5", "e", "e-1", "None", "true", "False", "日付", "1a", "a b", "", "-x", "a=b")
-    ),
-)
-#: Tool names with '-' and '.' as well (MCP-style).
-_tool_names = st.one_of(strategies.names(), st.sampled_from(("my-tool", "mcp.fs.read_file", "a.b-c", "None")))
-#: What a string value must carry verbatim: quotes, backslashes, line breaks, brackets, separators,
-#: the formats' markers, and the pieces that make a deepseek raw string end early.
-_RAW_PIECES = (
-    '"',
-    "'",
-    "\\",
-    '\\"',
-    "\\n",
-    "\n",
-    "\r\n",
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    ",",
-    ", b=",
-    "=",
-    " ",
-    "é",
-    "🙂",
-    '", b=',
-    '")',
-    '" )',
-    "```",
-    FENCE,
-    G3_STOP,
-    DS_STOP,
-    "<think>",
-    "</think>",
-    "[f(a=1)]",
-    "True",
-    "null",
-    "1e+20",
-)
-_raw_strings = st.lists(st.sampled_from(_RAW_PIECES), max_size=8).map("".join)
-_values = st.one_of(
-    strategies.json_values(6),
-    _raw_strings,
-    st.lists(_raw_strings, max_size=3),
-    st.dictionaries(_raw_strings, _raw_strings, max_size=2),
-)
-
-
-@st.composite
-def _free_arguments(draw: DrawFn, spec: Spec) -> dict[str, Any]:
-    """Arguments without a schema: free JSON values and raw strings under odd keys, then cleaned of what
-    the format cannot carry (see :func:`arguments_ok`), entry by entry in order."""
-    drawn = draw(strategies.arguments())
-    drawn.update(draw(st.dictionaries(_keys, _values, max_size=4)))
-    arguments: dict[str, Any] = {}
-    for key, value in drawn.items():
-        if arguments_ok(spec, {**arguments, key: value}):
-            arguments[key] = value
-    return arguments
-
-
-@st.composite
-def messages(draw: DrawFn, name: str, *, with_tools: bool) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
-    """An assistant message with 0-3 calls, content (sometimes), reasoning (sometimes), and its tools (or None).
-
-    With tools, arguments fit each tool's schema; without, they are free. Only what the format carries
-    is drawn (the exclusions of its :class:`Spec`).
-    """
-    spec = SPECS[name]
-    tools = draw(strategies.tools()) if with_tools else None
-    calls = []
-    for _ in range(draw(st.sampled_from((1, 0, 1, 2, 3, 2)))):
-        if tools:
-            function = draw(st.sampled_from(tools))["function"]
-            tool_name, parameters = function["name"], function.get("parameters")
-            arguments = draw(strategies.arguments(parameters))
-            assume(arguments_ok(spec, arguments) and not violations(arguments, parameters or {}))
-        else:
-            tool_name, arguments = draw(_tool_names), draw(_free_arguments(spec))
-        calls.append({"type": "function", "function": {"name": tool_name, "arguments": arguments}})
-    reasoning = draw(st.one_of(st.none(), strategies.texts(5)))
-    assume(reasoning is None or spec.reasoning_ok(reasoning))
-    content = draw(st.one_of(st.none(), strategies.texts(6)))
-    if content is not None and spec.fmt is not DEEPSEEK:
-        content = content.strip()
-    assume(content is None or spec.content_ok(content, bool(calls), bool(reasoning)))
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if reasoning is not None:
-        message["reasoning_content"] = reasoning
-    if calls:
-        message["tool_calls"] = calls
-    return message, tools
-
-
-def typed(value: Any) -> str:
-    """``value`` as JSON with sorted keys: equal only if the types agree too (1 / 1.0 / True, -0.0, big ints)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def check_round_trip(name: str, message: dict[str, Any], tools: list[dict[str, Any]] | None) -> codec.ParseResult:
-    spec = SPECS[name]
-    reply = spec.fmt.render_reply(message)
-    result = spec.fmt.parse(reply, tools=tools)
-    calls = message.get("tool_calls") or []
-    assert result.issues == []
-    assert result.content == spec.expected_content(message["content"], bool(calls))
-    assert result.reasoning == spec.expected_reasoning(message.get("reasoning_content") or "")
-    assert [c.id for c in result.tool_calls] == [f"call_{i}" for i in range(len(calls))]
-    assert [c.function.name for c in result.tool_calls] == [c["function"]["name"] for c in calls]
-    for got, call in zip(result.tool_calls, calls, strict=True):
-        assert got.function.arguments == call["function"]["arguments"]
-        assert typed(got.function.arguments) == typed(call["function"]["arguments"])
-    return result
-
-
-# --------------------------------------------------------------------------- round trip
-
-
-@pytest.mark.parametrize("name", NAMES)
-@examples(60)
-@given(data=st.data())
-def test_round_trip_with_tools(name: str, data: st.DataObject) -> None:
-    message, tools = data.draw(messages(name, with_tools=True), label="message")
-    check_round_trip(name, message, tools)
-
-
-@pytest.mark.parametrize("name", NAMES)
-@examples(60)
-@given(data=st.data())
-def test_round_trip_without_tools(name: str, data: st.DataObject) -> None:
-    message, tools = data.draw(messages(name, with_tools=False), label="message")
-    check_round_trip(name, message, tools)
-
-
-@pytest.mark.parametrize("name", NAMES)
-@examples(60)
-@given(data=st.data())
-def test_round_trip_streams_like_it_parses(name: str, data: st.DataObject) -> None:
-    fmt = SPECS[name].fmt
-    message, tools = data.draw(messages(name, with_tools=False), label="message")
-    sizes = data.draw(st.one_of(st.just([1]), st.lists(st.integers(1, 12), min_size=1, max_size=6)), label="sizes")
-    reply = fmt.render_reply(message)
-    whole = fmt.parse(reply, tools=tools)
-    run = parse_chunked(fmt, reply, sizes, tools=tools)
-    assert run.result == whole
-    assert run.result.issues == []
-    assert_append_only(run.events, run.result)
-    assert_events_rebuild(run.events, run.result)
 
 
 def _without_fast_path(fmt: codec.Format) -> Syntax:
@@ -347,7 +66,7 @@ def _without_fast_path(fmt: codec.Format) -> Syntax:
 
 _RULES_ONLY = {name: _without_fast_path(spec.fmt) for name, spec in SPECS.items()}
 #: Pieces of call lists the fast path must read exactly as the grammar's rules do, or leave to them.
-_LIST_PIECES = (*_RAW_PIECES, "[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5", "1.", "+3", "1e5", "'x'", "(1, 2)")
+_LIST_PIECES = (*RAW_PIECES, "[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5", "1.", "+3", "1e5", "'x'", "(1, 2)")
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -13,7 +13,15 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+    import codec
+
+Message = dict[str, Any]
+Tools = list[dict[str, Any]] | None
 
 #: Size of the adversarial inputs: large enough that a quadratic cost dwarfs the linear budgets.
 N = 40_000
@@ -34,6 +42,27 @@ class Adversarial:
     tools: list[dict[str, Any]] | None = None
     xfail: str | None = None
     raises: type[BaseException] | None = None  # what the known bug raises, if anything
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundTrip:
+    """Which generated assistant messages a format carries, and what parsing the reply it writes gives back.
+
+    The round trip (``test_round_trip.py``) renders each message with ``render_reply`` and parses the
+    reply with the tools: the result must be :attr:`expected`, with no issue, also when streamed.
+    """
+
+    #: ``messages(with_tools)``: a strategy of (an assistant message the format carries, the tools to
+    #: parse its reply with: None when ``with_tools`` is false). What the format cannot carry is left
+    #: out explicitly, and the format's own tests check that each exclusion is real.
+    messages: Callable[[bool], SearchStrategy[tuple[Message, Tools]]] = field(repr=False)
+    #: ``expected(message, tools)``: what parsing the reply gives back, in the shape of a golden case's
+    #: ``expected`` without issues: ``{"content", "reasoning", "tool_calls": [{"name", "arguments"}]}``.
+    expected: Callable[[Message, Tools], dict[str, Any]] = field(repr=False)
+    #: Whether the reply keeps the arguments' key order (False where the template sorts keys).
+    keeps_key_order: bool
+    #: The format instance whose replies these are; None: the registered one.
+    fmt: codec.Format | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +91,11 @@ class Profile:
     #: Regexes (``codec.export`` notation) the constrained-decoding grammar keeps out of string values
     #: beyond what its call syntax declares (``text_forbid``); ``()`` when there are none.
     grammar_forbid: tuple[Any, ...]
+    #: The round trip of generated messages through ``render_reply`` and ``parse``.
+    round_trip: RoundTrip
+    #: Other instances of the format whose replies must round-trip too (``Gemma3ToolCode(corrected=True)``),
+    #: by a name for the test id.
+    round_trip_variants: dict[str, RoundTrip] = field(default_factory=dict)
     #: Known bugs (xfail reasons) of the format on the adversarial inputs every format gets.
     generic_xfail: dict[str, str] = field(default_factory=dict)
     #: Known bugs (xfail reasons) of the format in a generic test, by the test's name without ``test_``

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from codec.formats.deepseek_pythonic import STRING_END
 from formats import PLAIN_TEXT, Adversarial, N, Profile
-from formats._pythonic import ARG, BRACKET_PROSE, SNIPPETS, adversarial
+from formats._pythonic import ARG, BRACKET_PROSE, SNIPPETS, adversarial, round_trip
 
 STOP = "<|end_of_sentence|>"
 
@@ -52,4 +52,5 @@ PROFILE = Profile(
     broken_block="[oops(1)]",
     adversarial=_adversarial,
     grammar_forbid=(STRING_END,),
+    round_trip=round_trip("deepseek_pythonic"),
 )

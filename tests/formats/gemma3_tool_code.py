@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from formats import MANY, PLAIN_TEXT, Adversarial, N, Profile
-from formats._pythonic import ARG, SNIPPETS, adversarial
+from formats._pythonic import ARG, SNIPPETS, adversarial, round_trip
 
 FENCE, CLOSE, STOP = "```tool_code\n", "\n```", "<end_of_turn>"
 
@@ -30,4 +30,6 @@ PROFILE = Profile(
     broken_block=FENCE + "oops" + CLOSE,
     adversarial=_adversarial,
     grammar_forbid=(),
+    round_trip=round_trip("gemma3_tool_code"),
+    round_trip_variants={"corrected": round_trip("gemma3_corrected")},
 )

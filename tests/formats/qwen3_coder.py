@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from formats import DEEP, PLAIN_TEXT, Adversarial, N, Profile
+import strategies
+from hypothesis import assume
+from hypothesis import strategies as st
+from hypothesis.strategies import DrawFn
+
+from codec.schema import violations
+from formats import DEEP, PLAIN_TEXT, Adversarial, Message, N, Profile, RoundTrip, Tools
 
 STOP = "<|im_end|>"
 _CALL = "<tool_call>\n<function=f>\n"
@@ -16,7 +23,7 @@ def _param(key: str, value: str) -> str:
     return f"<parameter={key}>\n{value}\n</parameter>\n"
 
 
-def _tool(kind: str) -> list[dict[str, Any]]:
+def _tools_typed(kind: str) -> list[dict[str, Any]]:
     props = {"a": {"type": kind}, "s": {"type": "string"}, "n": {"type": "integer"}}
     return [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": props}}}]
 
@@ -53,7 +60,7 @@ def _adversarial() -> dict[str, Adversarial]:
     # every '<parameter=' is refused once (a missing </parameter>) before the closer is inserted
     out["many_unclosed_parameters"] = Adversarial(_CALL + "<parameter=a>\n1\n" * (N // 16))
     # Values typed by a schema: long and deep containers, long strings and numbers.
-    array, obj = _tool("array"), _tool("object")
+    array, obj = _tools_typed("array"), _tools_typed("object")
     out["typed_long_array"] = Adversarial(_ARG + "[" + "1, " * (N // 3) + "1]" + _END, array)
     out["typed_long_python_list"] = Adversarial(_ARG + "[" + "'x', " * (N // 5) + "None]" + _END, array)
     out["typed_long_string"] = Adversarial(_CALL + "<parameter=s>\n" + "é" * N + _END, array)
@@ -66,6 +73,158 @@ def _adversarial() -> dict[str, Adversarial]:
     out["typed_deep_object"] = Adversarial(_ARG + '{"k": ' * DEEP + "1" + "}" * DEEP + _END, obj)
     out["typed_deep_string_encoded"] = Adversarial(_ARG + '"' + "[" * DEEP + '"' + _END, obj)
     return out
+
+
+# --------------------------------------------------------------------------- round trip
+
+
+def tojson(value: Any) -> str:
+    """The template's ``tojson``: how a non-string value is written."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def raw_text(value: Any) -> str:
+    """A value as the template writes it between the parameter tags: strings raw, the rest JSON."""
+    return value if isinstance(value, str) else tojson(value)
+
+
+def declared(schema: Any) -> list[str]:
+    """The JSON types a property schema names (``type``, ``nullable``, ``anyOf``/``oneOf``, string ``enum``)."""
+    if not isinstance(schema, dict):
+        return []
+    kind = schema.get("type")
+    types = [kind] if isinstance(kind, str) else list(kind or [])
+    if schema.get("nullable") is True:
+        types.append("null")
+    for key in ("anyOf", "oneOf"):
+        for option in schema.get(key) or []:
+            types += declared(option)
+    if not types and isinstance(schema.get("enum"), list) and all(isinstance(v, str) for v in schema["enum"]):
+        types = ["string"]
+    return list(dict.fromkeys(types))
+
+
+def representable(value: Any, schema: Any, *, typed: bool) -> bool:
+    """Whether the format can carry ``value`` so that parsing gives it back (``typed``: with its schema).
+
+    Excluded, because nothing in the format can tell them apart from markup or from other values:
+
+    * a value whose text holds ``<parameter=`` or ``</function>``: either ends the value (a string
+      holding ``\\n</parameter>\\n<parameter=`` is the case FORMATS.md X2 names), and the template
+      escapes nothing;
+    * a value holding ``<|im_end|>``: a model cannot write its stop token inside a value;
+    * with a schema, a string ``null``/``None`` (blanks around allowed) where null is allowed: it
+      reads as null.
+    """
+    text = raw_text(value)
+    if "<parameter=" in text or "</function>" in text or STOP in text:
+        return False
+    types = declared(schema)
+    return not (typed and "null" in types and isinstance(value, str) and text.strip() in ("null", "None"))
+
+
+def unambiguous(schema: Any) -> Any:
+    """``schema`` with every union of several non-null types cut to its first one.
+
+    The raw text of a value is read by the first declared type that accepts it (``anyOf:
+    [string, integer]`` reads ``5`` as the string "5"), so a value of a later type cannot round
+    trip; golden/qwen3_coder/typed_unions.json covers such unions instead.
+    """
+    if isinstance(schema, list):
+        return [unambiguous(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: unambiguous(v) for k, v in schema.items()}
+    for key in ("anyOf", "oneOf"):
+        options = out.get(key)
+        if isinstance(options, list) and len([t for t in declared({key: options}) if t != "null"]) > 1:
+            kept = [o for o in options if "null" in declared(o)]
+            first = next(o for o in options if [t for t in declared(o) if t != "null"])
+            out[key] = [first, *kept]
+    kind = out.get("type")
+    if isinstance(kind, list) and len([t for t in kind if t != "null"]) > 1:
+        out["type"] = [next(t for t in kind if t != "null"), *(["null"] if "null" in kind else [])]
+    return out
+
+
+def _schema_of(tools: list[dict[str, Any]] | None, name: str, key: str) -> Any:
+    for tool in tools or []:
+        function = tool["function"]
+        if function["name"] == name:
+            props = (function.get("parameters") or {}).get("properties")
+            return props.get(key) if isinstance(props, dict) else None
+    return None
+
+
+def _content_ok(text: str) -> bool:
+    """Content the format can carry: no call or stop markers (nothing is escaped)."""
+    return not any(marker in text for marker in ("<tool_call>", "</tool_call>", "<function=", STOP))
+
+
+#: Property schemas, mostly scalars (with enums, nullables and unions), sometimes arrays and objects.
+_property_schemas = st.one_of(strategies.schemas(0), strategies.schemas(0), strategies.schemas(1)).map(unambiguous)
+
+
+@st.composite
+def _tool(draw: DrawFn, name: str) -> dict[str, Any]:
+    """A tool with 0-4 parameters of any schema (unions cut by :func:`unambiguous`), rarely none declared."""
+    function: dict[str, Any] = {"name": name}
+    if draw(st.integers(0, 7)):
+        props = draw(st.dictionaries(strategies.names(), _property_schemas, max_size=4))
+        function["parameters"] = {"type": "object", "properties": props}
+    return {"type": "function", "function": function}
+
+
+@st.composite
+def _arguments(draw: DrawFn, tool: dict[str, Any] | None, typed: bool) -> dict[str, Any]:
+    """Arguments for ``tool`` (most declared parameters, values fitting them), or free ones.
+
+    Values the format cannot carry (see :func:`representable`) are left out.
+    """
+    props = ((tool or {}).get("function", {}).get("parameters") or {}).get("properties")
+    if props:
+        arguments = {k: draw(strategies.values(v)) for k, v in props.items() if draw(st.integers(0, 4))}
+    else:
+        arguments = draw(strategies.arguments())
+    return {
+        k: v for k, v in arguments.items() if representable(v, (props or {}).get(k) if typed else None, typed=typed)
+    }
+
+
+@st.composite
+def messages(draw: DrawFn, *, with_tools: bool) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    """An assistant message with content and 0-3 calls, and the tools it calls (or None)."""
+    names = draw(st.lists(strategies.names(), min_size=1, max_size=3, unique=True))
+    tools = [draw(_tool(name)) for name in names]
+    # The template trims content: only trimmed content can come back unchanged.
+    content = draw(st.one_of(st.none(), strategies.texts().map(str.strip).filter(_content_ok)))
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    calls = []
+    for _ in range(draw(st.sampled_from((0, 1, 1, 2, 3)))):
+        tool = draw(st.sampled_from(tools))
+        arguments = draw(_arguments(tool, with_tools))
+        calls.append({"type": "function", "function": {"name": tool["function"]["name"], "arguments": arguments}})
+        if with_tools:  # nested values fit their schemas too, or the parse reports them
+            assume(not violations(arguments, tool["function"].get("parameters") or {}))
+    if calls or draw(st.booleans()):
+        message["tool_calls"] = calls
+    return message, tools if with_tools else None
+
+
+def expected_arguments(call: dict[str, Any], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """The arguments a perfect parse gives: typed where the tool declares a type, raw text otherwise."""
+    name, arguments = call["function"]["name"], call["function"]["arguments"]
+    return {k: v if declared(_schema_of(tools, name, k)) else raw_text(v) for k, v in arguments.items()}
+
+
+def expected(message: Message, tools: Tools) -> dict[str, Any]:
+    """What the reply parses to: the trimmed content, no reasoning, values typed by the tools (raw text without)."""
+    calls = message.get("tool_calls") or []
+    return {
+        "content": message["content"] or "",
+        "reasoning": "",
+        "tool_calls": [{"name": c["function"]["name"], "arguments": expected_arguments(c, tools)} for c in calls],
+    }
 
 
 PROFILE = Profile(
@@ -99,4 +258,7 @@ PROFILE = Profile(
     broken_block="<tool_call>\noops\n</tool_call>",
     adversarial=_adversarial,
     grammar_forbid=(),
+    round_trip=RoundTrip(
+        messages=lambda with_tools: messages(with_tools=with_tools), expected=expected, keeps_key_order=True
+    ),
 )
