@@ -444,3 +444,23 @@ def assert_renders_back(fmt: codec.Format, text: str) -> codec.Conversation:
     )
     assert again == text
     return conversation
+
+
+def arguments_back(fmt: codec.Format, arguments: Any) -> Any:
+    """The arguments of a call rendered in a prompt after a user's "Hi", as decode gives them back."""
+    call = {"id": "x", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "tool_calls": [call]}]
+    conversation = assert_renders_back(fmt, fmt.render(messages, None))
+    calls = conversation.messages[1].tool_calls
+    assert calls is not None
+    return calls[0].function.arguments
+
+
+def decode_error_at(fmt: codec.Format, text: str) -> int:
+    """Where ``fmt.decode(text)`` fails (it must raise ``ParseError``, at a position inside the text)."""
+    try:
+        fmt.decode(text)
+    except codec.ParseError as exc:
+        assert 0 <= exc.pos <= len(text)
+        return exc.pos
+    raise AssertionError(f"decode accepted {text!r}")

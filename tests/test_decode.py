@@ -1,27 +1,89 @@
-"""Decoding prompts back into conversations: the contract every format shares.
+"""Decoding prompts back into conversations: the contract every format shares, and what each gives back.
 
-Per-format tests (what each template drops, so what ``decode(render(c))`` can give back) live in
+Every rendering decodes and renders back to the same text; ``decode(render(case))`` is the case less
+what the format's template drops or writes alike, its *normal form*, which the format's profile
+computes (``Decode.normal_form`` in ``tests/formats/<name>.py``), on generated conversations and on
+the golden renders. Per-format tests (readings of ambiguous text, where errors point) live in
 ``tests/test_<format>_decode.py``.
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from formats import PROFILES, Decode, profile
 from harness import assert_renders_back, examples, rendered
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import conversations, rich_conversations
 
 import codec
 
 FORMATS = [codec.get_format(name) for name in codec.formats()]
+CASES = st.one_of(conversations(), conversations(content_parts=True), rich_conversations())
+GOLDEN_RENDERS = Path(__file__).resolve().parent / "golden_renders"
+
+
+def _variants() -> list[Any]:
+    """(format, variant) for every format and each decode variant its profile names; a format without a
+    profile is one parameter, whose test fails at :func:`formats.profile`."""
+    params = []
+    for name in codec.formats():
+        variants = PROFILES[name].decode_variants if name in PROFILES else {}
+        params.append(pytest.param(name, "", id=name))
+        params += [pytest.param(name, variant, id=f"{name}-{variant}") for variant in variants]
+    return params
+
+
+def decode_of(name: str, variant: str) -> tuple[codec.Format, Decode]:
+    found = profile(name)
+    spec = found.decode_variants[variant] if variant else found.decode
+    return spec.fmt or codec.get_format(name), spec
+
+
+def dumped(conversation: codec.Conversation, spec: Decode) -> dict[str, Any]:
+    """A decoded conversation as plain data, in the profile's :attr:`Decode.dump_mode`."""
+    return {"tools": None, **conversation.model_dump(mode=spec.dump_mode)}
+
+
+@pytest.mark.parametrize(("name", "variant"), _variants())
+@examples(400)
+@given(case=CASES)
+def test_decode_gives_back_the_normal_form(name: str, variant: str, case: dict[str, Any]) -> None:
+    fmt, spec = decode_of(name, variant)
+    text = rendered(fmt, case)
+    assume(text is not None)
+    assert text is not None
+    expected = spec.normal_form(case, text)
+    assume(expected is not None)
+    assert dumped(assert_renders_back(fmt, text), spec) == expected
+
+
+def _golden_renders() -> list[Any]:
+    return [
+        pytest.param(name, path, id=f"{name}/{path.stem}")
+        for name in codec.formats()
+        for path in sorted((GOLDEN_RENDERS / name).glob("*.txt"))
+    ]
+
+
+@pytest.mark.parametrize(("name", "path"), _golden_renders())
+def test_golden_render_decodes_to_its_normal_form(name: str, path: Path) -> None:
+    fmt, spec = decode_of(name, "")
+    case = {"variables": {}, **json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))}
+    text = path.read_text(encoding="utf-8")
+    conversation = assert_renders_back(fmt, text)
+    expected = spec.normal_form(case, text)
+    if expected is not None:
+        assert dumped(conversation, spec) == expected
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
 @examples(300)
-@given(case=st.one_of(conversations(), conversations(content_parts=True), rich_conversations()))
+@given(case=CASES)
 def test_every_rendering_decodes_and_renders_back(fmt: codec.Format, case: dict[str, Any]) -> None:
     text = rendered(fmt, case)
     if text is not None:

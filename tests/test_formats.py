@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from formats import RoundTrip, missing_profile, profile
+from formats import Decode, RoundTrip, missing_profile, profile
 from harness import GOLDEN_DIR, load_golden
 
 import codec
@@ -66,4 +66,12 @@ def test_has_a_round_trip_strategy(name: str) -> None:
     """What ``test_round_trip.py`` draws: which messages the format carries, and what parsing gives back."""
     assert isinstance(profile(name).round_trip, RoundTrip), (
         f"set round_trip in tests/formats/{name}.py: RoundTrip(messages=..., expected=..., keeps_key_order=...)"
+    )
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_has_a_decode_normal_form(name: str) -> None:
+    """What ``test_decode.py`` compares decoded renderings with: the conversation less what the template drops."""
+    assert isinstance(profile(name).decode, Decode), (
+        f"set decode in tests/formats/{name}.py: Decode(normal_form=...), what decode(render(case)) gives back"
     )

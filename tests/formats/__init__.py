@@ -66,6 +66,23 @@ class RoundTrip:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Decode:
+    """What decoding a rendering gives back: the conversation less what the template drops or writes alike."""
+
+    #: ``normal_form(case, text)``: what ``fmt.decode(text)`` gives for ``text``, the rendering of the
+    #: generated conversation ``case`` (``{"messages", "tools", "add_generation_prompt", "variables"}``),
+    #: as :attr:`dump_mode` dumps it (tool results linked to their calls, ids ``call_0``...);
+    #: None where a text of the case holds the format's own markup, so that the prompt reads several
+    #: ways that render the same (then only its rendering back is checked).
+    normal_form: Callable[[dict[str, Any], str], dict[str, Any] | None] = field(repr=False)
+    #: How the decoded conversation is dumped to be compared with the normal form: ``"json"`` (arguments as
+    #: the JSON strings OpenAI sends) or ``"python"`` (arguments as values); ``tools`` is always there.
+    dump_mode: str = "json"
+    #: The format instance whose renderings these are; None: the registered one.
+    fmt: codec.Format | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Profile:
     """What the format-independent tests need to know about one format.
 
@@ -96,6 +113,10 @@ class Profile:
     #: Other instances of the format whose replies must round-trip too (``Gemma3ToolCode(corrected=True)``),
     #: by a name for the test id.
     round_trip_variants: dict[str, RoundTrip] = field(default_factory=dict)
+    #: What ``decode(render(case))`` gives back (``test_decode.py``).
+    decode: Decode
+    #: Other instances of the format whose renderings must decode too, by a name for the test id.
+    decode_variants: dict[str, Decode] = field(default_factory=dict)
     #: Known bugs (xfail reasons) of the format on the adversarial inputs every format gets.
     generic_xfail: dict[str, str] = field(default_factory=dict)
     #: Known bugs (xfail reasons) of the format in a generic test, by the test's name without ``test_``

@@ -4,7 +4,7 @@ written ``[name(key=value, ...)]``."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
 
 import codec
+from codec import jinja
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.schema import violations
 from formats import DEEP, MANY, Message, N, RoundTrip, Tools
@@ -314,3 +315,53 @@ def round_trip(name: str) -> RoundTrip:
         keeps_key_order=False,
         fmt=spec.fmt,
     )
+
+
+# --------------------------------------------------------------------------- decode
+
+
+def linked(expected: dict[str, Any]) -> dict[str, Any]:
+    """``expected`` with each tool result given the id and name of the call it answers, in call order, as
+    decode links them (the prompts of both formats carry neither, so linking never changes a rendering)."""
+    calls: list[dict[str, Any]] = []
+    for message in expected["messages"]:
+        if message["role"] != "tool":
+            calls = list(message.get("tool_calls") or []) if message["role"] == "assistant" else []
+        elif calls:
+            call = calls.pop(0)
+            message.setdefault("tool_call_id", call["id"])
+            message.setdefault("name", call["function"]["name"])
+    return expected
+
+
+def message_texts(case: dict[str, Any]) -> Iterator[str]:
+    """Every text a case's messages hold: contents, text parts, reasoning, top-level string arguments."""
+    for message in case["messages"]:
+        content = message.get("content")
+        if isinstance(content, str):
+            yield content
+        elif isinstance(content, list):
+            yield from (part["text"] for part in content if isinstance(part.get("text"), str))
+        for key in jinja.REASONING_KEYS:
+            if isinstance(message.get(key), str):
+                yield message[key]
+        for call in message.get("tool_calls") or ():
+            arguments = call["function"]["arguments"]
+            if isinstance(arguments, dict):
+                yield from (value for value in arguments.values() if isinstance(value, str))
+
+
+def expected_calls(calls: list[dict[str, Any]], ids: Iterator[int], *, strings: str) -> list[dict[str, Any]]:
+    """Calls as they come back: ids ``call_0``, ``call_1``... across the conversation (no prompt carries them).
+
+    ``strings``: what JSON-string ``arguments`` come back as: ``"kept"`` (Gemma 3 writes their
+    characters, G7) or ``"empty"`` (DeepSeek renders only ``""``, as ``f()``).
+    """
+    out = []
+    for call in calls:
+        arguments = call["function"]["arguments"]
+        if isinstance(arguments, str):
+            arguments = arguments if strings == "kept" and arguments else {}
+        function = {"name": call["function"]["name"], "arguments": arguments}
+        out.append({"id": f"call_{next(ids)}", "type": "function", "function": function})
+    return out

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
 
 from codec.schema import violations
-from formats import DEEP, MANY, PLAIN_TEXT, Adversarial, Message, N, Profile, RoundTrip, Tools
+from formats import DEEP, MANY, PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
 
 Q, OPEN, CLOSE, TURN = '<|"|>', "<|tool_call>", "<tool_call|>", "<turn|>"
 RESPONSE, THOUGHT, CHANNEL_CLOSE = "<|tool_response>", "<|channel>thought\n", "<channel|>"
@@ -230,6 +230,14 @@ def expected(message: Message, tools: Tools) -> dict[str, Any]:
     }
 
 
+def decode_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
+    """What decode gives back. The normal form lives beside the gemma4 decode tests in
+    ``test_gemma4_decode.py``, which read the decoder's own helpers to compute it."""
+    from test_gemma4_decode import normal_form
+
+    return normal_form(case, text)
+
+
 PROFILE = Profile(
     markers=(OPEN, CLOSE, "<call>", TURN, "<|tool_response>", "<|channel>", "<channel|>", Q),
     snippets=(
@@ -258,6 +266,7 @@ PROFILE = Profile(
     broken_block=OPEN + "call:f oops" + CLOSE,
     adversarial=_adversarial,
     grammar_forbid=(),
+    decode=Decode(normal_form=decode_normal_form, dump_mode="python"),
     # the template sorts keys (case-insensitively): arguments are compared as dicts, with their types
     round_trip=RoundTrip(
         messages=lambda with_tools: messages(with_tools=with_tools), expected=expected, keeps_key_order=False

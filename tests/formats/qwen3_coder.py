@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
 import strategies
+from harness import linked_as_json
 from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
 
-from codec.schema import violations
-from formats import DEEP, PLAIN_TEXT, Adversarial, Message, N, Profile, RoundTrip, Tools
+from codec.formats.qwen3_coder import DEFAULT_SYSTEM
+from codec.schema import declared_types, type_text, violations
+from formats import DEEP, PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
 
 STOP = "<|im_end|>"
 _CALL = "<tool_call>\n<function=f>\n"
@@ -227,6 +230,114 @@ def expected(message: Message, tools: Tools) -> dict[str, Any]:
     }
 
 
+# --------------------------------------------------------------------------- decode
+
+#: Sequences the template writes between the parts of a prompt: a text holding one reads as two parts.
+SEPARATORS = ("<|im_end|>\n<|im_start|>", "</tool_response>\n<tool_response>", "</parameter>\n<parameter=")
+
+
+def text_of(content: Any) -> str:
+    # The template joins text parts and trims every message's text.
+    if isinstance(content, list):
+        content = "".join(part["text"] for part in content)
+    return (content or "").strip()
+
+
+def read_back(value: Any, schema: Any) -> Any:
+    """The value a call's written text reads as.
+
+    By the declared schema (as replies are parsed) when that reading is written the same; else as
+    JSON when the text is exactly how a non-string value is written; else the text itself.
+    """
+    raw = raw_text(value)
+    if declared_types(schema):
+        typed, problem = type_text(raw, schema)
+        if problem is None and raw_text(typed) == raw:
+            return typed
+    try:
+        as_json = json.loads(raw)
+    except ValueError:
+        return raw
+    return as_json if not isinstance(as_json, str) and raw_text(as_json) == raw else raw
+
+
+def property_normal_form(schema: Any) -> dict[str, Any]:
+    if not isinstance(schema, dict):
+        return {}  # a schema that is no object (``true``) is written as the property's name alone
+    if "description" in schema:
+        return {**schema, "description": schema["description"].strip()}  # descriptions are written trimmed
+    return schema
+
+
+def tool_normal_form(tool: dict[str, Any]) -> dict[str, Any]:
+    function = tool.get("function", tool)  # a bare function object is written as the wrapped one
+    out: dict[str, Any] = {"name": function["name"]}
+    if "description" in function:
+        out["description"] = function["description"].strip()
+    parameters = function.get("parameters") or {}
+    properties = {name: property_normal_form(schema) for name, schema in parameters.get("properties", {}).items()}
+    # The parameters' "type" is not written: it comes back as "object"; no parameters are no properties.
+    out["parameters"] = {"type": "object", "properties": properties}
+    out["parameters"].update({k: v for k, v in parameters.items() if k not in ("type", "properties")})
+    out.update({k: v for k, v in function.items() if k not in ("name", "description", "parameters")})
+    return {"type": "function", "function": out}
+
+
+def assistant_normal_form(
+    message: dict[str, Any], schemas: dict[str, Any], ids: itertools.count[int]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "assistant", "content": text_of(message.get("content")) or None}
+    calls = message.get("tool_calls") or []
+    if calls:
+        out["tool_calls"] = []
+    for call in calls:
+        name, arguments = call["function"]["name"], call["function"]["arguments"]
+        properties = (schemas.get(name) or {}).get("properties", {})
+        arguments = {key: read_back(value, properties.get(key)) for key, value in arguments.items()}
+        # Ids are not in the prompt: call_0, call_1... across the conversation.
+        out["tool_calls"].append(
+            {"id": f"call_{next(ids)}", "type": "function", "function": {"name": name, "arguments": arguments}}
+        )
+    return out
+
+
+def qwen3_coder_normal_form(case: dict[str, Any]) -> dict[str, Any]:
+    """What ``decode(render(case))`` gives back."""
+    tools = [tool_normal_form(tool) for tool in case["tools"]] if case["tools"] else None  # [] renders as none
+    schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in tools or ()}
+    ids = itertools.count()
+    messages: list[dict[str, Any]] = []
+    for message in case["messages"]:
+        if message["role"] == "assistant":
+            messages.append(assistant_normal_form(message, schemas, ids))
+        else:  # reasoning, tool_call_id and name are not in the prompt
+            messages.append({"role": message["role"], "content": text_of(message.get("content"))})
+    if tools and messages[0]["role"] == "system" and messages[0]["content"] in ("", DEFAULT_SYSTEM):
+        # With tools, an empty system text is written as the default one: both read as no system
+        # message, unless it is the only message (then it reads as the default text).
+        messages = messages[1:] or [{"role": "system", "content": DEFAULT_SYSTEM}]
+    return {
+        "messages": messages,
+        "tools": tools,
+        "add_generation_prompt": case["add_generation_prompt"],
+        "variables": {},  # the template reads no variable
+    }
+
+
+def texts(case: dict[str, Any]) -> list[str]:
+    out = [text_of(m.get("content")) for m in case["messages"]]
+    for message in case["messages"]:
+        for call in message.get("tool_calls") or []:
+            out += [v for v in call["function"]["arguments"].values() if isinstance(v, str)]
+    return out
+
+
+def decode_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
+    if any(sep in t for t in texts(case) for sep in SEPARATORS):
+        return None
+    return linked_as_json(qwen3_coder_normal_form(case))
+
+
 PROFILE = Profile(
     markers=(
         "<tool_call>",
@@ -258,6 +369,7 @@ PROFILE = Profile(
     broken_block="<tool_call>\noops\n</tool_call>",
     adversarial=_adversarial,
     grammar_forbid=(),
+    decode=Decode(normal_form=decode_normal_form),
     round_trip=RoundTrip(
         messages=lambda with_tools: messages(with_tools=with_tools), expected=expected, keeps_key_order=True
     ),
