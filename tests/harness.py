@@ -6,13 +6,17 @@ is ``<case>.txt`` (the exact reply bytes, UTF-8) beside ``<case>.json``::
 
     {
       "description": "what the case is about (optional)",
-      "tools": [...] or null,
+      "tools": [...] or null (optional: without it, the folder's tools.json),
       "prompt": null or "the rendered prompt",
       "expected": {"content": "...", "reasoning": "...",
                    "tool_calls": [{"name": "...", "arguments": {...}}],
                    "issues": ["kind", ...]},
       "xfail": {"<aspect>": "reason", ...}
     }
+
+The folder's ``tools.json`` holds the tools most of its cases are parsed with: a case without
+``"tools"`` uses them, a case with its own ``"tools"`` uses those, and a case parsed without tools
+says ``"tools": null``.
 
 ``xfail`` (optional) names the aspects the parser is known to get wrong on this case, each with
 the reason: ``expected`` (the whole parse equals ``expected``), ``streaming`` (every chunking
@@ -46,6 +50,8 @@ from codec.models import (
 )
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+#: The tools a golden folder's cases are parsed with unless a case gives its own ``"tools"``.
+TOOLS_FILE = "tools.json"
 #: What a golden case checks; a case's ``xfail`` names some of these.
 ASPECTS = ("expected", "streaming", "events", "positions", "strict")
 
@@ -104,8 +110,11 @@ def read_reply(path: Path) -> str:
 
 
 def load_golden(format_name: str) -> list[GoldenCase]:
-    """Every golden case of ``format_name``, sorted by name. A ``.txt`` without its ``.json`` is an error."""
+    """Every golden case of ``format_name``, sorted by name, with its tools (its own, or the folder's
+    ``tools.json``). A ``.txt`` without its ``.json`` is an error."""
     folder = GOLDEN_DIR / format_name
+    tools_path = folder / TOOLS_FILE
+    folder_tools = json.loads(tools_path.read_text(encoding="utf-8")) if tools_path.is_file() else None
     cases = []
     for txt in sorted(folder.glob("*.txt")):
         spec_path = txt.with_suffix(".json")
@@ -116,6 +125,8 @@ def load_golden(format_name: str) -> list[GoldenCase]:
         missing = {"content", "reasoning", "tool_calls", "issues"} - set(expected)
         if missing:
             raise ValueError(f"{spec_path}: expected lacks {sorted(missing)}")
+        if "tools" not in spec and folder_tools is None:
+            raise ValueError(f"{spec_path} gives no tools and {tools_path} does not exist")
         unknown = set(spec.get("xfail") or {}) - set(ASPECTS)
         if unknown:
             raise ValueError(f"{spec_path}: unknown xfail aspects {sorted(unknown)}")
@@ -124,7 +135,7 @@ def load_golden(format_name: str) -> list[GoldenCase]:
                 format=format_name,
                 name=txt.stem,
                 text=read_reply(txt),
-                tools=spec.get("tools"),
+                tools=spec.get("tools", folder_tools),
                 prompt=spec.get("prompt"),
                 expected=expected,
                 description=spec.get("description", ""),
@@ -135,9 +146,15 @@ def load_golden(format_name: str) -> list[GoldenCase]:
 
 
 def write_golden(format_name: str, name: str, text: str, spec: dict[str, Any]) -> None:
-    """Write one golden case (exact bytes for the reply; the JSON pretty-printed, non-ASCII kept)."""
+    """Write one golden case (exact bytes for the reply; the JSON pretty-printed, non-ASCII kept).
+
+    ``spec["tools"]`` is left out when it is the folder's ``tools.json`` (give ``None`` for no tools).
+    """
     folder = GOLDEN_DIR / format_name
     folder.mkdir(parents=True, exist_ok=True)
+    tools_path = folder / TOOLS_FILE
+    if "tools" in spec and tools_path.is_file() and spec["tools"] == json.loads(tools_path.read_text(encoding="utf-8")):
+        spec = {key: value for key, value in spec.items() if key != "tools"}
     (folder / f"{name}.txt").write_bytes(text.encode("utf-8"))
     (folder / f"{name}.json").write_text(json.dumps(spec, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
