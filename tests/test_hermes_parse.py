@@ -160,40 +160,6 @@ def test_deep_nesting_inside_a_string_is_just_text() -> None:
 # --------------------------------------------------------------------------- regressions
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        OPEN + '{"name": "f", "arguments": {"a": 1',
-        OPEN + '{"name": "f", "arguments": {"a": 1' + CLOSE,
-        OPEN + '{"name": "f", "arguments": {"a": [1, 2]' + CLOSE + STOP,
-        OPEN + '{"name": "f", "arguments": {"a": "x"' + "\n" + GOOD_B,
-        OPEN + '{"name": "f"' + CLOSE,
-    ],
-)
-def test_missing_braces_after_a_value_are_inserted(text: str) -> None:
-    """Used to leak ``codec.stream._Reject`` (an LALR reduce lookahead taken for an acceptable closer)."""
-    result = FMT.parse(text)
-    assert result.tool_calls[0].function.name == "f"
-    assert {i.kind for i in result.issues} == {"missing_closer"}
-    assert parse_char_by_char(FMT, text).result == result
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        OPEN + '{"arguments": {}}',
-        OPEN + '{"name": "f", "arguments": {"a": 1e400',
-    ],
-)
-def test_block_refused_when_closed_at_the_end_is_kept(text: str) -> None:
-    """Used to leak ``codec.stream._Reject`` from ``Stream._finish``: a closer inserted at the end of the
-    reply completed a block whose handler refused it (no name, a number out of range)."""
-    result = FMT.parse(text)
-    assert result.issues
-    assert text in result.content or any(text in (i.text or "") for i in result.issues) or result.tool_calls
-    assert parse_char_by_char(FMT, text).result == result
-
-
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_arguments_string_is_strict_json(value: str) -> None:
     """Non-finite numbers never reach arguments, whichever path (grammar or repair) reads the block."""
@@ -286,17 +252,3 @@ def test_complete_call_followed_by_junk_in_its_block(text: str) -> None:
     assert [(c.function.name, c.function.arguments) for c in whole.tool_calls] == [("f", {"a": 1})]
     junk = text[text.index("}}") + 2 : text.index("</tool_call>")].strip()
     assert any(junk in (i.text or "") for i in whole.issues) or junk in whole.content
-
-
-def test_rejected_block_after_a_good_block_does_not_repeat_it() -> None:
-    text = OPEN + '{"name": "a", "arguments": {"x": 1}}' + CLOSE + "\n" + OPEN + "oops" + CLOSE
-    whole = FMT.parse(text)
-    assert [c.function.name for c in whole.tool_calls] == ["a"]
-    assert parse_char_by_char(FMT, text).result == whole
-
-
-def test_text_after_stop_is_one_issue_whatever_the_chunking() -> None:
-    text = "Pronto." + STOP + "x" * 40
-    whole = FMT.parse(text)
-    assert [i.kind for i in whole.issues] == ["text_after_stop"]
-    assert parse_char_by_char(FMT, text).result == whole

@@ -108,27 +108,6 @@ def _tools(**props: str) -> list[dict[str, Any]]:
     return [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
 
 
-@pytest.mark.parametrize("tools", [None, _tools(a="integer")], ids=["without_tools", "typed"])
-def test_truncation_in_the_next_parameter_head_keeps_finished_arguments(tools: Any) -> None:
-    """A finished parameter is stored when the reply breaks off in the next one's head (the stream
-    makes the reductions any continuation would make before it gives the call up)."""
-    text = "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=b"
-    result = FMT.parse(text, tools=tools)
-    assert [c.function.arguments for c in result.tool_calls] == [{"a": 1 if tools else "1"}]
-
-
-def test_truncation_after_a_complete_function_head_keeps_the_call() -> None:
-    result = FMT.parse("<tool_call>\n<function=f>\n<")
-    assert [(c.function.name, c.function.arguments) for c in result.tool_calls] == [("f", {})]
-
-
-def test_stop_token_ends_an_unclosed_value() -> None:
-    """The stop token ends a value whose closers are missing; the line break before it frames the value."""
-    result = FMT.parse("<tool_call>\n<function=f>\n<parameter=a>\nParis\n<|im_end|>")
-    assert [c.function.arguments for c in result.tool_calls] == [{"a": "Paris"}]
-    assert [i.kind for i in result.issues] == ["missing_closer"] * 3
-
-
 def test_deeply_nested_array_value_does_not_raise() -> None:
     text = "<tool_call>\n<function=f>\n<parameter=a>\n" + "[" * 5_000 + "\n</parameter>\n</function>\n</tool_call>"
     result = FMT.parse(text, tools=_tools(a="array"))

@@ -73,8 +73,8 @@ def key_ok(key: str) -> bool:
     Call arguments and their nested objects are written with bare keys (the template's
     ``escape_keys=False``; only declarations quote them), so a key holding a space, ``:``, ``,``,
     a brace, a quote... or an empty key cannot be read back. A key starting with a digit or ``-``
-    would lex as a number. A key starting with a non-ASCII letter (``é``) could be read but is
-    not: a known parser bug, see ``test_key_starting_with_a_non_ascii_letter``.
+    would lex as a number. A key starting with a non-ASCII letter (``é``) was not read (a parser bug
+    since fixed, golden case ``gemma4/keys_starting_with_non_ascii_letters``): this exclusion can go.
     """
     return _NAME.fullmatch(key) is not None
 
@@ -106,8 +106,8 @@ def content_ok(text: str) -> bool:
     * ``call:NAME{`` or ``call:NAME(`` at the start of the content or of a line: a bare call, a
       real-world deviation the parser accepts (FORMATS.md §2.8.3);
     * any ``call:`` at the very start (where the content starts the reply or follows ``<channel|>``):
-      taken as a bare call even without braces, a known parser bug, see
-      ``test_content_starting_with_call_colon_is_plain_text``.
+      taken as a bare call even without braces (a parser bug since fixed, golden cases
+      ``gemma4/content_starting_with_call_colon_*``): this exclusion can go.
     """
     return (
         text == text.strip()
@@ -127,7 +127,7 @@ def reasoning_ok(text: str) -> bool:
       (a real-world deviation, FORMATS.md §2.8.5);
     * the stop tokens ``<turn|>`` / ``<|tool_response>``: today they are read as reasoning text, but
       a model that ends its turn without closing the channel writes exactly that, so they should
-      end the turn (a known parser bug, see ``test_stop_token_ends_an_unclosed_thought``).
+      end the turn (they do now: golden cases ``gemma4/*_ends_an_unclosed_thought``).
 
     Surrounding whitespace is kept (the renderer does not trim reasoning), and so is text that
     looks like other markers (``<tool_call|>``, ``<|channel>``, ``call:f{`` at a line start...).
