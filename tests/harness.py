@@ -194,6 +194,21 @@ def run_chunks(fmt: codec.Format, chunks: Iterable[str], **kwargs: Any) -> Run:
     return Run(stream.result, events, fed, stream.work)
 
 
+def argument_fragments(fmt: codec.Format, reply: str, size: int, **kwargs: Any) -> tuple[list[str], str, ParseResult]:
+    """``reply`` streamed in ``size``-character chunks: every ``ToolCallDelta`` fragment, what the fragments
+    had sent once half the chunks were fed, and the result."""
+    chunks = split(reply, size)
+    stream = fmt.stream(**kwargs)
+    fragments: list[str] = []
+    sent_at_half = ""
+    for n, chunk in enumerate(chunks):
+        fragments += [e.arguments for e in stream.feed(chunk) if isinstance(e, ToolCallDelta)]
+        if n == len(chunks) // 2:
+            sent_at_half = "".join(fragments)
+    fragments += [e.arguments for e in stream.close() if isinstance(e, ToolCallDelta)]
+    return fragments, sent_at_half, stream.result
+
+
 def split(text: str, sizes: int | Sequence[int] | random.Random, *, max_size: int = 12) -> list[str]:
     """Cut ``text`` into chunks.
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from formats import PROFILES, Decode, profile
+from formats import Decode, profile, variant_params
 from harness import assert_renders_back, examples, rendered
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -25,17 +25,6 @@ import codec
 FORMATS = [codec.get_format(name) for name in codec.formats()]
 CASES = st.one_of(conversations(), conversations(content_parts=True), rich_conversations())
 GOLDEN_RENDERS = Path(__file__).resolve().parent / "golden_renders"
-
-
-def _variants() -> list[Any]:
-    """(format, variant) for every format and each decode variant its profile names; a format without a
-    profile is one parameter, whose test fails at :func:`formats.profile`."""
-    params = []
-    for name in codec.formats():
-        variants = PROFILES[name].decode_variants if name in PROFILES else {}
-        params.append(pytest.param(name, "", id=name))
-        params += [pytest.param(name, variant, id=f"{name}-{variant}") for variant in variants]
-    return params
 
 
 def decode_of(name: str, variant: str) -> tuple[codec.Format, Decode]:
@@ -49,7 +38,7 @@ def dumped(conversation: codec.Conversation, spec: Decode) -> dict[str, Any]:
     return {"tools": None, **conversation.model_dump(mode=spec.dump_mode)}
 
 
-@pytest.mark.parametrize(("name", "variant"), _variants())
+@pytest.mark.parametrize(("name", "variant"), variant_params("decode"))
 @examples(400)
 @given(case=CASES)
 def test_decode_gives_back_the_normal_form(name: str, variant: str, case: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from formats.gemma4 import content_ok, messages, reasoning_ok, reasonings, value_ok
 from harness import (
+    argument_fragments,
     assert_append_only,
     assert_events_rebuild,
     assert_streams_like,
@@ -111,18 +112,9 @@ def _write_call(content: str) -> str:
 
 def test_long_string_value_streams_in_many_fragments() -> None:
     value = "".join(f'line {i}: código "{i}" \\ <tag> {{x}}, a:b <|"| <tool_call|>\n' for i in range(600))[:20_000]
-    reply = _write_call(value)
-    chunks = split(reply, 4)
-    stream = FMT.stream()
-    fragments: list[str] = []
-    sent_at_half = ""
-    for n, chunk in enumerate(chunks):
-        fragments += [e.arguments for e in stream.feed(chunk) if isinstance(e, ToolCallDelta)]
-        if n == len(chunks) // 2:
-            sent_at_half = "".join(fragments)
-    fragments += [e.arguments for e in stream.close() if isinstance(e, ToolCallDelta)]
-    assert stream.result.issues == []
-    arguments = stream.result.to_message().model_dump(mode="json")["tool_calls"][0]["function"]["arguments"]
+    fragments, sent_at_half, result = argument_fragments(FMT, _write_call(value), 4)
+    assert result.issues == []
+    arguments = result.to_message().model_dump(mode="json")["tool_calls"][0]["function"]["arguments"]
     assert "".join(fragments) == arguments
     assert json.loads(arguments) == {"content": value, "path": "a.txt"}
     assert len(fragments) > 1_000, "the value must arrive as it is generated, not in one burst"

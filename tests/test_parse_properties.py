@@ -199,14 +199,18 @@ def bad_texts(name: str) -> st.SearchStrategy[str]:
 _sizes = st.lists(st.integers(1, 8), min_size=1, max_size=6)
 
 
+def draw_bad_reply(name: str, data: st.DataObject) -> tuple[codec.Format, str, list[dict[str, Any]] | None]:
+    """Format ``name``, an arbitrary reply for it (not one of its known bugs) and tools of its golden cases."""
+    text = data.draw(bad_texts(name), label="text")
+    assume(not hits_known_bug(name, text))
+    return codec.get_format(name), text, data.draw(st.sampled_from(golden_tools(name)), label="tools")
+
+
 @pytest.mark.parametrize("name", FORMATS)
 @examples(60)
 @given(data=st.data())
 def test_arbitrary_text_never_raises(name: str, data: st.DataObject) -> None:
-    fmt = codec.get_format(name)
-    text = data.draw(bad_texts(name), label="text")
-    assume(not hits_known_bug(name, text))
-    tools = data.draw(st.sampled_from(golden_tools(name)), label="tools")
+    fmt, text, tools = draw_bad_reply(name, data)
     lenient = fmt.parse(text, tools=tools)
     check_strict(fmt, text, lenient, tools=tools)
 
@@ -215,10 +219,7 @@ def test_arbitrary_text_never_raises(name: str, data: st.DataObject) -> None:
 @examples(60)
 @given(data=st.data())
 def test_arbitrary_text_streams_like_it_parses(name: str, data: st.DataObject) -> None:
-    fmt = codec.get_format(name)
-    text = data.draw(bad_texts(name), label="text")
-    assume(not hits_known_bug(name, text))
-    tools = data.draw(st.sampled_from(golden_tools(name)), label="tools")
+    fmt, text, tools = draw_bad_reply(name, data)
     sizes = data.draw(_sizes, label="sizes")
     whole = fmt.parse(text, tools=tools)
     run = parse_chunked(fmt, text, sizes, tools=tools)

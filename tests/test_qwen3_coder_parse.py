@@ -19,10 +19,9 @@ from typing import Any
 
 import pytest
 from formats.qwen3_coder import tojson
-from harness import assert_append_only, run_chunks, split
+from harness import argument_fragments, assert_append_only, run_chunks, split
 
 import codec
-from codec.models import ToolCallDelta
 
 FMT = codec.get_format("qwen3_coder")
 STOP = "<|im_end|>"
@@ -63,17 +62,8 @@ def test_long_string_value_streams_in_many_fragments(typed: bool) -> None:
         "role": "assistant",
         "tool_calls": [{"function": {"name": "write", "arguments": {"path": "a.txt", "content": value}}}],
     }
-    reply = FMT.render_reply(message)
-    chunks = split(reply, 4)
-    stream = FMT.stream(tools=tools)
-    fragments: list[str] = []
-    sent_at_half = ""
-    for n, chunk in enumerate(chunks):
-        fragments += [e.arguments for e in stream.feed(chunk) if isinstance(e, ToolCallDelta)]
-        if n == len(chunks) // 2:
-            sent_at_half = "".join(fragments)
-    fragments += [e.arguments for e in stream.close() if isinstance(e, ToolCallDelta)]
-    arguments = stream.result.to_message().model_dump(mode="json")["tool_calls"][0]["function"]["arguments"]
+    fragments, sent_at_half, result = argument_fragments(FMT, FMT.render_reply(message), 4, tools=tools)
+    arguments = result.to_message().model_dump(mode="json")["tool_calls"][0]["function"]["arguments"]
     assert "".join(fragments) == arguments
     assert json.loads(arguments) == {"path": "a.txt", "content": value}
     assert len(fragments) > 1_000, "the value must arrive as it is generated, not in one burst"

@@ -17,24 +17,13 @@ from functools import cache
 from typing import Any
 
 import pytest
-from formats import PROFILES, Message, RoundTrip, Tools, profile
+from formats import Message, RoundTrip, Tools, profile, variant_params
 from harness import assert_streams_like, examples, expected_message, parse_chunked, summary
 from hypothesis import given
 from hypothesis import strategies as st
 
 import codec
 from codec.models import dump_arguments
-
-
-def _params() -> list[Any]:
-    """(format, variant) for every format and each variant its profile names; a format without a
-    profile is one parameter, whose test fails at :func:`formats.profile`."""
-    params = []
-    for name in codec.formats():
-        variants = PROFILES[name].round_trip_variants if name in PROFILES else {}
-        params.append(pytest.param(name, "", id=name))
-        params += [pytest.param(name, variant, id=f"{name}-{variant}") for variant in variants]
-    return params
 
 
 def round_trip(name: str, variant: str) -> RoundTrip:
@@ -65,7 +54,7 @@ _sizes = st.one_of(st.just([1]), st.lists(st.integers(1, 16), min_size=1, max_si
 
 
 @pytest.mark.parametrize("with_tools", [True, False], ids=["with_tools", "without_tools"])
-@pytest.mark.parametrize(("name", "variant"), _params())
+@pytest.mark.parametrize(("name", "variant"), variant_params("round_trip"))
 @examples(100)
 @given(data=st.data())
 def test_round_trip(name: str, variant: str, with_tools: bool, data: st.DataObject) -> None:

@@ -161,6 +161,22 @@ def missing_profile(name: str) -> str | None:
     return f"format {name!r} has no test profile: add tests/formats/{name}.py defining PROFILE = Profile(...)"
 
 
+def variant_params(kind: str) -> list[Any]:
+    """``(format, variant)`` test parameters: every registered format (variant ``""``), then each variant its
+    profile names in ``<kind>_variants`` (``kind``: ``"round_trip"`` or ``"decode"``). A format without a
+    profile is one parameter, whose test fails at :func:`profile`."""
+    import pytest
+
+    import codec
+
+    params = []
+    for name in codec.formats():
+        variants = getattr(PROFILES[name], f"{kind}_variants") if name in PROFILES else {}
+        params.append(pytest.param(name, "", id=name))
+        params += [pytest.param(name, variant, id=f"{name}-{variant}") for variant in variants]
+    return params
+
+
 def profile(name: str) -> Profile:
     """The profile of format ``name``; fails the calling test when there is none."""
     problem = missing_profile(name)
