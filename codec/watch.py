@@ -95,7 +95,7 @@ class _LookaheadWatch:
                 return False
             at = joined.find(self.close, after)
         keep = len(self.close) - 1  # a closer may be split across chunks
-        self.text = joined[len(joined) - keep :] if keep else ""
+        self.text = joined[-keep:] if keep else ""  # at most keep characters (fewer may have arrived)
         return False
 
 
@@ -133,7 +133,7 @@ class _DelimiterWatch:
             if delim.close in joined:
                 return True
             keep = len(delim.close) - 1
-            self.tail = joined[len(joined) - keep :] if keep else ""
+            self.tail = joined[-keep:] if keep else ""  # at most keep characters (fewer may have arrived)
             return False
         j = 1 if self.escaped else 0
         self.escaped = False

@@ -1,10 +1,37 @@
-"""Test-wide settings: hypothesis runs the same examples on every run and machine.
+"""Test-wide hypothesis settings: two profiles, chosen by the environment variable ``CODEC_TESTS``.
 
-No example database: a failure found once must not be replayed into other runs (it would make a
-run's examples depend on the runs before it); derandomized tests already find it again.
+* ``default`` (``pytest``): each property runs a third of the examples it deserves, so that the
+  whole suite stays quick on a laptop or CI's two cores;
+* ``deep`` (``CODEC_TESTS=deep pytest``): each property runs twice the examples it deserves, for a
+  change to the parser core or a format's grammar, and before a release.
+
+A property says how many examples it deserves relative to the others with ``harness.examples(n)``
+(``n`` at scale 100, the counts the properties ran before there were profiles); the active
+profile's ``max_examples`` is that scale. Both profiles are derandomized (the same examples on
+every run and machine), keep no example database (a failure found once must not be replayed into
+other runs: it would make a run's examples depend on the runs before it, and derandomized tests
+find it again anyway) and set no deadline (the machine may be busy; tests never assert times).
 """
 
-from hypothesis import settings
+from __future__ import annotations
 
-settings.register_profile("codec", database=None)
-settings.load_profile("codec")
+import os
+
+from hypothesis import HealthCheck, settings
+
+#: Examples per 100 that each profile runs (``harness.examples`` scales by it).
+SCALES = {"default": 33, "deep": 200}
+PROFILE = os.environ.get("CODEC_TESTS") or "default"
+if PROFILE not in SCALES:
+    raise ValueError(f"CODEC_TESTS={PROFILE!r}: expected one of {', '.join(SCALES)}")
+
+for _name, _scale in SCALES.items():
+    settings.register_profile(
+        _name,
+        max_examples=_scale,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+settings.load_profile(PROFILE)

@@ -6,13 +6,17 @@ is ``<case>.txt`` (the exact reply bytes, UTF-8) beside ``<case>.json``::
 
     {
       "description": "what the case is about (optional)",
-      "tools": [...] or null,
+      "tools": [...] or null (optional: without it, the folder's tools.json),
       "prompt": null or "the rendered prompt",
       "expected": {"content": "...", "reasoning": "...",
                    "tool_calls": [{"name": "...", "arguments": {...}}],
                    "issues": ["kind", ...]},
       "xfail": {"<aspect>": "reason", ...}
     }
+
+The folder's ``tools.json`` holds the tools most of its cases are parsed with: a case without
+``"tools"`` uses them, a case with its own ``"tools"`` uses those, and a case parsed without tools
+says ``"tools": null``.
 
 ``xfail`` (optional) names the aspects the parser is known to get wrong on this case, each with
 the reason: ``expected`` (the whole parse equals ``expected``), ``streaming`` (every chunking
@@ -30,13 +34,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hypothesis import settings
+
 import codec
 from codec.format import link_tool_results
-from codec.models import Event, ParseResult, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from codec.models import (
+    Event,
+    ParseResult,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    dump_arguments,
+)
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+#: The tools a golden folder's cases are parsed with unless a case gives its own ``"tools"``.
+TOOLS_FILE = "tools.json"
 #: What a golden case checks; a case's ``xfail`` names some of these.
 ASPECTS = ("expected", "streaming", "events", "positions", "strict")
+
+
+# --------------------------------------------------------------------------- hypothesis
+
+
+def examples(n: int, **options: Any) -> settings:
+    """The settings of a property that deserves ``n`` examples at scale 100, scaled by the active profile.
+
+    The profiles (``tests/conftest.py``) set the scale: ``default`` runs a third of ``n`` (never fewer
+    than 5, or ``n`` itself when smaller), ``deep`` twice ``n``. ``options`` are other settings of this
+    property (``phases``...); derandomization, the database and the deadline come from the profile.
+    """
+    scale = settings().max_examples
+    return settings(max_examples=max(min(n, 5), round(n * scale / 100)), **options)
 
 
 # --------------------------------------------------------------------------- golden cases
@@ -79,8 +110,11 @@ def read_reply(path: Path) -> str:
 
 
 def load_golden(format_name: str) -> list[GoldenCase]:
-    """Every golden case of ``format_name``, sorted by name. A ``.txt`` without its ``.json`` is an error."""
+    """Every golden case of ``format_name``, sorted by name, with its tools (its own, or the folder's
+    ``tools.json``). A ``.txt`` without its ``.json`` is an error."""
     folder = GOLDEN_DIR / format_name
+    tools_path = folder / TOOLS_FILE
+    folder_tools = json.loads(tools_path.read_text(encoding="utf-8")) if tools_path.is_file() else None
     cases = []
     for txt in sorted(folder.glob("*.txt")):
         spec_path = txt.with_suffix(".json")
@@ -91,6 +125,8 @@ def load_golden(format_name: str) -> list[GoldenCase]:
         missing = {"content", "reasoning", "tool_calls", "issues"} - set(expected)
         if missing:
             raise ValueError(f"{spec_path}: expected lacks {sorted(missing)}")
+        if "tools" not in spec and folder_tools is None:
+            raise ValueError(f"{spec_path} gives no tools and {tools_path} does not exist")
         unknown = set(spec.get("xfail") or {}) - set(ASPECTS)
         if unknown:
             raise ValueError(f"{spec_path}: unknown xfail aspects {sorted(unknown)}")
@@ -99,7 +135,7 @@ def load_golden(format_name: str) -> list[GoldenCase]:
                 format=format_name,
                 name=txt.stem,
                 text=read_reply(txt),
-                tools=spec.get("tools"),
+                tools=spec.get("tools", folder_tools),
                 prompt=spec.get("prompt"),
                 expected=expected,
                 description=spec.get("description", ""),
@@ -110,9 +146,15 @@ def load_golden(format_name: str) -> list[GoldenCase]:
 
 
 def write_golden(format_name: str, name: str, text: str, spec: dict[str, Any]) -> None:
-    """Write one golden case (exact bytes for the reply; the JSON pretty-printed, non-ASCII kept)."""
+    """Write one golden case (exact bytes for the reply; the JSON pretty-printed, non-ASCII kept).
+
+    ``spec["tools"]`` is left out when it is the folder's ``tools.json`` (give ``None`` for no tools).
+    """
     folder = GOLDEN_DIR / format_name
     folder.mkdir(parents=True, exist_ok=True)
+    tools_path = folder / TOOLS_FILE
+    if "tools" in spec and tools_path.is_file() and spec["tools"] == json.loads(tools_path.read_text(encoding="utf-8")):
+        spec = {key: value for key, value in spec.items() if key != "tools"}
     (folder / f"{name}.txt").write_bytes(text.encode("utf-8"))
     (folder / f"{name}.json").write_text(json.dumps(spec, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
@@ -150,6 +192,21 @@ def run_chunks(fmt: codec.Format, chunks: Iterable[str], **kwargs: Any) -> Run:
         events.extend(stream.feed(chunk))
     events.extend(stream.close())
     return Run(stream.result, events, fed, stream.work)
+
+
+def argument_fragments(fmt: codec.Format, reply: str, size: int, **kwargs: Any) -> tuple[list[str], str, ParseResult]:
+    """``reply`` streamed in ``size``-character chunks: every ``ToolCallDelta`` fragment, what the fragments
+    had sent once half the chunks were fed, and the result."""
+    chunks = split(reply, size)
+    stream = fmt.stream(**kwargs)
+    fragments: list[str] = []
+    sent_at_half = ""
+    for n, chunk in enumerate(chunks):
+        fragments += [e.arguments for e in stream.feed(chunk) if isinstance(e, ToolCallDelta)]
+        if n == len(chunks) // 2:
+            sent_at_half = "".join(fragments)
+    fragments += [e.arguments for e in stream.close() if isinstance(e, ToolCallDelta)]
+    return fragments, sent_at_half, stream.result
 
 
 def split(text: str, sizes: int | Sequence[int] | random.Random, *, max_size: int = 12) -> list[str]:
@@ -199,6 +256,21 @@ def chunkings(text: str, seed: int | str, count: int = 5, max_size: int = 12) ->
     rng = random.Random(f"{seed}")
     for _ in range(count):
         yield split(text, rng, max_size=max_size)
+
+
+# --------------------------------------------------------------------------- linear work
+
+#: Linear-work budgets: characters the lexer may examine per reply character (plus a constant).
+#: Chunked streaming also re-examines the held-back tail (``Syntax.holdback`` characters, for text
+#: and for the lookahead) on every feed: see :func:`chunked_budget`.
+WHOLE_WORK = 8
+CHUNK = 4
+WORK_SLACK = 256
+
+
+def chunked_budget(fmt: codec.Format, length: int) -> int:
+    """The work allowed for a reply of ``length`` characters fed in ``CHUNK``-character chunks."""
+    return (WHOLE_WORK + 2 * fmt.syntax().holdback // CHUNK) * length + WORK_SLACK
 
 
 # --------------------------------------------------------------------------- events
@@ -335,6 +407,27 @@ def assert_streams_like(run: Run, whole: ParseResult) -> None:
     assert_events_rebuild(run.events, run.result)
 
 
+def expected_message(expected: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAI message (``to_message().model_dump(mode="json")``) of a parse that gives ``expected``
+    (content, reasoning and tool_calls, as a golden case's ``expected``), with ids ``call_0``, ``call_1``..."""
+    message: dict[str, Any] = {"role": "assistant"}
+    content, calls = expected["content"], expected["tool_calls"]
+    if content and not (calls and not content.strip()):
+        message["content"] = content
+    if expected["reasoning"]:
+        message["reasoning_content"] = expected["reasoning"]
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{index}",
+                "type": "function",
+                "function": {"name": call["name"], "arguments": dump_arguments(call["arguments"])},
+            }
+            for index, call in enumerate(calls)
+        ]
+    return message
+
+
 def call_message(arguments: dict[str, Any], content: str | None = None, name: str = "f") -> dict[str, Any]:
     """An assistant message with one call of ``name`` with ``arguments`` (and ``content``)."""
     return {
@@ -383,3 +476,23 @@ def assert_renders_back(fmt: codec.Format, text: str) -> codec.Conversation:
     )
     assert again == text
     return conversation
+
+
+def arguments_back(fmt: codec.Format, arguments: Any) -> Any:
+    """The arguments of a call rendered in a prompt after a user's "Hi", as decode gives them back."""
+    call = {"id": "x", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "tool_calls": [call]}]
+    conversation = assert_renders_back(fmt, fmt.render(messages, None))
+    calls = conversation.messages[1].tool_calls
+    assert calls is not None
+    return calls[0].function.arguments
+
+
+def decode_error_at(fmt: codec.Format, text: str) -> int:
+    """Where ``fmt.decode(text)`` fails (it must raise ``ParseError``, at a position inside the text)."""
+    try:
+        fmt.decode(text)
+    except codec.ParseError as exc:
+        assert 0 <= exc.pos <= len(text)
+        return exc.pos
+    raise AssertionError(f"decode accepted {text!r}")

@@ -1,27 +1,78 @@
-"""Decoding prompts back into conversations: the contract every format shares.
+"""Decoding prompts back into conversations: the contract every format shares, and what each gives back.
 
-Per-format tests (what each template drops, so what ``decode(render(c))`` can give back) live in
-``tests/test_decode_<format>.py``.
+Every rendering decodes and renders back to the same text; ``decode(render(case))`` is the case less
+what the format's template drops or writes alike, its *normal form*, which the format's profile
+computes (``Decode.normal_form`` in ``tests/formats/<name>.py``), on generated conversations and on
+the golden renders. Per-format tests (readings of ambiguous text, where errors point) live in
+``tests/test_<format>_decode.py``.
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import assert_renders_back, rendered
-from hypothesis import HealthCheck, given, settings
+from formats import Decode, profile, variant_params
+from harness import assert_renders_back, examples, rendered
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import conversations, rich_conversations
 
 import codec
 
 FORMATS = [codec.get_format(name) for name in codec.formats()]
+CASES = st.one_of(conversations(), conversations(content_parts=True), rich_conversations())
+GOLDEN_RENDERS = Path(__file__).resolve().parent / "golden_renders"
+
+
+def decode_of(name: str, variant: str) -> tuple[codec.Format, Decode]:
+    found = profile(name)
+    spec = found.decode_variants[variant] if variant else found.decode
+    return spec.fmt or codec.get_format(name), spec
+
+
+def dumped(conversation: codec.Conversation, spec: Decode) -> dict[str, Any]:
+    """A decoded conversation as plain data, in the profile's :attr:`Decode.dump_mode`."""
+    return {"tools": None, **conversation.model_dump(mode=spec.dump_mode)}
+
+
+@pytest.mark.parametrize(("name", "variant"), variant_params("decode"))
+@examples(400)
+@given(case=CASES)
+def test_decode_gives_back_the_normal_form(name: str, variant: str, case: dict[str, Any]) -> None:
+    fmt, spec = decode_of(name, variant)
+    text = rendered(fmt, case)
+    assume(text is not None)
+    assert text is not None
+    expected = spec.normal_form(case, text)
+    assume(expected is not None)
+    assert dumped(assert_renders_back(fmt, text), spec) == expected
+
+
+def _golden_renders() -> list[Any]:
+    return [
+        pytest.param(name, path, id=f"{name}/{path.stem}")
+        for name in codec.formats()
+        for path in sorted((GOLDEN_RENDERS / name).glob("*.txt"))
+    ]
+
+
+@pytest.mark.parametrize(("name", "path"), _golden_renders())
+def test_golden_render_decodes_to_its_normal_form(name: str, path: Path) -> None:
+    fmt, spec = decode_of(name, "")
+    case = {"variables": {}, **json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))}
+    text = path.read_text(encoding="utf-8")
+    conversation = assert_renders_back(fmt, text)
+    expected = spec.normal_form(case, text)
+    if expected is not None:
+        assert dumped(conversation, spec) == expected
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(case=st.one_of(conversations(), conversations(content_parts=True), rich_conversations()))
+@examples(300)
+@given(case=CASES)
 def test_every_rendering_decodes_and_renders_back(fmt: codec.Format, case: dict[str, Any]) -> None:
     text = rendered(fmt, case)
     if text is not None:
@@ -41,7 +92,7 @@ def test_text_that_is_no_rendering_raises_parse_error(fmt: codec.Format, text: s
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@examples(60)
 @given(case=conversations(), cut=st.integers(1, 40), junk=st.sampled_from(["\x00", "<<", "}", "X"]))
 def test_damaged_rendering_raises_at_the_damage(fmt: codec.Format, case: dict[str, Any], cut: int, junk: str) -> None:
     text = rendered(fmt, case)
@@ -65,7 +116,7 @@ CUT_FAILS_AT_END = [fmt for fmt in FORMATS if fmt.name in ("hermes", "qwen3_code
 
 
 @pytest.mark.parametrize("fmt", CUT_FAILS_AT_END, ids=lambda f: f.name)
-@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@examples(100)
 @given(case=conversations(), data=st.data())
 def test_a_cut_prompt_renders_back_or_fails_at_its_end(
     fmt: codec.Format, case: dict[str, Any], data: st.DataObject

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import strategies
-from harness import GoldenCase, load_golden
-from hypothesis import HealthCheck, given, settings
+from harness import GoldenCase, examples, load_golden
+from hypothesis import given
 from hypothesis import strategies as st
 
 import codec
@@ -25,10 +25,6 @@ from codec.detect import Detection
 
 FORMATS = codec.formats()
 SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
-
-SETTINGS = settings(
-    derandomize=True, database=None, deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow]
-)
 
 
 def seed(name: str) -> str:
@@ -163,7 +159,7 @@ def test_shared_call_tag_is_not_confused() -> None:
     assert codec.detect(qwen.replace("<parameter=", "<param=")) is None
 
 
-@SETTINGS
+@examples(60)
 @given(data=st.data())
 def test_markers_of_several_formats(data: st.DataObject) -> None:
     """A template showing every marker of several formats is the one with the most markers; a tie is None."""
@@ -239,7 +235,7 @@ PLAIN = st.text(st.sampled_from(string.ascii_letters + string.digits + " .,!?\n"
 
 
 @pytest.mark.parametrize("name", FORMATS)
-@SETTINGS
+@examples(60)
 @given(data=st.data())
 def test_rendered_replies(name: str, data: st.DataObject) -> None:
     """A reply rendered from generated calls is its own format, and surer than plain text."""

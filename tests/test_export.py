@@ -14,7 +14,9 @@ from typing import Any
 
 import lark
 import pytest
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from formats import profile
+from harness import examples
+from hypothesis import Phase, assume, given
 from hypothesis import strategies as st
 from strategies import arguments, texts, tools
 
@@ -26,14 +28,9 @@ L = pytest.importorskip("llguidance", reason="llguidance is not installed (pip i
 tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed")
 from llguidance.gbnf_to_lark import any_to_lark  # noqa: E402
 
-FORMATS = ("hermes", "qwen3_coder", "gemma4", "gemma3_tool_code", "deepseek_pythonic")
-SETTINGS = settings(
-    max_examples=10,
-    derandomize=True,
-    deadline=None,
-    phases=(Phase.explicit, Phase.reuse, Phase.generate),  # no shrinking: a failure prints its example as drawn
-    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+FORMATS = codec.formats()
+# no shrinking: a failure prints its example as drawn
+SETTINGS = examples(10, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
 
 # ---------------------------------------------------------------------------- checkers
@@ -130,11 +127,7 @@ def restrictions(fmt: codec.Format, tool_list: list[dict[str, Any]]) -> tuple[se
     markers = {*calls.text_forbid_markers, *fmt.grammar_special_tokens, *calls.stops, "\n</parameter>"}
     if calls.reasoning is not None:
         markers |= {calls.reasoning.open, calls.reasoning.close, *calls.reasoning.forbid_markers}
-    patterns = [re.compile(export.regex(rx)) for rx in calls.text_forbid]
-    if fmt.name == "deepseek_pythonic":
-        from codec.formats.deepseek_pythonic import STRING_END
-
-        patterns.append(re.compile(export.regex(STRING_END)))
+    patterns = [re.compile(export.regex(rx)) for rx in (*calls.text_forbid, *profile(fmt.name).grammar_forbid)]
     return markers, patterns
 
 

@@ -71,3 +71,18 @@ def test_unnamed_tool_result_fails_like_the_template() -> None:
     ]
     with pytest.raises(RenderError, match=re.escape('can only concatenate str (not "NoneType") to str')):
         GEMMA4.render(messages)
+
+
+def test_render_reply_writes_keys_bare_whatever_their_first_letter() -> None:
+    """The reply of golden/gemma4/keys_starting_with_non_ascii_letters."""
+    message = {"role": "assistant", "tool_calls": [_call("f", {"été": 1, "日付": "2024-01-01"})]}
+    assert (
+        GEMMA4.render_reply(message)
+        == '<|tool_call>call:f{été:1,日付:<|"|>2024-01-01<|"|>}<tool_call|><|tool_response>'
+    )
+
+
+def test_channel_marker_in_user_text_is_written_as_it_is() -> None:
+    """The prompt of golden/gemma4/channel_marker_in_an_earlier_message."""
+    prompt = GEMMA4.render([{"role": "user", "content": "What does <|channel> mean?"}], add_generation_prompt=True)
+    assert prompt == "<|turn>user\nWhat does <|channel> mean?<turn|>\n<|turn>model\n"

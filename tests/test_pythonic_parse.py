@@ -1,0 +1,278 @@
+"""Property tests shared by the two Python-list formats, ``gemma3_tool_code`` and ``deepseek_pythonic``
+(hypothesis, derandomized).
+
+The format-independent properties (bad input, truncation, chunking, linear work on fixed adversarial
+inputs) are in ``test_parse_properties.py``; the golden replies in ``golden/<name>/``; the renderers in
+``test_<name>_render.py`` and ``test_render.py``. Here, for each format (and for
+``Gemma3ToolCode(corrected=True)``):
+
+* the fast paths read exactly what the grammar's rules read, on rendered replies and odd lists;
+* the corrected Gemma 3 template's replies parse to the same calls as the seed's;
+* what the round trip (``test_round_trip.py``) leaves out really does not round trip: each format's
+  exclusions (``key_ok``, ``string_ok``, ``args_ok``, ``content_ok``, ``reasoning_ok`` of its ``Spec``
+  in ``formats/_pythonic.py``), ``test_exclusions_are_real``;
+* no catastrophic backtracking: generated unterminated strings and long prose full of brackets
+  are lexed in work linear in their length (``stream.work``, never wall-clock).
+
+Known parser bugs are ``xfail(strict=True)`` tests at the end, each with a minimal reproducer, so
+that a fix shows up as XPASS.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+import strategies
+from formats._pythonic import (
+    CORRECTED,
+    DEEPSEEK,
+    DS_STOP,
+    FENCE,
+    G3_STOP,
+    GEMMA3,
+    NAMES,
+    RAW_PIECES,
+    SPECS,
+    arguments_ok,
+    messages,
+    raw_string_ok,
+    seed_args_ok,
+)
+from harness import (
+    CHUNK,
+    WHOLE_WORK,
+    WORK_SLACK,
+    assert_streams_like,
+    call_message,
+    chunked_budget,
+    examples,
+    parse_chunked,
+    parse_whole,
+)
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import codec
+from codec.models import TextDelta, ToolCallEnd
+from codec.stream import Syntax
+
+
+def _without_fast_path(fmt: codec.Format) -> Syntax:
+    return dataclasses.replace(fmt.syntax(), fast_terminals={})
+
+
+_RULES_ONLY = {name: _without_fast_path(spec.fmt) for name, spec in SPECS.items()}
+#: Pieces of call lists the fast path must read exactly as the grammar's rules do, or leave to them.
+_LIST_PIECES = (*RAW_PIECES, "[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5", "1.", "+3", "1e5", "'x'", "(1, 2)")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@examples(60)
+@given(data=st.data())
+def test_fast_path_reads_what_the_rules_read(name: str, data: st.DataObject) -> None:
+    """The fast paths (whole lists, whole arguments) give exactly the result of the grammar's rules, on
+    rendered replies and on lists glued together from odd pieces (which they must read the same way or
+    leave alone), whole and streamed."""
+    spec = SPECS[name]
+    message, tools = data.draw(messages(name, with_tools=data.draw(st.booleans())))
+    odd = data.draw(st.lists(st.sampled_from(_LIST_PIECES), max_size=12).map("".join))
+    for text in (spec.fmt.render_reply(message), "[f(a=1, " + odd + ")]", odd + "[g(b=" + odd + ")]" + odd):
+        rules = codec.Stream(_RULES_ONLY[name], tools=tools)
+        rules.feed(text)
+        rules.close()
+        assert spec.fmt.parse(text, tools=tools) == rules.result
+        # streamed, where whole arguments rather than whole lists take the fast path
+        assert parse_chunked(spec.fmt, text, CHUNK, tools=tools).result == rules.result
+
+
+@examples(60)
+@given(data=st.data())
+def test_corrected_and_seed_replies_parse_to_the_same_calls(data: st.DataObject) -> None:
+    """A corrected Gemma 3 template separates keyword arguments (G1); the calls read back are the same."""
+    message, _ = data.draw(messages("gemma3_tool_code", with_tools=False), label="message")
+    seed, corrected = GEMMA3.parse(GEMMA3.render_reply(message)), GEMMA3.parse(CORRECTED.render_reply(message))
+    assert corrected.issues == seed.issues == []
+    assert corrected.tool_calls == seed.tool_calls
+    assert corrected.content == seed.content
+    if any(len(call["function"]["arguments"]) > 1 for call in message.get("tool_calls") or []):
+        assert CORRECTED.render_reply(message) != GEMMA3.render_reply(message)
+
+
+PROMPT_THINKING = "<|begin_of_sentence|><|User|>Hi<|Assistant|><think>"
+
+
+@examples(40)
+@given(data=st.data())
+def test_deepseek_prompt_opening_reasoning_streams_like_it_parses(data: st.DataObject) -> None:
+    """``enable_thinking=True``: the prompt ends with ``<think>``, the model writes the rest of the reply."""
+    message, _ = data.draw(messages("deepseek_pythonic", with_tools=False), label="message")
+    reasoning = data.draw(strategies.texts(5).map(lambda text: text.strip("\n")), label="reasoning")
+    assume(reasoning and SPECS["deepseek_pythonic"].reasoning_ok(reasoning))
+    assume(message["content"] is None or not message["content"].startswith("\n"))
+    reply = DEEPSEEK.render_reply({**message, "reasoning_content": reasoning}).removeprefix("<think>")
+    sizes = data.draw(st.lists(st.integers(1, 8), min_size=1, max_size=6), label="sizes")
+    whole = DEEPSEEK.parse(reply, prompt=PROMPT_THINKING)
+    assert whole.issues == []
+    assert whole.reasoning == reasoning  # the line break after the prompt's <think> is markup
+    assert whole.content == (message["content"] or "")
+    run = parse_chunked(DEEPSEEK, reply, sizes, prompt=PROMPT_THINKING)
+    assert_streams_like(run, whole)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_exclusions_are_real(name: str) -> None:
+    """What the predicates above exclude really does not round trip (so the exclusions stay honest)."""
+    spec = SPECS[name]
+    fmt = spec.fmt
+    bad_arguments: list[dict[str, Any]] = [{"a b": 1}, {"": 1}, {"1a": 1}, {"-x": 1}, {"a=b": 1}, {"été": 1}]
+    if spec.args_ok is seed_args_ok:
+        bad_arguments += [{"a": 1, "e1": 2}, {"a": 2.5, "E-5": "x"}]
+    if spec.string_ok is raw_string_ok:
+        bad_arguments += [{"a": 'x", b=1'}, {"a": 'x")', "b": 1}, {"a": 'say "hi")'}]
+    for arguments in bad_arguments:
+        assert not arguments_ok(spec, arguments), arguments
+        result = fmt.parse(fmt.render_reply(call_message(arguments)))
+        assert [c.function.arguments for c in result.tool_calls] != [arguments], arguments
+    bad_contents = ["a<end_of_turn>b", "Use ```tool_code\n", "see [f(x)]"] if spec.stop == G3_STOP else []
+    if spec.stop == DS_STOP:
+        # (content opening with '<think>' and no '</think>' after it reads as reasoning, see the golden
+        # case deepseek_pythonic/reply_ending_inside_reasoning_opened_by_the_reply)
+        bad_contents = ["a<|end_of_sentence|>b", "see [f(x)]", "a</think>b"]
+    for content in bad_contents:
+        assert not spec.content_ok(content, False, False), content
+        result = fmt.parse(fmt.render_reply({"role": "assistant", "content": content}))
+        assert (result.content, result.reasoning, result.tool_calls, result.issues) != (content, "", [], []), content
+    if spec.stop == DS_STOP:
+        message = {"role": "assistant", "reasoning_content": "r", "content": "\nx"}
+        assert not spec.content_ok("\nx", False, True)
+        assert fmt.parse(fmt.render_reply(message)).content != "\nx"
+        assert not spec.reasoning_ok("a</think>b")
+        result = fmt.parse(fmt.render_reply({"role": "assistant", "reasoning_content": "a</think>b", "content": "ok"}))
+        assert (result.reasoning, result.content) != ("a</think>b", "ok")
+
+
+# --------------------------------------------------------------------------- linear work
+
+#: Pieces of long text with brackets and quotes that open nothing, or open something never closed.
+_PROSE_PIECES = (
+    "See [1] and [note]. ",
+    "[a, b] ",
+    "x[0] = [2]; ",
+    "[link](url) ",
+    "[" + "a" * 70 + " ",
+    "[f ",
+    "[ f x",
+    "( ",
+    ") ",
+    '"',
+    "'",
+    "`",
+    "``",
+    "<",
+    "<end_of_turn",
+    "<|end_of_sentence|",
+    "</think",
+    "\n",
+    "é ",
+    "word ",
+)
+_prose = st.lists(st.sampled_from(_PROSE_PIECES), min_size=1, max_size=12).map("".join)
+#: Openings that leave a string (or a call) open until the end of the reply.
+_OPENINGS = (
+    '[f(a="',
+    "[f(a='",
+    '[f(a=["',
+    "[f(a={'k': '",
+    '[f(a=1, b="',
+    "[f(",
+    "[f(a=",
+    FENCE + '[f(a="',
+    FENCE + "f(",
+)
+#: What an unterminated string holds: anything but a quote that could close it (which would make it a
+#: different input); markers, brackets, backslashes, line breaks. (deepseek strings full of '"' are the
+#: known quadratic bug, see test_deepseek_quotes_in_a_long_string_stream_in_linear_work.)
+_STRING_PIECES = ("x", "é", " ", "\\\\", "\\n", "\n", "(", ")", "[", "]", ",", "=", "<", "`", "```", G3_STOP, DS_STOP)
+_string_body = st.lists(st.sampled_from(_STRING_PIECES), min_size=1, max_size=12).map("".join)
+TARGET = 6_000  # characters: large enough that quadratic work is far over the linear budget
+
+
+def _check_linear_work(fmt: codec.Format, text: str) -> None:
+    whole = parse_whole(fmt, text)
+    assert whole.work <= WHOLE_WORK * len(text) + WORK_SLACK, f"whole parse: work {whole.work} for {len(text)} chars"
+    chunked = parse_chunked(fmt, text, CHUNK)
+    assert chunked.work <= chunked_budget(fmt, len(text)), f"{CHUNK}-char chunks: work {chunked.work}"
+    assert chunked.result == whole.result
+
+
+@pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
+@examples(12)
+@given(data=st.data())
+def test_long_prose_with_brackets_is_lexed_in_linear_work(name: str, data: st.DataObject) -> None:
+    prose = data.draw(_prose, label="prose")
+    text = prose * (TARGET // len(prose) + 1)
+    assume(not text.lstrip().startswith("<think>"))
+    _check_linear_work(SPECS[name].fmt, text)
+
+
+@pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
+@examples(12)
+@given(data=st.data())
+def test_unterminated_strings_are_lexed_in_linear_work(name: str, data: st.DataObject) -> None:
+    opening = data.draw(st.sampled_from(_OPENINGS), label="opening")
+    body = data.draw(_string_body, label="body")
+    if name == "deepseek_pythonic":
+        body = body.replace("\\", "")  # in a raw string, a backslash is text: '\\"' would close it
+    text = opening + body * (TARGET // len(body) + 1)
+    _check_linear_work(SPECS[name].fmt, text)
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+@pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
+def test_each_call_ends_before_the_next_one_arrives(name: str) -> None:
+    """A call's ToolCallEnd is sent once its ')' (and what may follow it) has arrived, not at the end of the list."""
+    fmt = SPECS[name].fmt
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"function": {"name": f"f{i}", "arguments": {"a": i}}} for i in range(20)],
+    }
+    reply = fmt.render_reply(message)
+    stream = fmt.stream()
+    ended_at: dict[int, int] = {}
+    for fed, char in enumerate(reply, 1):
+        ended_at |= {e.index: fed for e in stream.feed(char) if isinstance(e, ToolCallEnd)}
+    ended_at |= {e.index: len(reply) for e in stream.close() if isinstance(e, ToolCallEnd)}
+    assert sorted(ended_at) == list(range(20))
+    for index in range(20):
+        closed = reply.index(")", reply.index(f"f{index}(")) + 1  # characters fed when the call's ')' has arrived
+        # The call reduces when the token after its ')' is fed, and a token is fed once `holdback`
+        # characters follow it (or the reply ends).
+        assert ended_at[index] <= min(closed + 1 + fmt.syntax().holdback, len(reply)), f"call {index}"
+
+
+# --------------------------------------------------------------------------- known parser bugs
+
+
+def test_deepseek_line_break_after_the_prompts_think_is_markup() -> None:
+    reply = DEEPSEEK.render_reply({"role": "assistant", "reasoning_content": "Hmm.", "content": "Hi."})
+    assert reply == "<think>\nHmm.\n</think>\n\nHi."
+    assert DEEPSEEK.parse(reply).reasoning == "Hmm."
+    assert DEEPSEEK.parse(reply.removeprefix("<think>"), prompt=PROMPT_THINKING).reasoning == "Hmm."
+
+
+def test_deepseek_quotes_in_a_long_string_stream_in_linear_work() -> None:
+    document = json.dumps([{"id": i, "name": f"item {i}", "tags": ["a", "b"]} for i in range(100)])
+    reply = DEEPSEEK.render_reply(call_message({"path": "data.json", "content": document}))
+    assert DEEPSEEK.parse(reply).tool_calls[0].function.arguments["content"] == document
+    _check_linear_work(DEEPSEEK, reply)
+
+
+def test_deepseek_first_words_are_not_held_back() -> None:
+    stream = DEEPSEEK.stream()
+    events = stream.feed("Hello! How can I help?")
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello! How can I help?"

@@ -1,0 +1,104 @@
+"""Property tests particular to ``qwen3_coder`` (hypothesis, derandomized).
+
+The format-independent properties (bad input, truncation, chunking, linear work) are in
+``test_parse_properties.py``; the golden replies in ``golden/qwen3_coder/``. Here:
+
+* what the round trip (``test_round_trip.py``) leaves out really does not round trip: with tools,
+  values come back typed by their schemas, without tools as the raw text the template wrote, and
+  what the format cannot represent is excluded explicitly (``representable`` in
+  ``formats/qwen3_coder.py``);
+* a long string value is streamed as it arrives, in many append-only argument fragments.
+
+Known parser bugs are ``xfail(strict=True)`` tests at the end, each with a minimal reproducer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from formats.qwen3_coder import tojson
+from harness import argument_fragments, assert_append_only, run_chunks, split
+
+import codec
+
+FMT = codec.get_format("qwen3_coder")
+STOP = "<|im_end|>"
+
+
+def test_exclusions_are_real() -> None:
+    """What :func:`representable` excludes really does not round trip (so the exclusions stay honest)."""
+    string = {"type": "string"}
+    nullable = {"type": ["string", "null"]}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+    for value, schema in [
+        ("a\n</parameter>\n<parameter=b>\nc", string),
+        ("x</function>y", string),
+        ("null", nullable),
+        (" None ", nullable),
+    ]:
+        tools[0]["function"]["parameters"]["properties"] = {"a": schema}
+        message = {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"a": value}}}]}
+        result = FMT.parse(FMT.render_reply(message), tools=tools)
+        assert [c.function.arguments for c in result.tool_calls] != [{"a": value}], value
+    trimmed = FMT.parse(FMT.render_reply({"role": "assistant", "content": "  hi\n"}))
+    assert trimmed.content == "hi"
+
+
+# --------------------------------------------------------------------------- streaming a long value
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["without_tools", "string_schema"])
+def test_long_string_value_streams_in_many_fragments(typed: bool) -> None:
+    value = "".join(f'line {i}: código "{i}" \\ <tag> {{x}}\n' for i in range(600))[:20_000]
+    tools = None
+    if typed:
+        props = {"path": {"type": "string"}, "content": {"type": "string"}}
+        tools = [
+            {"type": "function", "function": {"name": "write", "parameters": {"type": "object", "properties": props}}}
+        ]
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"function": {"name": "write", "arguments": {"path": "a.txt", "content": value}}}],
+    }
+    fragments, sent_at_half, result = argument_fragments(FMT, FMT.render_reply(message), 4, tools=tools)
+    arguments = result.to_message().model_dump(mode="json")["tool_calls"][0]["function"]["arguments"]
+    assert "".join(fragments) == arguments
+    assert json.loads(arguments) == {"path": "a.txt", "content": value}
+    assert len(fragments) > 1_000, "the value must arrive as it is generated, not in one burst"
+    assert max(len(f) for f in fragments) < 200
+    # Half-way through the reply, about half of the value has been sent already.
+    assert len(sent_at_half) > 0.4 * len(tojson(value))
+
+
+def test_typed_value_is_sent_once_complete() -> None:
+    """A value typed by its schema (here an array) can only be sent once its text is complete."""
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "array"}}}},
+        }
+    ]
+    reply = (
+        "<tool_call>\n<function=f>\n<parameter=a>\n["
+        + ", ".join(map(str, range(2_000)))
+        + "]\n</parameter>\n</function>\n</tool_call>"
+    )
+    run = run_chunks(FMT, split(reply, 4), tools=tools)
+    assert run.result.tool_calls[0].function.arguments == {"a": list(range(2_000))}
+    assert_append_only(run.events, run.result)
+
+
+# --------------------------------------------------------------------------- known parser bugs
+
+
+def _tools(**props: str) -> list[dict[str, Any]]:
+    properties = {k: {"type": v} for k, v in props.items()}
+    return [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
+
+
+def test_deeply_nested_array_value_does_not_raise() -> None:
+    text = "<tool_call>\n<function=f>\n<parameter=a>\n" + "[" * 5_000 + "\n</parameter>\n</function>\n</tool_call>"
+    result = FMT.parse(text, tools=_tools(a="array"))
+    assert [i.kind for i in result.issues] == ["schema"]
