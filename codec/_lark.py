@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import MethodType
 from typing import Any
 
 from lark import Lark, Token
@@ -166,15 +167,17 @@ def _splice(children: list[Any]) -> list[Any]:
     return out
 
 
-def _bind(method: Callable[..., Any], splices: bool) -> Callback:
-    """lark's callback (a list of children) for a handler taking the children as arguments."""
+def _unpacking(method: Callable[..., Any], splices: bool) -> Callable[[Any, list[Any]], Any]:
+    """``method`` (a builder class's handler) as a function of the builder and the list of children
+    lark gives a callback; bound to each stream's builder with :class:`~types.MethodType`, which
+    costs far less per stream than a closure."""
     if not splices:
-        return lambda children: method(*children)
+        return lambda builder, children: method(builder, *children)
 
-    def call(children: list[Any]) -> Any:
+    def call(builder: Any, children: list[Any]) -> Any:
         if any(type(c) is Splice for c in children):
             children = _splice(children)
-        return method(*children)
+        return method(builder, *children)
 
     return call
 
@@ -205,6 +208,14 @@ class _Handler:
     rule: Any
     name: str
     splices: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    """A rule a builder class handles, and the function lark's callback for it calls (see :func:`_unpacking`)."""
+
+    rule: Any
+    call: Callable[[Any, list[Any]], Any]
 
 
 class CompiledGrammar:
@@ -255,6 +266,7 @@ class CompiledGrammar:
         self._defaults = {h.rule: _inline if h.rule.origin.name.startswith("_") else _pass_or_drop for h in self._rules}
         self.scanners: dict[Any, re.Pattern[str] | None] = {}
         self._handled: dict[type, list[_Handler]] = {}
+        self._bound: dict[type, list[_Bound]] = {}
         self._repeats: dict[tuple[type, str, tuple[Any, ...]], bool] = {}
         #: The grammar's rule names (before aliases).
         self.rule_names = frozenset(h.rule.origin.name for h in self._rules)
@@ -273,6 +285,19 @@ class CompiledGrammar:
                 _check_arity(builder, handler)
             self._handled[builder] = found
         return found
+
+    def callbacks(self, builder: object) -> dict[Any, Callback]:
+        """lark's callbacks for a parser whose reductions call ``builder``'s handlers."""
+        kind = type(builder)
+        bound = self._bound.get(kind)
+        if bound is None:
+            bound = self._bound[kind] = [
+                _Bound(h.rule, _unpacking(getattr(kind, h.name), h.splices)) for h in self.handlers(kind)
+            ]
+        callbacks: dict[Any, Callback] = dict(self._defaults)
+        for handler in bound:
+            callbacks[handler.rule] = MethodType(handler.call, builder)
+        return callbacks
 
     # ------------------------------------------------------------------ the parse table
 
@@ -422,10 +447,7 @@ class Parser:
     def __init__(self, grammar: CompiledGrammar, builder: object) -> None:
         self.grammar = grammar
         self._builder = type(builder)
-        callbacks: dict[Any, Callback] = dict(grammar._defaults)
-        for handler in grammar.handlers(type(builder)):
-            callbacks[handler.rule] = _bind(getattr(builder, handler.name), handler.splices)
-        conf = ParseConf(grammar.parse_table, callbacks, grammar.start)
+        conf = ParseConf(grammar.parse_table, grammar.callbacks(builder), grammar.start)
         self._ps = ParserState(conf, None)  # no lexer thread: the stream feeds tokens itself
         self._states: list[Any] = self._ps.state_stack
         self._values: list[Any] = self._ps.value_stack

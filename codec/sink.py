@@ -67,6 +67,9 @@ class Sink(Protocol):
     def call(self, name: str | None, pos: int) -> CallWriter:
         """A tool call starting at ``pos``; ``name`` None while its name has not been read yet."""
 
+    def whole_call(self, name: str, pos: int, arguments: dict[str, Any]) -> None:
+        """A tool call read whole at ``pos`` (by a fast path or a salvage): its arguments at once."""
+
     def keep_as_content(self, text: str, pos: int, error: str) -> None:
         """A block that is no usable call: reported (``error`` says why) and kept as content."""
 
@@ -209,7 +212,7 @@ class CallWriter:
             self.arguments = arguments
         elif self._streamed:
             out.send(self.index, "}" if self.arguments else "{}")
-        out.end_call(self, self.pos if pos is None else pos)
+        out.end_call(self.index, self.name, self.arguments, self.pos if pos is None else pos)
 
     def cut(self, raw: str, error: str, pos: int) -> None:
         """The reply cut the call short (``raw``: the block's text, ``error``: why): finish it with
@@ -226,6 +229,15 @@ class CallWriter:
                     self._out.send(self.index, '"')
             self._string, self._chars = None, []
         self.end()
+
+    @staticmethod
+    def whole(out: Output, name: str, pos: int, arguments: dict[str, Any]) -> None:
+        """A call read whole at ``pos`` (a fast path, a salvage): started, its arguments' JSON sent
+        as one fragment, finished and checked, with no writer made for it (fast paths read many)."""
+        index = out.start_call(name)
+        if out.streamed:
+            out.send(index, json_text(arguments))
+        out.end_call(index, name, arguments, pos)
 
     # ------------------------------------------------------------------ JSON text
 
@@ -314,6 +326,9 @@ class Output:
     def call(self, name: str | None, pos: int) -> CallWriter:
         return CallWriter(self, name, pos)
 
+    def whole_call(self, name: str, pos: int, arguments: dict[str, Any]) -> None:
+        CallWriter.whole(self, name, pos, arguments)
+
     def keep_as_content(self, text: str, pos: int, error: str, *, lead: str = "") -> None:
         """See :meth:`Sink.keep_as_content`; ``lead`` is markup before the block (the blanks the
         grammar ignores before an opener), content again with it."""
@@ -345,15 +360,14 @@ class Output:
         if fragment:
             self.events.append(ToolCallDelta(index, fragment))
 
-    def end_call(self, call: CallWriter, pos: int) -> None:
+    def end_call(self, index: int, name: str, arguments: dict[str, Any], pos: int) -> None:
         """A finished call: into the result, checked against the tools, ``ToolCallEnd`` sent."""
-        assert call.name is not None and call.index is not None
         # Built without validation: the name is a str and the arguments a JSON-able dict by construction.
-        function = FunctionCall.model_construct(name=call.name, arguments=call.arguments)
-        done = ToolCall.model_construct(id=self._ids[call.index], type="function", function=function)
+        function = FunctionCall.model_construct(name=name, arguments=arguments)
+        done = ToolCall.model_construct(id=self._ids[index], type="function", function=function)
         self._calls.append(done)
-        self._check(call.name, call.arguments, pos)
-        self.events.append(ToolCallEnd(call.index, done))
+        self._check(name, arguments, pos)
+        self.events.append(ToolCallEnd(index, done))
 
     def result(self) -> ParseResult:
         """What the reply decodes to so far."""

@@ -78,7 +78,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
         token = children[-1]  # FAST_CALL, or (fast_next_call) the FAST_NEXT_CALL after the calls before it
         name, args, offset = token.decoded
         self._done_in_block += 1
-        self.sink.call(name, token.start_pos + offset).end(arguments=args)
+        self.sink.whole_call(name, token.start_pos + offset, args)
 
     fast_next_call = fast_call
 
@@ -104,7 +104,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
 
     def fast_list(self, token: ValueToken) -> None:
         for name, args, offset in token.decoded:
-            self.sink.call(name, token.start_pos + offset).end(arguments=args)
+            self.sink.whole_call(name, token.start_pos + offset, args)
         self._done_in_block = 0
 
     # ---- values
@@ -177,7 +177,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
             target = self._assigned(piece)
             if target is not None:
                 self._assignment(target[1], at + target.start(1))
-            self.sink.call(read[0], at).end(arguments=read[1])
+            self.sink.whole_call(read[0], at, read[1])
         tail = raw[end:stop] if start else ""
         if tail.strip():
             self.sink.issue("unexpected_text", "text after the call list, kept as content", pos + end, tail)

@@ -467,23 +467,26 @@ class HermesBuilder(LiteralHandlers, Builder):
         if call.name is None:
             raise BuildError('tool call object has no "name"', brace.start_pos)
         self._call = None
-        self._end_object(call, brace.start_pos)
+        self._object_done(brace.start_pos)
+        call.end(brace.start_pos)
 
     def fast_call(self, token: ValueToken) -> None:
         found = token.decoded
-        self._end_object(self.sink.call(found["name"], token.start_pos), token.start_pos, found["arguments"])
+        self._object_done(token.start_pos)
+        self.sink.whole_call(found["name"], token.start_pos, found["arguments"])
 
     def fast_block(self, token: ValueToken) -> None:
         found = token.decoded
         brace = token.start_pos + token.index("{")
-        self._end_object(self.sink.call(found["name"], brace), brace, found["arguments"])
+        self._object_done(brace)
+        self.sink.whole_call(found["name"], brace, found["arguments"])
         self._done_in_block = 0
 
-    def _end_object(self, call: CallWriter, pos: int, arguments: dict[str, Any] | None = None) -> None:
+    def _object_done(self, pos: int) -> None:
+        """A call object of the current block is complete (a second one is reported)."""
         self._done_in_block += 1
         if self._done_in_block == 2:
             self.sink.issue("several_objects", "several call objects in one <tool_call> block", pos)
-        call.end(pos, arguments)
 
     def call(self, *children: Any) -> None:
         self._done_in_block = 0

@@ -130,7 +130,7 @@ class ToyBuilder(Builder):
 
     def fast_call(self, token: ValueToken) -> None:
         name, args = token.decoded
-        self.sink.call(name, token.start_pos).end(arguments=args)
+        self.sink.whole_call(name, token.start_pos, args)
 
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         call, self._call = self._call, None
