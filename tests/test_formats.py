@@ -8,6 +8,7 @@ Adding a format takes, on the product side, its module, its grammar and its line
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,27 @@ def test_has_a_decode_normal_form(name: str) -> None:
     assert isinstance(profile(name).decode, Decode), (
         f"set decode in tests/formats/{name}.py: Decode(normal_form=...), what decode(render(case)) gives back"
     )
+
+
+#: The sections of a format module, in order (their ``# ---...--- name`` lines; a section may have
+#: parts, ``render: values``...).
+SECTIONS = ("markers", "render", "reply", "decode", "parse", "export", "format")
+FUNCTIONS = ("prompt_text", "reply_text", "prompt_conversation", "reply_syntax", "grammar_calls")
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_has_the_module_shape(name: str) -> None:
+    """The module defines the five functions the Format class lists, in its sections, in order,
+    with the Format class last."""
+    fmt = codec.get_format(name)
+    module = sys.modules[type(fmt).__module__]
+    for function in FUNCTIONS:
+        assert getattr(fmt.functions, function) is getattr(module, function, None), (
+            f"{module.__name__} must define {function}() and list it in {type(fmt).__name__}.functions"
+        )
+    source = Path(module.__file__ or "").read_text(encoding="utf-8")
+    found = [m[1] for m in re.finditer(r"^# -{20,} (\w+)", source, re.MULTILINE)]
+    sections = [section for i, section in enumerate(found) if i == 0 or found[i - 1] != section]  # parts as one
+    assert sections == list(SECTIONS), f"{module.__name__}: sections {sections}, expected {list(SECTIONS)}"
+    last = re.findall(r"^class (\w+)", source, re.MULTILINE)[-1]
+    assert last == type(fmt).__name__, f"{module.__name__}: the Format class comes last, not {last}"
