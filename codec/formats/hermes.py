@@ -587,7 +587,7 @@ class Hermes(Format):
     summary = 'Hermes/Qwen2.5 JSON calls: <tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>'
     stop_token = STOP
     reference_template = "hermes-json-pt.jinja"
-    template_markers = ("<|im_start|>", "<tool_call>", '"arguments"')
+    template_markers = (IM_START, CALL_OPEN, '"arguments"')
     reply_markers = (r"<tool_call>\s*\{",)
 
     functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)

@@ -685,11 +685,11 @@ def reply_syntax() -> Syntax:
         autoclose={
             "PARAM_CLOSE": "</parameter>",
             "FUNCTION_CLOSE": "</function>",
-            "CALL_CLOSE": "</tool_call>",
+            "CALL_CLOSE": CALL_CLOSE,
         },
         autoclose_before=frozenset({"PARAM_OPEN", "FUNCTION_CLOSE", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
-        resync_after=("</tool_call>", "</function>"),
-        resync_before=("<tool_call>", STOP),
+        resync_after=(CALL_CLOSE, "</function>"),
+        resync_before=(CALL_OPEN, STOP),
         # A reply cut inside the next parameter keeps the finished ones, and one cut after
         # '<function=f>' keeps the call.
         settle_rejected_blocks=True,
@@ -763,7 +763,7 @@ class Qwen3Coder(Format):
     summary = "Qwen3-Coder XML calls: <tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n..."
     stop_token = STOP
     reference_template = "qwen3-coder-xml.jinja"
-    template_markers = ("<|im_start|>", "<tool_call>", "<function=", "<parameter=")
+    template_markers = (IM_START, CALL_OPEN, "<function=", "<parameter=")
     reply_markers = (r"<function=[^>\s]+>",)
 
     functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
