@@ -176,3 +176,20 @@ def test_the_finished_call_is_checked_against_its_tool() -> None:
     assert [(i.kind, i.pos) for i in result.issues] == [("schema", 10), ("unknown_tool", 25)]
     assert [e.call.function.name for e in out.events if isinstance(e, ToolCallEnd)] == ["f", "f", "g"]
     assert [c.id for c in result.tool_calls] == ["c0", "c1", "c2"]
+
+
+@examples(100)
+@given(arguments=st.dictionaries(keys, values, max_size=4))
+def test_a_call_read_whole_is_the_call_read_piece_by_piece(arguments: dict[str, Any]) -> None:
+    whole = output()
+    whole.whole_call("f", 0, arguments)
+    pieces = output()
+    call = pieces.call("f", 0)
+    for key, value in arguments.items():
+        call.argument(key, value, 0)
+    call.end()
+    assert whole.result() == pieces.result()
+    assert fragments(whole) == fragments(pieces) == json.dumps(arguments, ensure_ascii=False)
+    quiet = output(events=False)
+    quiet.whole_call("f", 0, arguments)
+    assert quiet.result() == whole.result() and not any(isinstance(e, ToolCallDelta) for e in quiet.events)
