@@ -56,6 +56,11 @@ settle
     parameter, a call's head) are built before the block is given up.
 reread
     Text after the part of a rejected block its recovery covered: lexed again as usual.
+reasoning lookahead
+    A prompt may open a reasoning block that the reply closes (``...</think>``). Given the
+    prompt, the stream knows; without it, it reads the answer from the reply's start, holding the
+    text back until a closer without an opener, a marker only a reply outside reasoning writes
+    first, the end of the lookahead or the end of the reply decides it.
 """
 
 from __future__ import annotations
@@ -142,6 +147,14 @@ class Syntax:
     #: What a reply starts with, after a prompt that opened reasoning, that is still the opener's
     #: markup (the line break a template writes after ``<think>``): dropped, as the opener drops it.
     reasoning_open_rest: str = ""
+    #: Without a prompt, the reply says whether its prompt opened reasoning: it did if the reply
+    #: holds ``reasoning_close`` (a closer with no opener, ``</think>``) starting within its first
+    #: ``reasoning_lookahead`` characters and before any of ``reasoning_not_opened`` (markers a
+    #: reply writes first only outside reasoning: the opener, a call, the stop token). Until that
+    #: is decided the reply's text is held back (see "reasoning lookahead" above).
+    reasoning_close: str | None = None
+    reasoning_not_opened: tuple[str, ...] = ()
+    reasoning_lookahead: int = 4096
     #: Before a rejected block goes to the builder's recovery, make the reductions that any
     #: continuation would make, so that its finished parts (a parameter, a call's head) are built.
     settle_rejected_blocks: bool = False
@@ -167,6 +180,8 @@ class Syntax:
         unknown = sorted(named - g.terminal_names)
         if unknown:
             raise ValueError(f"the syntax names terminals its grammar does not have: {', '.join(unknown)}")
+        if self.reasoning_close is not None and self.reasoning_open is None:
+            raise ValueError("reasoning_close needs reasoning_open: the terminal fed when the prompt opened reasoning")
         g.handlers(self.builder)  # a handler that cannot take its rule's children raises here
         fast = {
             state: tuple((t, lexer) for t, lexer in self.fast_terminals.items() if t in actions)
@@ -320,6 +335,9 @@ class Stream:
         if prompt is not None and opens is not None and syntax.reasoning_open and opens(prompt):
             self._push(Token(syntax.reasoning_open, "", start_pos=0))
             self._opener_rest = syntax.reasoning_open_rest
+        #: Without a prompt, whether it opened reasoning is still to be read from the reply.
+        self._undecided = prompt is None and syntax.reasoning_close is not None
+        self._searched = 0  # how much of the reply the reasoning lookahead has searched
 
     # ------------------------------------------------------------------ public
 
@@ -350,6 +368,8 @@ class Stream:
             self._buf += chunk
         if self._length >= self._need:
             try:
+                if self._undecided and not self._decide_reasoning(False):
+                    return events
                 self._run(False)
             except ParseError as exc:
                 self._fail(exc)
@@ -367,6 +387,8 @@ class Stream:
             self._buf += self._take_pending()
         self._wait = None
         try:
+            if self._undecided:
+                self._decide_reasoning(True)
             self._run(True)
             self._finish()
         except ParseError as exc:
@@ -431,6 +453,40 @@ class Stream:
             if len(buf) - i < len(delim.open) and delim.open.startswith(buf[i:]):
                 return True  # the opener itself is still arriving
         return False
+
+    # ------------------------------------------------------------------ reasoning opened by the prompt?
+
+    def _decide_reasoning(self, final: bool) -> bool:
+        """Without a prompt: whether it opened reasoning, read from the reply's start (True once
+        decided). A ``reasoning_close`` found first means it did: the reply is read as if the
+        prompt said so, and the closer without an opener is reported. A marker of
+        ``reasoning_not_opened`` found first, nothing found in the lookahead, or the end of the
+        reply means it did not. The search never looks at a character twice."""
+        syntax = self._syntax
+        close = syntax.reasoning_close
+        assert close is not None and syntax.reasoning_open is not None
+        markers = (close, *syntax.reasoning_not_opened)
+        longest = max(len(m) for m in markers)
+        limit = syntax.reasoning_lookahead
+        buf = self._buf  # nothing is lexed before the decision: the buffer is the reply's start
+        start = max(0, self._searched - longest + 1)
+        end = min(len(buf), limit + longest - 1)
+        self.work += max(0, end - start)
+        self._searched = end
+        found = [(at, m) for m in markers if 0 <= (at := buf.find(m, start, end)) < limit]
+        if not found and not final and len(buf) < limit + longest - 1:
+            return False  # a marker may still start within the lookahead
+        self._undecided = False
+        if found and min(found)[1] == close:
+            at = min(found)[0]
+            self._push(Token(syntax.reasoning_open, "", start_pos=0))
+            self._out.issue(
+                "reasoning_without_opener",
+                f"{close!r} without its opener: the text before it is read as reasoning the prompt opened "
+                "(pass prompt= to say it did not)",
+                at,
+            )
+        return True
 
     # ------------------------------------------------------------------ the lexing loop
 

@@ -279,3 +279,83 @@ def test_strict_raises_exactly_when_lenient_reports_issues(text: str) -> None:
     else:
         assert not lenient.issues
         assert strict == lenient
+
+
+# --------------------------------------------------------------------------- reasoning the prompt opened
+
+LOOKING = toy.syntax(**toy.REASONING_LOOKAHEAD)
+
+
+def reasoning_run(text: str, chunks: list[str] | None = None, **kwargs: Any) -> Stream:
+    return run(text, chunks, syntax=LOOKING, **kwargs)
+
+
+def test_a_closer_without_an_opener_ends_reasoning_the_prompt_opened() -> None:
+    text = "Let me think. </think>Done <<f a=1>>"
+    result = reasoning_run(text).result
+    assert (result.reasoning, result.content, calls(result)) == ("Let me think. ", "Done ", [("f", {"a": 1})])
+    assert kinds(result) == ["reasoning_without_opener"]
+    assert result.issues[0].pos == text.index("</think>")
+    for chunks in (list(text), split(text, 3)):
+        assert reasoning_run(text, chunks).result == result
+
+
+def test_a_prompt_says_whether_it_opened_reasoning() -> None:
+    text = "Let me think. </think>Done"
+    opened = reasoning_run(text, prompt="...<think>").result
+    assert (opened.reasoning, opened.content, kinds(opened)) == ("Let me think. ", "Done", [])
+    not_opened = reasoning_run(text, prompt="...").result
+    assert (not_opened.reasoning, not_opened.content, kinds(not_opened)) == ("", text, [])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<think>x</think>y",  # the reply opens its reasoning itself
+        "a <<f a=1>> </think>",  # a call first: the reply did not start in reasoning
+        "a$ </think>",  # the stop token first
+        "a" * 70 + "</think>",  # the closer past the lookahead (64)
+        "no closer at all",
+    ],
+)
+def test_reasoning_is_not_read_where_the_reply_shows_it_was_not_opened(text: str) -> None:
+    result = reasoning_run(text).result
+    assert "reasoning_without_opener" not in kinds(result)
+    assert result.reasoning == ("x" if text.startswith("<think>") else "")
+
+
+def test_the_text_waits_only_until_the_reply_decides() -> None:
+    stream = Stream(LOOKING)
+    assert stream.feed("plain words") == []  # a closer may still come
+    assert stream.feed(" and <<") != []  # a call opener: not reasoning; the text goes out
+    quick = Stream(LOOKING, prompt="")
+    assert [e.text for e in quick.feed("plain words") if isinstance(e, TextDelta)] == ["plain words"]
+    long = Stream(LOOKING)
+    assert long.feed("x" * 80) != []  # past the lookahead (64, and the longest marker): content
+
+
+def test_strict_mode_raises_at_the_closer_without_an_opener() -> None:
+    with pytest.raises(codec.ParseError) as error:
+        reasoning_run("abc</think>", strict=True)
+    assert error.value.pos == 3 and error.value.kind == "reasoning_without_opener"
+
+
+def test_the_reasoning_lookahead_looks_at_each_character_once() -> None:
+    text = "x" * 60 + "<" * 2_000
+    for chunk in (1, 4):
+        assert reasoning_run(text, split(text, chunk)).work <= budget(len(text), chunk)
+
+
+@examples(200)
+@given(text=st.lists(st.sampled_from((*PIECES, "<think>", "</think>", "</thi", "nk>")), max_size=40).map("".join))
+def test_reasoning_lookahead_streams_like_it_parses(text: str) -> None:
+    whole = reasoning_run(text, events=False).result
+    for chunks in (list(text), split(text, random.Random(text), max_size=6)):
+        stream = Stream(LOOKING)
+        events: list[Event] = []
+        for chunk in chunks:
+            events += stream.feed(chunk)
+        events += stream.close()
+        assert stream.result == whole
+        assert_append_only(events, stream.result)
+        assert_events_rebuild(events, stream.result)

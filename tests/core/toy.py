@@ -2,7 +2,7 @@
 
 A reply is free text with calls ``<<name key=value ...>>`` in it and ``$`` as its stop token;
 values are numbers, ``"strings"`` (streamed as they arrive) and ``[lists]`` (of values and
-whole ``"string"`` tokens). It uses every part
+whole ``"string"`` tokens). A reply may open with ``<think>...</think>`` reasoning. It uses every part
 of :class:`codec.stream.Syntax` the real formats use: a block with an opener and a closer,
 autoclose, resync markers, a delimited token the stream watches, closed terminals, nesting with a
 depth limit, a fast lexer, and a builder's recovery.
@@ -14,12 +14,14 @@ import re
 from typing import Any
 
 from codec._lark import CompiledGrammar, Token, ValueToken
-from codec.sink import CONTENT, CallWriter, Sink
+from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Stream, Syntax
 from codec.watch import Delimiter
 
 GRAMMAR = r"""
-start: items?
+start: reasoning? items?
+reasoning: THINK_OPEN thoughts? THINK_CLOSE
+thoughts: thoughts THOUGHT | THOUGHT
 items: items _item | _item
 _item: text | call | stop
 
@@ -44,6 +46,9 @@ list: LBRACK (item (COMMA item)*)? RBRACK
      | STRING                           -> string
 
 TEXT.2: /(?:[^<$]+|<(?!<))+/
+THOUGHT.2: /(?:[^<]+|<(?!\/think>))+/
+THINK_OPEN.3: "<think>"
+THINK_CLOSE: "</think>"
 CHARS.2: /[^"]+/
 STOP: "$"
 OPEN: "<<"
@@ -140,14 +145,22 @@ class ToyBuilder(Builder):
         return len(raw)
 
 
+#: What makes the toy read, without a prompt, whether the prompt opened reasoning (a short lookahead).
+REASONING_LOOKAHEAD: dict[str, Any] = {
+    "reasoning_close": "</think>",
+    "reasoning_not_opened": ("<think>", "<<", "$"),
+    "reasoning_lookahead": 64,
+}
+
+
 def syntax(**changes: Any) -> Syntax:
     """The toy syntax (``changes`` replace its fields)."""
     fields: dict[str, Any] = {
         "grammar": _grammar(),
         "builder": ToyBuilder,
-        "text_terminals": {"TEXT": CONTENT, "CHARS": CHARS},
+        "text_terminals": {"TEXT": CONTENT, "CHARS": CHARS, "THOUGHT": REASONING},
         "blocks": {"OPEN": "CLOSE"},
-        "autoclose": {"RBRACK": "]", "CLOSE": ">>"},
+        "autoclose": {"RBRACK": "]", "CLOSE": ">>", "THINK_CLOSE": "</think>"},
         "autoclose_before": frozenset({"OPEN", "STOP"}),
         "resync_after": (">>",),
         "resync_before": ("<<", "$"),
@@ -159,6 +172,9 @@ def syntax(**changes: Any) -> Syntax:
         "nest_close": frozenset({"RBRACK"}),
         "max_depth": 5,
         "fast_terminals": {"FAST_CALL": lex_fast_call},
+        "reasoning_open": "THINK_OPEN",
+        "prompt_opens_reasoning": lambda prompt: prompt.endswith("<think>"),
+        "preempt_starts": "<",
     }
     fields.update(changes)
     return Syntax(**fields)
