@@ -80,15 +80,61 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def _open_binary(path: str | None) -> tuple[IO[bytes], str, bool]:
-    """The bytes of ``path`` (``None`` or ``-``: stdin), its display name, and whether to close it."""
+    """The bytes of ``path`` (``None`` or ``-``: stdin), its display name, and whether to close it.
+
+    Refuses (CLIError) an input that is also standard output (``codec ... f >> f``): what codec
+    writes would land in what it reads."""
     if path is None or path == "-":
         stdin: Any = sys.stdin
         buffer = getattr(stdin, "buffer", None)
         if buffer is None:  # a text-only stdin (tests, embedders): encode what it gives
             data = stdin.read()
             return io.BytesIO(data.encode("utf-8") if isinstance(data, str) else data), "<stdin>", True
+        _check_not_stdout(buffer, "<stdin>")
         return buffer, "<stdin>", False
-    return open(path, "rb"), path, True
+    stream = open(path, "rb")  # noqa: SIM115
+    try:
+        _check_not_stdout(stream, path)
+    except CLIError:
+        stream.close()
+        raise
+    return stream, path, True
+
+
+# --------------------------------------------------------------------------- files that are one file
+
+
+def _stream_file(stream: Any) -> tuple[int, int] | None:
+    """The (device, inode) of the regular file open as ``stream``; None for anything else (a
+    terminal, a pipe, /dev/null, a stream with no file) since writing those destroys nothing."""
+    try:
+        info = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+#: A file as the user named it, and what it is (see _path_file).
+_Named = tuple[str, tuple[int, int] | str | None]
+
+
+def _path_file(path: str) -> tuple[int, int] | str | None:
+    """What ``path`` names: the (device, inode) of a regular file (symbolic links followed, so a
+    hard or symbolic link is the file it links to), the resolved path of a file still to be created
+    (two such paths are one file if they resolve alike), or None for anything else."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return None  # opening it will say what is wrong
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+def _check_not_stdout(stream: Any, name: str) -> None:
+    output = _stream_file(sys.stdout)
+    if output is not None and _stream_file(stream) == output:
+        raise CLIError(f"{name}: is also standard output; codec does not write over what it reads")
 
 
 def _iter_text(path: str | None) -> Iterator[str]:
@@ -506,13 +552,25 @@ def _converter(args: argparse.Namespace) -> _Converter:
     return _Converter(source, target, args.output, dict(_parse_var(item) for item in args.var))
 
 
-def _check_distinct(*paths: str | None) -> None:
-    """Refuse to write over the input (or to write the output and the rejects to one file)."""
-    files = [path for path in paths if path is not None and path != "-"]
-    for i, first in enumerate(files):
-        for second in files[i + 1 :]:
-            if os.path.realpath(first) == os.path.realpath(second):
-                raise CLIError(f"{second}: is also {first}; the input, output and rejects must be different files")
+def _check_distinct(source: str, output: str, rejects: str | None) -> None:
+    """Refuse, before anything is opened for writing, to write over the input or to write the output
+    and the rejects to one file. Files are compared, not names: a hard or symbolic link to the input
+    is the input, and so are standard input, output and error when they are redirected to it."""
+    if source == "-":
+        read: _Named = ("<stdin>", _stream_file(sys.stdin))
+    else:
+        file = _path_file(source)
+        read = (source, None if isinstance(file, str) else file)  # a missing input: opening it says so
+    out: _Named = ("<stdout>", _stream_file(sys.stdout)) if output == "-" else (output, _path_file(output))
+    pairs = [(read, out)]
+    if rejects is None:  # standard error: it may share the output's terminal or log, not be the input
+        pairs.append((read, ("<stderr>", _stream_file(sys.stderr))))
+    else:
+        rejected: _Named = (rejects, _path_file(rejects))
+        pairs += [(read, rejected), (out, rejected)]
+    for (first, file), (second, other) in pairs:
+        if file is not None and file == other:
+            raise CLIError(f"{second}: is also {first}; the input, output and rejects must be different files")
 
 
 def _stdout_binary() -> Any:

@@ -414,6 +414,51 @@ def test_bad_input_subprocess(tmp_path: Path) -> None:
     assert proc.returncode == 2 and len(err.splitlines()) == 1 and "JSON" in err
 
 
+# --------------------------------------------------------------------------- an output onto an input
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["render", "-f", "hermes", "{input}"], "{input}"),
+        (["render", "-f", "hermes", "--tools", "{input}", "{messages}"], "{input}"),
+        (["render", "-f", "hermes"], "<stdin>"),
+        (["parse", "-f", "hermes", "--stream", "{input}"], "{input}"),  # appended to, it would grow for ever
+        (["parse", "-f", "hermes", "--prompt", "{input}", "{reply}"], "{input}"),
+        (["decode", "-f", "hermes", "{input}"], "{input}"),
+        (["detect", "{input}"], "{input}"),
+        (["grammar", "-f", "hermes", "--tools", "{input}"], "{input}"),
+    ],
+)
+def test_an_input_that_is_standard_output_is_refused(tmp_path: Path, argv: list[str], name: str) -> None:
+    """``codec ... FILE >> FILE`` (or ``1<> FILE``): codec would write into what it reads. A shell's
+    ``> FILE`` empties the file before codec starts, which codec cannot undo; it still says why."""
+    path = tmp_path / "input.json"
+    path.write_bytes(TOOLS.read_bytes())
+    names = {"input": str(path), "messages": str(CONVERSATION), "reply": str(REPLY)}
+    command = [sys.executable, "-m", "codec", *(arg.format(**names) for arg in argv)]
+    with open(path, "ab") as out, open(path, "rb") as stdin:
+        proc = subprocess.run(command, stdin=stdin, stdout=out, stderr=subprocess.PIPE, cwd=ROOT, env=subprocess_env())
+    assert proc.returncode == 2
+    message = (
+        f"codec: error: {name.format(**names)}: is also standard output; codec does not write over what it reads\n"
+    )
+    assert proc.stderr.decode("utf-8") == message
+    assert path.read_bytes() == TOOLS.read_bytes()
+
+
+def test_standard_output_may_be_another_file_or_a_device(tmp_path: Path) -> None:
+    path = tmp_path / "prompt.txt"
+    for out in (path, Path(os.devnull)):
+        with open(out, "ab") as stdout, open(os.devnull, "rb") as stdin:
+            command = [sys.executable, "-m", "codec", "render", "-f", "hermes", str(CONVERSATION)]
+            proc = subprocess.run(
+                command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, cwd=ROOT, env=subprocess_env()
+            )
+        assert (proc.returncode, proc.stderr) == (0, b"")
+    assert path.read_text(encoding="utf-8").startswith("<|im_start|>system")
+
+
 # --------------------------------------------------------------------------- examples
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import tracemalloc
@@ -241,6 +242,82 @@ def test_the_input_is_never_overwritten(capsys: pytest.CaptureFixture[str], tmp_
     code, _, err = run(capsys, "convert", "--to", "hermes", str(src), str(tmp_path / "." / "in.jsonl"))
     assert code == 2 and "must be different files" in err
     assert src.read_bytes() == before
+
+
+def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run ``codec convert --to hermes ARGV``, which must refuse: exit 2, one line, nothing on stdout."""
+    code, out, err = run(capsys, "convert", "--to", "hermes", *argv)
+    assert (code, out) == (2, ""), err
+    assert err.startswith("codec: error: ") and err.count("\n") == 1, err
+    assert err.endswith("; the input, output and rejects must be different files\n"), err
+    return err
+
+
+@pytest.mark.parametrize("link", ["hard", "symbolic"])
+@pytest.mark.parametrize("linked", ["output", "rejects"])
+def test_a_link_to_the_input_is_the_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, link: str, linked: str
+) -> None:
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(i)) for i in range(3)])
+    before = src.read_bytes()
+    alias = tmp_path / "alias.jsonl"
+    if link == "hard":
+        os.link(src, alias)
+    else:
+        alias.symlink_to(src)
+    other = tmp_path / "other.jsonl"
+    argv = [str(src), str(alias)] if linked == "output" else ["--rejects", str(alias), str(src), str(other)]
+    err = refused(capsys, *argv)
+    assert err == f"codec: error: {alias}: is also {src}; the input, output and rejects must be different files\n"
+    assert src.read_bytes() == before
+    assert not other.exists()  # refused before anything is opened for writing
+
+
+def test_the_output_and_the_rejects_are_different_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0))])
+    out = tmp_path / "out.jsonl"
+    refused(capsys, "--rejects", str(out), str(src), str(out))  # neither exists yet: the same name
+    out.write_bytes(b"kept\n")
+    os.link(out, tmp_path / "rejects.jsonl")
+    refused(capsys, "--rejects", str(tmp_path / "rejects.jsonl"), str(src), str(out))
+    assert out.read_bytes() == b"kept\n"
+    # Writing nothing worth keeping twice is fine: /dev/null is no file to overwrite.
+    assert run(capsys, "convert", "--to", "hermes", "--rejects", os.devnull, str(src), os.devnull)[0] == 0
+
+
+def test_stdin_redirected_from_the_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``codec convert --to hermes - out.jsonl < out.jsonl``: standard input is compared as a file."""
+    out = write_lines(tmp_path / "out.jsonl", [json.dumps(conversation(i)) for i in range(3)])
+    before = out.read_bytes()
+    with open(out, encoding="utf-8") as stdin:
+        monkeypatch.setattr(sys, "stdin", stdin)
+        err = refused(capsys, "-", str(out))
+        assert err.startswith(f"codec: error: {out}: is also <stdin>;")
+        assert Path(f"{out}.rejects.jsonl").exists() is False
+        refused(capsys, "--rejects", str(out), "-", str(tmp_path / "new.jsonl"))
+    assert out.read_bytes() == before
+
+
+def test_stdout_or_stderr_redirected_onto_the_input(tmp_path: Path) -> None:
+    """``codec convert IN - >> IN`` would read its own output for ever, and ``2>> IN`` its rejects."""
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0)), "not json"])
+    before = src.read_bytes()
+    argv = [sys.executable, "-m", "codec", "convert", "--to", "hermes", str(src), "-"]
+    with open(src, "ab") as append:
+        proc = subprocess.run(argv, stdout=append, stderr=subprocess.PIPE, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == f"codec: error: <stdout>: is also {src}; {DIFFERENT}\n"
+    assert src.read_bytes() == before
+    with open(src, "ab") as append:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=append, cwd=ROOT, timeout=120)
+    assert (proc.returncode, proc.stdout) == (2, b"")
+    # Standard error is the input: the error line is all that reaches it.
+    assert src.read_bytes() == before + f"codec: error: <stderr>: is also {src}; {DIFFERENT}\n".encode()
+
+
+DIFFERENT = "the input, output and rejects must be different files"
 
 
 def test_missing_input_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
