@@ -42,14 +42,17 @@ from codec.convert import (
     RESERVED_VARIABLES,
     Converted,
     MissingSource,
+    NotJSON,
     Output,
     Rejected,
     RenderInput,
     checked_items,
+    checked_json,
     convert_lines,
     decoded,
     is_blank,
     messages_record,
+    read_json,
     record_conversation,
     validation_line,
 )
@@ -169,12 +172,9 @@ def _read_text(path: str | None) -> str:
 
 
 def _read_json(path: str | None) -> Any:
-    name = "<stdin>" if path in (None, "-") else str(path)
-    text = _read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CLIError(f"{name}: invalid JSON: {exc}") from None
+    """The JSON value of ``path`` (or stdin), checked as ``codec.convert.read_json`` checks every JSON
+    the command reads: an error names the file."""
+    return read_json(_read_text(path), "<stdin>" if path in (None, "-") else str(path))
 
 
 def _load_tools(path: str) -> list[dict[str, Any]]:
@@ -198,9 +198,9 @@ def _parse_var(item: str) -> tuple[str, Any]:
         hint = " (use --generation-prompt)" if key == "add_generation_prompt" else ""
         raise CLIError(f"--var name {key!r} is reserved{hint}")
     try:
-        value: Any = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
+        value: Any = read_json(raw, f"--var {key}")
+    except NotJSON:
+        value = checked_json(raw, f"--var {key}")  # a string (an argument the locale could not decode is not one)
     return key, value
 
 
@@ -328,11 +328,24 @@ def _cmd_detect(args: argparse.Namespace) -> int:
         if not detections:
             return _error(f"{name}: no format's markers or stop token found in the reply", 1)
         return 0
-    found = detect(text)
+    config = _tokenizer_config(text, name)
+    found = detect(config if config is not None else text)
     if found is None:
         return _error(f"{name}: not a chat template of a known format", 1)
     _write(found + "\n")
     return 0
+
+
+def _tokenizer_config(text: str, name: str) -> dict[str, Any] | None:
+    """``text`` read as a tokenizer config (a JSON object), or None when it is a template's text
+    (which may well start with ``{{`` or ``{%``)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        config = read_json(text, name)
+    except NotJSON:
+        return None
+    return config if isinstance(config, dict) else None
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import subprocess
@@ -328,6 +329,9 @@ def _write(tmp_path: Path, name: str, content: str | bytes) -> str:
     return str(path)
 
 
+#: JSON nested far deeper than codec.convert.MAX_JSON_DEPTH (128): deeper than Python's json reads, too.
+DEEP = "[" * 100_000 + "]" * 100_000
+
 ERROR_CASES: dict[str, tuple[list[str], str]] = {
     # name: (argv with {tmp} placeholders resolved below, a word the message must contain)
     "missing messages file": (["render", "-f", "hermes", "{tmp}/nope.json"], "nope.json"),
@@ -357,6 +361,18 @@ ERROR_CASES: dict[str, tuple[list[str], str]] = {
     "unknown option": (["parse", "-f", "hermes", "--bogus", "{reply}"], "--bogus"),
     "reply not UTF-8": (["parse", "-f", "hermes", "{latin1}"], "UTF-8"),
     "directory as file": (["parse", "-f", "hermes", "{tmp}"], ""),
+    # JSON codec cannot work with, in every JSON input: a file, standard input (below), --var, a config.
+    "deep messages": (["render", "-f", "hermes", "{deep}"], "deep.json: JSON nested more than 128 levels deep"),
+    "deep tools": (["render", "-f", "hermes", "--tools", "{deep}", "{user}"], "deep.json: JSON nested more"),
+    "deep parse tools": (["parse", "-f", "hermes", "--tools", "{deep}", "{reply}"], "deep.json: JSON nested more"),
+    "deep grammar tools": (["grammar", "-f", "hermes", "--tools", "{deep}"], "deep.json: JSON nested more"),
+    "deep tokenizer config": (["detect", "{deepconfig}"], "config.json: JSON nested more than 128 levels deep"),
+    "deep var": (["render", "-f", "hermes", "--var", "x=" + DEEP, "{user}"], "--var x: JSON nested more than 128"),
+    "surrogate in messages": (["render", "-f", "hermes", "{surrogate}"], "[0].content holds a lone surrogate"),
+    "surrogate in a var": (["render", "-f", "hermes", "--var", 'x="\\udc80"', "{user}"], "--var x: a string holds"),
+    "undecodable var": (["render", "-f", "hermes", "--var", "x=\udcff", "{user}"], "a lone surrogate (\\udcff)"),
+    "NaN in messages": (["render", "-f", "hermes", "{nan}"], "nan.json: invalid JSON: NaN is not JSON"),
+    "huge number in tools": (["parse", "-f", "hermes", "--tools", "{huge}", "{reply}"], "huge.json: invalid JSON"),
 }
 
 
@@ -387,6 +403,11 @@ def placeholders(tmp_path: Path) -> dict[str, str]:
         ),
         "badtemplate": _write(tmp_path, "bad.jinja", "{% for x in %}"),
         "latin1": _write(tmp_path, "latin1.txt", "previs\u00e3o".encode("latin-1")),
+        "deep": _write(tmp_path, "deep.json", DEEP),
+        "deepconfig": _write(tmp_path, "config.json", '{"chat_template": "x", "extra": ' + DEEP + "}"),
+        "surrogate": _write(tmp_path, "surrogate.json", '[{"role": "user", "content": "\\ud800"}]'),
+        "nan": _write(tmp_path, "nan.json", '[{"role": "user", "content": "x", "n": NaN}]'),
+        "huge": _write(tmp_path, "huge.json", '[{"type": "function", "function": {"name": "f", "x": 1e999}}]'),
     }
 
 
@@ -402,6 +423,53 @@ def test_bad_input_is_one_line_exit_2(
     assert err.startswith("codec: error: ")
     assert "Traceback" not in err
     assert word in err
+
+
+def test_deep_json_on_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for argv in (["render", "-f", "hermes"], ["grammar", "-f", "hermes", "--tools", "-"], ["detect"]):
+        set_stdin(monkeypatch, '{"messages": ' + DEEP + "}")
+        code, out, err = run(capsys, *argv)
+        assert (code, out, err) == (2, "", "codec: error: <stdin>: JSON nested more than 128 levels deep\n")
+
+
+def json_nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("name", codec.formats())
+def test_json_as_deep_as_accepted_renders_and_parses(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    """At the deepest nesting read (128 levels), every command works: the limit keeps the renderers,
+    the grammar export and the parsers away from Python's recursion limit."""
+    from codec.convert import MAX_JSON_DEPTH
+
+    # {"messages": [{"tool_calls": [{"function": {"arguments": {"a": ...}}}]}]}: 7 levels around the value.
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": json_nested(121)}}}
+    conversation = {"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call]}]}
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(61):  # {"tools": [{"function": {"parameters": ...}}]}: 5 levels, then 2 per object
+        schema = {"type": "object", "properties": {"a": schema}}
+    tools = {"tools": [{"type": "function", "function": {"name": "f", "parameters": schema}}]}
+    for value, levels in ((conversation, MAX_JSON_DEPTH), (tools, MAX_JSON_DEPTH - 1)):
+        text = json.dumps(value)
+        assert max(itertools.accumulate(1 if c in "[{" else -1 if c in "]}" else 0 for c in text)) == levels
+    messages_file = _write(tmp_path, "m.json", json.dumps(conversation))
+    tools_file = _write(tmp_path, "t.json", json.dumps(tools))
+    code, prompt, err = run(capsys, "render", "-f", name, "--tools", tools_file, messages_file)
+    assert (code, err) == (0, "")
+    assert prompt == codec.get_format(name).render(conversation["messages"], tools["tools"])
+    code, out, err = run(capsys, "grammar", "-f", name, "--tools", tools_file)
+    assert (code, err) == (0, "") and out
+    reply = _write(tmp_path, "reply.txt", codec.get_format(name).render_reply(conversation["messages"][1]))
+    code, out, err = run(capsys, "parse", "-f", name, "--tools", tools_file, reply)
+    assert code == 0, err
+    conversation["messages"][0]["content"] = json_nested(MAX_JSON_DEPTH - 2)  # one level too deep
+    code, _, err = run(capsys, "render", "-f", name, _write(tmp_path, "m.json", json.dumps(conversation)))
+    assert (code, err) == (2, f"codec: error: {tmp_path}/m.json: JSON nested more than 128 levels deep\n")
 
 
 def test_bad_input_subprocess(tmp_path: Path) -> None:

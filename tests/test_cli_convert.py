@@ -170,6 +170,47 @@ def test_rejects_name_the_line_and_the_reason(capsys: pytest.CaptureFixture[str]
         assert reason in reject["error"]
 
 
+USER = '[{"role": "user", "content": "x"}]'
+#: Records that once stopped a run (exit 2, an empty output) or could, and the reason each is rejected with.
+UNWRITABLE_RECORDS: dict[bytes, str] = {
+    b'{"messages": [{"role": "user", "content": "\\ud800"}]}': "a string at messages[0].content holds a lone "
+    "surrogate (\\ud800), which is no text UTF-8 can write",
+    b'{"id": "\\udc00", "messages": %b}' % USER.encode(): "a string at id holds a lone surrogate (\\udc00)",
+    b'{"meta": {"\\udbff": 1}, "messages": %b}' % USER.encode(): "a key at meta holds a lone surrogate (\\udbff)",
+    b'{"text": "\\ud83d"}': "a string at text holds a lone surrogate (\\ud83d)",
+    b'{"id": 1e999, "messages": %b}' % USER.encode(): "invalid JSON: number out of range: 1e999",
+    b'{"id": NaN, "messages": %b}' % USER.encode(): "invalid JSON: NaN is not JSON",
+    b'{"id": -Infinity, "messages": %b}' % USER.encode(): "invalid JSON: -Infinity is not JSON",
+    b'{"id": %b, "messages": %b}' % (b"9" * 5000, USER.encode()): "invalid JSON: Exceeds the limit (4300 digits)",
+    b'{"id": %b%b, "messages": %b}' % (b"[" * 100_000, b"]" * 100_000, USER.encode()): "JSON nested more than 128",
+    b'{"id": %b%b, "messages": %b}' % (b"[" * 128, b"]" * 128, USER.encode()): "JSON nested more than 128",
+    b'{"messages": [{"role": "user", "content": %b%b}]}' % (b"[" * 126, b"]" * 126): "JSON nested more than 128",
+    b'["a", "list"]': "a record must be a JSON object",
+    b'"a string"': "a record must be a JSON object",
+    b"null": "a record must be a JSON object",
+    b'{"text": ["x"]}': '"text" must be a string, not a list',
+    b'{"text": "\xed\xa0\x80"}': "not valid UTF-8",  # a surrogate encoded as UTF-8: no character either
+    b'{"text": "\xc3"}': "not valid UTF-8",
+}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_no_record_stops_the_run(capsys: pytest.CaptureFixture[str], tmp_path: Path, jobs: str) -> None:
+    good = json.dumps({"id": 0, **conversation(0)}).encode()
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"".join(line + b"\n" for line in [good, *UNWRITABLE_RECORDS, good]))
+    out = tmp_path / "out.jsonl"
+    code, stdout, err = run(capsys, "convert", "--from", "hermes", "--to", "hermes", "--jobs", jobs, str(src), str(out))
+    assert (code, stdout) == (0, "")
+    assert err == f"converted 2, rejected {len(UNWRITABLE_RECORDS)} (see {out}.rejects.jsonl)\n"
+    assert records(out) == [{"id": 0, "text": rendered("hermes", conversation(0))}] * 2
+    rejects = records(Path(f"{out}.rejects.jsonl"))
+    assert [r["line"] for r in rejects] == list(range(2, 2 + len(UNWRITABLE_RECORDS)))
+    for reject, (line, reason) in zip(rejects, UNWRITABLE_RECORDS.items(), strict=True):
+        assert reject["error"].startswith(reason), reject["error"]
+        assert reject["input"] == line.decode("utf-8", "replace")
+
+
 def test_a_line_the_target_refuses_is_rejected(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # Gemma 3's template refuses a user message followed by another user message.
     record = {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}
