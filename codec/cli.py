@@ -51,6 +51,7 @@ from codec.convert import (
     convert_lines,
     decoded,
     is_blank,
+    lone_surrogate,
     messages_record,
     read_json,
     record_conversation,
@@ -207,15 +208,25 @@ def _parse_var(item: str) -> tuple[str, Any]:
 # --------------------------------------------------------------------------- output
 
 
-def _write(text: str) -> None:
-    """Write ``text`` to stdout as UTF-8 bytes, exactly (no newline translation, no locale encoding)."""
+def _write(text: str, *, is_json: bool = False) -> None:
+    """Write ``text`` to stdout as UTF-8 bytes, exactly (no newline translation, no locale encoding).
+
+    A lone surrogate (from a ``\\ud800`` escape in a reply's JSON, say) is no text UTF-8 can write:
+    in JSON (``is_json``) it can only be inside a string, and is written as that same escape; in other
+    text (a prompt) it is an error, and nothing of ``text`` is written."""
     out: Any = sys.stdout
     buffer = getattr(out, "buffer", None)
     if buffer is None:
         out.write(text)
         return
+    try:
+        data = text.encode("utf-8", "backslashreplace" if is_json else "strict")
+    except UnicodeEncodeError as exc:
+        raise CLIError(
+            f"the output holds {lone_surrogate(exc.object[exc.start])}, which is no text UTF-8 can write"
+        ) from None
     out.flush()
-    buffer.write(text.encode("utf-8"))
+    buffer.write(data)
     buffer.flush()
 
 
@@ -290,7 +301,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     for issue in result.issues:
         _warn(issue)
     message = result.to_message().model_dump(mode="json")
-    _write(json.dumps(message, ensure_ascii=False, indent=2) + "\n")
+    _write(json.dumps(message, ensure_ascii=False, indent=2) + "\n", is_json=True)
     return 0
 
 
@@ -305,7 +316,7 @@ def _stream(fmt: Format, args: argparse.Namespace, tools: list[dict[str, Any]] |
             if delta is not None:
                 lines.append(_dumps_line(_chunk(delta, None)))
         if lines:
-            _write("".join(lines))
+            _write("".join(lines), is_json=True)
 
     # The input is fed as it arrives (so `server | codec parse --stream` is live), cut into `size` pieces.
     for text in _iter_text(args.reply):
@@ -352,7 +363,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     fmt = get_format(args.format)
     source = "<stdin>" if args.prompt in (None, "-") else str(args.prompt)
     conversation = decoded(fmt, _read_text(args.prompt), source)
-    _write(json.dumps(messages_record(conversation), ensure_ascii=False, indent=2) + "\n")
+    _write(json.dumps(messages_record(conversation), ensure_ascii=False, indent=2) + "\n", is_json=True)
     return 0
 
 
@@ -397,15 +408,23 @@ class _Chunk(NamedTuple):
 
 class _Outcome(NamedTuple):
     number: int
-    output: str | None  # the output line, or None when the line was rejected
+    output: bytes | None  # the output line (UTF-8, with its line break), or None when the line was rejected
     error: str | None
 
 
 def _outcome(result: Converted | Rejected) -> _Outcome:
-    """A line's outcome as the main process writes it: the JSON line is made here, in the --jobs process."""
-    if isinstance(result, Converted):
-        return _Outcome(result.line, json.dumps(result.record, ensure_ascii=False), None)
-    return _Outcome(result.line, None, _NEEDS_FROM if isinstance(result.error, MissingSource) else result.reason)
+    """A line's outcome as the main process writes it: the JSON line is made here, in the --jobs process,
+    and a record that cannot be written as a line of UTF-8 JSON is rejected like one that cannot be converted."""
+    if isinstance(result, Rejected):
+        return _Outcome(result.line, None, _NEEDS_FROM if isinstance(result.error, MissingSource) else result.reason)
+    try:
+        line = json.dumps(result.record, ensure_ascii=False, allow_nan=False) + "\n"
+        return _Outcome(result.line, line.encode("utf-8"), None)
+    except UnicodeEncodeError as exc:
+        error = f"the output holds {lone_surrogate(exc.object[exc.start])}, which is no text UTF-8 can write"
+    except Exception as exc:  # NaN or Infinity, nesting too deep to write, a bug: still only this line
+        error = f"the output cannot be written as JSON: {type(exc).__name__}: {exc}"
+    return _Outcome(result.line, None, error)
 
 
 _worker_converter: _Converter | None = None
@@ -502,12 +521,13 @@ class _Rejects:
     def add(self, number: int, raw: bytes, error: str) -> None:
         self.count += 1
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        record = _dumps_line({"line": number, "error": error, "input": text})
+        # The reason may quote the record: a lone surrogate in it is written as its JSON escape.
+        line = _dumps_line({"line": number, "error": error, "input": text}).encode("utf-8", "backslashreplace")
         if self.file is not None:
-            self.file.write(record.encode("utf-8"))
+            self.file.write(line)
         else:
             self.progress.clear()
-            sys.stderr.write(record)
+            sys.stderr.write(line.decode("utf-8"))
 
     def close(self) -> None:
         if self.file is not None:
@@ -599,9 +619,9 @@ def _write_converted(
     blank = [0]
     converted = done_bytes = 0
     for chunk, outcomes in _converted(_chunks(stream, blank), converter, jobs):
-        lines = [outcome.output + "\n" for outcome in outcomes if outcome.output is not None]
-        data = "".join(lines)
-        out.write(data.encode("utf-8") if binary else data)
+        lines = [outcome.output for outcome in outcomes if outcome.output is not None]
+        data = b"".join(lines)
+        out.write(data if binary else data.decode("utf-8"))
         converted += len(lines)
         for outcome in outcomes:
             if outcome.error is not None:

@@ -472,6 +472,29 @@ def test_json_as_deep_as_accepted_renders_and_parses(
     assert (code, err) == (2, f"codec: error: {tmp_path}/m.json: JSON nested more than 128 levels deep\n")
 
 
+def test_a_lone_surrogate_in_a_reply_is_written_as_its_json_escape(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    reply = _write(tmp_path, "r.txt", '<tool_call>\n{"name": "f", "arguments": {"a": "\\ud800"}}\n</tool_call>')
+    proc = run_module("parse", "-f", "hermes", reply)
+    assert proc.returncode == 0, proc.stderr
+    (call,) = json.loads(proc.stdout)["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {"a": "\ud800"}
+    proc = run_module("parse", "-f", "hermes", "--stream", reply)
+    assert proc.returncode == 0, proc.stderr
+    assert collect_stream(proc.stdout.decode("utf-8"))[1][0]["arguments"] == '{"a": "\ud800"}'
+
+
+def test_a_prompt_that_utf8_cannot_write_is_an_error(tmp_path: Path) -> None:
+    template = _write(tmp_path, "t.jinja", '{{ "\\ud800" }}')
+    messages = _write(tmp_path, "m.json", '[{"role": "user", "content": "hi"}]')
+    proc = run_module("render", "-f", "hermes", "--template", template, messages)
+    assert (proc.returncode, proc.stdout) == (2, b"")
+    assert (
+        proc.stderr == b"codec: error: the output holds a lone surrogate (\\ud800), which is no text UTF-8 can write\n"
+    )
+
+
 def test_bad_input_subprocess(tmp_path: Path) -> None:
     proc = run_module("render", "-f", "nosuch", str(tmp_path / "missing.json"))
     err = proc.stderr.decode("utf-8")

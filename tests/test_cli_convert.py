@@ -6,8 +6,10 @@ subprocess. Decoding tests skip a format whose ``decode`` is not implemented, sa
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -209,6 +211,75 @@ def test_no_record_stops_the_run(capsys: pytest.CaptureFixture[str], tmp_path: P
     for reject, (line, reason) in zip(rejects, UNWRITABLE_RECORDS.items(), strict=True):
         assert reject["error"].startswith(reason), reject["error"]
         assert reject["input"] == line.decode("utf-8", "replace")
+
+
+def _prompt_text(messages: Any, tools: Any, add_generation_prompt: bool, variables: Any) -> str:
+    if messages[0]["content"] == "refuse":
+        raise codec.RenderError("refused at \ud800")  # a reason quoting what UTF-8 cannot write
+    return "text with \ud800 in it" if messages[0]["content"] == "lone" else "P"
+
+
+def _prompt_conversation(prompt: str) -> codec.Conversation:
+    return codec.Conversation(messages=[codec.Message(role="user", content="x")], variables={"v": float("nan")})
+
+
+class _Unwritable(codec.Format):
+    """A format whose outputs cannot be written: a prompt with a lone surrogate, a conversation with NaN."""
+
+    name = "unwritable"
+    functions = dataclasses.replace(
+        codec.get_format("hermes").functions, prompt_text=_prompt_text, prompt_conversation=_prompt_conversation
+    )
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_output_that_cannot_be_written_is_rejected(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    if jobs != "1" and multiprocessing.get_start_method() != "fork":
+        pytest.skip("the --jobs processes see the test's format only when forked")
+    monkeypatch.setattr(
+        cli, "get_format", lambda name: _Unwritable() if name == "unwritable" else codec.get_format(name)
+    )
+    lone = json.dumps({"messages": [{"role": "user", "content": "lone"}]})
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0)), lone, json.dumps({"text": "P"})])
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(
+        capsys, "convert", "--from", "unwritable", "--to", "unwritable", "--jobs", jobs, str(src), str(out)
+    )
+    assert code == 0 and err.startswith("converted 2, rejected 1")
+    assert records(out) == [{"text": "P"}, {"text": "P"}]
+    (reject,) = records(Path(f"{out}.rejects.jsonl"))
+    assert reject == {
+        "line": 2,
+        "error": "the output holds a lone surrogate (\\ud800), which is no text UTF-8 can write",
+        "input": lone,
+    }
+    code, _, err = run(
+        capsys, "convert", "--from", "unwritable", "--output", "messages", "--jobs", jobs, str(src), str(out)
+    )
+    assert code == 0 and err.startswith("converted 2, rejected 1")
+    (reject,) = records(Path(f"{out}.rejects.jsonl"))
+    assert reject["line"] == 3 and reject["error"].startswith("the output cannot be written as JSON: ValueError: ")
+
+
+def test_rejects_keep_what_utf8_cannot_write_as_json_escapes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        cli, "get_format", lambda name: _Unwritable() if name == "unwritable" else codec.get_format(name)
+    )
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps({"messages": [{"role": "user", "content": "refuse"}]})])
+    out = tmp_path / "out.jsonl"
+    assert run(capsys, "convert", "--to", "unwritable", str(src), str(out))[0] == 0
+    rejects = Path(f"{out}.rejects.jsonl").read_bytes()
+    assert b"refused at \\ud800" in rejects
+    assert json.loads(rejects)["error"] == "refused at \ud800"
+    code, stdout, err = run(capsys, "convert", "--to", "unwritable", str(src), "-")
+    assert (code, stdout) == (0, "")
+    reject, summary = err.splitlines()
+    assert json.loads(reject)["error"] == "refused at \ud800" and "\\ud800" in reject
+    assert summary == "converted 0, rejected 1"
 
 
 def test_a_line_the_target_refuses_is_rejected(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
