@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import codec
+from codec import cli
 from codec.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -306,6 +307,74 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     code = proc.wait(timeout=120)
     assert "Traceback" not in err and "Error" not in err, err
     assert code == 141
+
+
+class _CountingStream:
+    """A format's stream that counts what it is fed."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.fed: list[int] = []
+
+    def feed(self, chunk: str) -> Any:
+        self.fed.append(len(chunk))
+        return self.stream.feed(chunk)
+
+    def close(self) -> Any:
+        return self.stream.close()
+
+    @property
+    def result(self) -> Any:
+        return self.stream.result
+
+
+def _streamed_work(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, reply: str
+) -> tuple[_CountingStream, int, int]:
+    """Stream ``reply`` through ``codec parse --stream``: what was fed, how many writes, the bytes written."""
+    streams: list[_CountingStream] = []
+    real_stream = codec.Format.stream
+    real_write = cli._write
+    writes = [0]
+
+    def counting_stream(self: codec.Format, *args: Any, **kwargs: Any) -> Any:
+        streams.append(_CountingStream(real_stream(self, *args, **kwargs)))
+        return streams[-1]
+
+    def counting_write(text: str, **kwargs: Any) -> None:
+        writes[0] += 1
+        real_write(text, **kwargs)
+
+    path = _write(tmp_path, "reply.txt", reply)
+    with monkeypatch.context() as patch:
+        patch.setattr(codec.Format, "stream", counting_stream)
+        patch.setattr(cli, "_write", counting_write)
+        patch.setattr(cli, "_READ_SIZE", 1000)  # many reads, as from a slow pipe
+        code, out, err = run(capsys, "parse", "-f", "hermes", "--tools", str(TOOLS), "--stream", path)
+    assert (code, err) == (0, "")
+    collect_stream(out)
+    (stream,) = streams
+    return stream, writes[0], len(out.encode("utf-8"))
+
+
+def test_parse_stream_does_linear_work(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Four times the reply is four times the work, whatever is counted: characters fed (each once,
+    in pieces of --chunk-size), writes (one per read of the input, not one per piece), the parser's
+    work and the bytes written. A quadratic cost anywhere in the loop breaks one of these; no time
+    is measured."""
+    unit = read(REPLY).removesuffix("<|im_end|>") + "\n"
+    runs = {n: _streamed_work(capsys, monkeypatch, tmp_path, unit * n + "<|im_end|>") for n in (25, 100)}
+    for n, (stream, writes, _) in runs.items():
+        reply = unit * n + "<|im_end|>"
+        reads = -(-len(reply.encode("utf-8")) // 1000)
+        assert sum(stream.fed) == len(reply) and max(stream.fed) == 4
+        assert len(stream.fed) <= len(reply) // 4 + reads  # a short piece at most at the end of each read
+        assert writes <= reads + 2  # each read, the close, the finishing chunk
+    (small, _, small_bytes), (big, _, big_bytes) = runs[25], runs[100]
+    assert 3.5 < big.stream.work / small.stream.work < 4.5
+    assert 3.5 < big_bytes / small_bytes < 4.5
 
 
 def test_keyboard_interrupt(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
