@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from codec.errors import CodecError, ParseError
 from codec.format import Format
-from codec.literals import JSON_DECODER, nesting
+from codec.literals import JSON_DECODER
 from codec.models import Message, Tool
 
 __all__ = ["Converted", "MissingSource", "RecordError", "Rejected", "convert_lines", "convert_record"]
@@ -47,8 +47,7 @@ _BLANKS = " \t\n\r\x0b\x0c"
 #: the grammar export and the parsers all stay far from Python's recursion limit at this depth.
 MAX_JSON_DEPTH = 128
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-#: What may decode to a lone surrogate: one itself, or a \uD800-\uDFFF escape (half a pair, or a pair).
-_MAY_HOLD_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class RecordError(CodecError, ValueError):
@@ -119,10 +118,10 @@ def checked_json(value: Any, source: str | None = None, text: str | None = None)
     string or a key; :class:`RecordError` naming ``source`` and where in ``value`` if not. ``text``,
     the JSON it was read from, spares the walk through ``value`` when it cannot hold either."""
     prefix = f"{source}: " if source else ""
-    deep = text is None or text.count("[") + text.count("{") > MAX_JSON_DEPTH
-    if deep and nesting(value) > MAX_JSON_DEPTH:
+    may_nest = text is None or text.count("[") + text.count("{") > MAX_JSON_DEPTH
+    if may_nest and _nests_deeper(value, MAX_JSON_DEPTH):
         raise RecordError(f"{prefix}JSON nested more than {MAX_JSON_DEPTH} levels deep")
-    if text is None or _MAY_HOLD_SURROGATE.search(text):
+    if text is None or _may_hold_surrogate(text):
         found = _surrogate_at(value)
         if found is not None:
             char, loc, in_key = found
@@ -130,6 +129,36 @@ def checked_json(value: Any, source: str | None = None, text: str | None = None)
             what = ("a key" if in_key else "a string") + (f" at {where}" if where else "")
             raise RecordError(f"{prefix}{what} holds {lone_surrogate(char)}, which is no text UTF-8 can write")
     return value
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects more than ``limit`` levels deep: a level at a time,
+    looking at each container once, and no further than ``limit + 1`` levels."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(limit):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, (dict, list))
+        ]
+        if not level:
+            return False
+    return True
+
+
+def _may_hold_surrogate(text: str) -> bool:
+    """Whether JSON ``text`` may decode to a lone surrogate: it has a \\uD800-\\uDFFF escape (half a
+    pair, or a pair), or holds one itself (text that did not come from UTF-8)."""
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        return True
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def lone_surrogate(char: str) -> str:
