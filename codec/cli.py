@@ -42,14 +42,18 @@ from codec.convert import (
     RESERVED_VARIABLES,
     Converted,
     MissingSource,
+    NotJSON,
     Output,
     Rejected,
     RenderInput,
     checked_items,
+    checked_json,
     convert_lines,
     decoded,
     is_blank,
+    lone_surrogate,
     messages_record,
+    read_json,
     record_conversation,
     validation_line,
 )
@@ -57,7 +61,8 @@ from codec.detect import detect, detect_reply
 from codec.errors import CodecError, ParseError, RenderError
 from codec.format import Format
 from codec.formats import formats, get_format
-from codec.models import Issue, Message, Tool
+from codec.literals import json_text
+from codec.models import Event, Issue, Message, Tool
 
 PROG = "codec"
 
@@ -80,15 +85,61 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def _open_binary(path: str | None) -> tuple[IO[bytes], str, bool]:
-    """The bytes of ``path`` (``None`` or ``-``: stdin), its display name, and whether to close it."""
+    """The bytes of ``path`` (``None`` or ``-``: stdin), its display name, and whether to close it.
+
+    Refuses (CLIError) an input that is also standard output (``codec ... f >> f``): what codec
+    writes would land in what it reads."""
     if path is None or path == "-":
         stdin: Any = sys.stdin
         buffer = getattr(stdin, "buffer", None)
         if buffer is None:  # a text-only stdin (tests, embedders): encode what it gives
             data = stdin.read()
             return io.BytesIO(data.encode("utf-8") if isinstance(data, str) else data), "<stdin>", True
+        _check_not_stdout(buffer, "<stdin>")
         return buffer, "<stdin>", False
-    return open(path, "rb"), path, True
+    stream = open(path, "rb")  # noqa: SIM115
+    try:
+        _check_not_stdout(stream, path)
+    except CLIError:
+        stream.close()
+        raise
+    return stream, path, True
+
+
+# --------------------------------------------------------------------------- files that are one file
+
+
+def _stream_file(stream: Any) -> tuple[int, int] | None:
+    """The (device, inode) of the regular file open as ``stream``; None for anything else (a
+    terminal, a pipe, /dev/null, a stream with no file) since writing those destroys nothing."""
+    try:
+        info = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+#: A file as the user named it, and what it is (see _path_file).
+_Named = tuple[str, tuple[int, int] | str | None]
+
+
+def _path_file(path: str) -> tuple[int, int] | str | None:
+    """What ``path`` names: the (device, inode) of a regular file (symbolic links followed, so a
+    hard or symbolic link is the file it links to), the resolved path of a file still to be created
+    (two such paths are one file if they resolve alike), or None for anything else."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return None  # opening it will say what is wrong
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+def _check_not_stdout(stream: Any, name: str) -> None:
+    output = _stream_file(sys.stdout)
+    if output is not None and _stream_file(stream) == output:
+        raise CLIError(f"{name}: is also standard output; codec does not write over what it reads")
 
 
 def _iter_text(path: str | None) -> Iterator[str]:
@@ -123,12 +174,9 @@ def _read_text(path: str | None) -> str:
 
 
 def _read_json(path: str | None) -> Any:
-    name = "<stdin>" if path in (None, "-") else str(path)
-    text = _read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CLIError(f"{name}: invalid JSON: {exc}") from None
+    """The JSON value of ``path`` (or stdin), checked as ``codec.convert.read_json`` checks every JSON
+    the command reads: an error names the file."""
+    return read_json(_read_text(path), "<stdin>" if path in (None, "-") else str(path))
 
 
 def _load_tools(path: str) -> list[dict[str, Any]]:
@@ -152,24 +200,34 @@ def _parse_var(item: str) -> tuple[str, Any]:
         hint = " (use --generation-prompt)" if key == "add_generation_prompt" else ""
         raise CLIError(f"--var name {key!r} is reserved{hint}")
     try:
-        value: Any = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
+        value: Any = read_json(raw, f"--var {key}")
+    except NotJSON:
+        value = checked_json(raw, f"--var {key}")  # a string (an argument the locale could not decode is not one)
     return key, value
 
 
 # --------------------------------------------------------------------------- output
 
 
-def _write(text: str) -> None:
-    """Write ``text`` to stdout as UTF-8 bytes, exactly (no newline translation, no locale encoding)."""
+def _write(text: str, *, is_json: bool = False) -> None:
+    """Write ``text`` to stdout as UTF-8 bytes, exactly (no newline translation, no locale encoding).
+
+    A lone surrogate (from a ``\\ud800`` escape in a reply's JSON, say) is no text UTF-8 can write:
+    in JSON (``is_json``) it can only be inside a string, and is written as that same escape; in other
+    text (a prompt) it is an error, and nothing of ``text`` is written."""
     out: Any = sys.stdout
     buffer = getattr(out, "buffer", None)
     if buffer is None:
         out.write(text)
         return
+    try:
+        data = text.encode("utf-8", "backslashreplace" if is_json else "strict")
+    except UnicodeEncodeError as exc:
+        raise CLIError(
+            f"the output holds {lone_surrogate(exc.object[exc.start])}, which is no text UTF-8 can write"
+        ) from None
     out.flush()
-    buffer.write(text.encode("utf-8"))
+    buffer.write(data)
     buffer.flush()
 
 
@@ -178,7 +236,8 @@ def _warn(issue: Issue) -> None:
 
 
 def _dumps_line(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    """``obj`` (plain data, made here) as a JSON line: ``json.dumps(obj, ensure_ascii=False)`` at C speed."""
+    return json_text(obj) + "\n"
 
 
 def _chunk(delta: dict[str, Any] | None, finish_reason: str | None) -> dict[str, Any]:
@@ -244,7 +303,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     for issue in result.issues:
         _warn(issue)
     message = result.to_message().model_dump(mode="json")
-    _write(json.dumps(message, ensure_ascii=False, indent=2) + "\n")
+    _write(json.dumps(message, ensure_ascii=False, indent=2) + "\n", is_json=True)
     return 0
 
 
@@ -252,20 +311,19 @@ def _stream(fmt: Format, args: argparse.Namespace, tools: list[dict[str, Any]] |
     size: int = args.chunk_size
     stream = fmt.stream(tools=tools, strict=args.strict, prompt=prompt)
 
-    def emit(events: Any) -> None:
-        lines = []
-        for event in events:
-            delta = event.to_openai()
-            if delta is not None:
-                lines.append(_dumps_line(_chunk(delta, None)))
-        if lines:
-            _write("".join(lines))
+    def completed() -> Iterator[list[Event]]:
+        """The events each read of the input completes, then those the end completes."""
+        for text in _iter_text(args.reply):
+            yield [event for start in range(0, len(text), size) for event in stream.feed(text[start : start + size])]
+        yield stream.close()
 
-    # The input is fed as it arrives (so `server | codec parse --stream` is live), cut into `size` pieces.
-    for text in _iter_text(args.reply):
-        for start in range(0, len(text), size):
-            emit(stream.feed(text[start : start + size]))
-    emit(stream.close())
+    # The input is fed as it arrives, cut into `size` pieces, and what each read completes is written
+    # at once: `server | codec parse --stream` stays live, and a file costs a write per read, not per piece.
+    for events in completed():
+        deltas = (event.to_openai() for event in events)
+        lines = [_dumps_line(_chunk(delta, None)) for delta in deltas if delta is not None]
+        if lines:
+            _write("".join(lines), is_json=True)
     result = stream.result
     for issue in result.issues:
         _warn(issue)
@@ -282,18 +340,31 @@ def _cmd_detect(args: argparse.Namespace) -> int:
         if not detections:
             return _error(f"{name}: no format's markers or stop token found in the reply", 1)
         return 0
-    found = detect(text)
+    config = _tokenizer_config(text, name)
+    found = detect(config if config is not None else text)
     if found is None:
         return _error(f"{name}: not a chat template of a known format", 1)
     _write(found + "\n")
     return 0
 
 
+def _tokenizer_config(text: str, name: str) -> dict[str, Any] | None:
+    """``text`` read as a tokenizer config (a JSON object), or None when it is a template's text
+    (which may well start with ``{{`` or ``{%``)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        config = read_json(text, name)
+    except NotJSON:
+        return None
+    return config if isinstance(config, dict) else None
+
+
 def _cmd_decode(args: argparse.Namespace) -> int:
     fmt = get_format(args.format)
     source = "<stdin>" if args.prompt in (None, "-") else str(args.prompt)
     conversation = decoded(fmt, _read_text(args.prompt), source)
-    _write(json.dumps(messages_record(conversation), ensure_ascii=False, indent=2) + "\n")
+    _write(json.dumps(messages_record(conversation), ensure_ascii=False, indent=2) + "\n", is_json=True)
     return 0
 
 
@@ -338,15 +409,23 @@ class _Chunk(NamedTuple):
 
 class _Outcome(NamedTuple):
     number: int
-    output: str | None  # the output line, or None when the line was rejected
+    output: bytes | None  # the output line (UTF-8, with its line break), or None when the line was rejected
     error: str | None
 
 
 def _outcome(result: Converted | Rejected) -> _Outcome:
-    """A line's outcome as the main process writes it: the JSON line is made here, in the --jobs process."""
-    if isinstance(result, Converted):
-        return _Outcome(result.line, json.dumps(result.record, ensure_ascii=False), None)
-    return _Outcome(result.line, None, _NEEDS_FROM if isinstance(result.error, MissingSource) else result.reason)
+    """A line's outcome as the main process writes it: the JSON line is made here, in the --jobs process,
+    and a record that cannot be written as a line of UTF-8 JSON is rejected like one that cannot be converted."""
+    if isinstance(result, Rejected):
+        return _Outcome(result.line, None, _NEEDS_FROM if isinstance(result.error, MissingSource) else result.reason)
+    try:
+        line = json.dumps(result.record, ensure_ascii=False, allow_nan=False) + "\n"
+        return _Outcome(result.line, line.encode("utf-8"), None)
+    except UnicodeEncodeError as exc:
+        error = f"the output holds {lone_surrogate(exc.object[exc.start])}, which is no text UTF-8 can write"
+    except Exception as exc:  # NaN or Infinity, nesting too deep to write, a bug: still only this line
+        error = f"the output cannot be written as JSON: {type(exc).__name__}: {exc}"
+    return _Outcome(result.line, None, error)
 
 
 _worker_converter: _Converter | None = None
@@ -443,12 +522,13 @@ class _Rejects:
     def add(self, number: int, raw: bytes, error: str) -> None:
         self.count += 1
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        record = _dumps_line({"line": number, "error": error, "input": text})
+        # The reason may quote the record: a lone surrogate in it is written as its JSON escape.
+        line = _dumps_line({"line": number, "error": error, "input": text}).encode("utf-8", "backslashreplace")
         if self.file is not None:
-            self.file.write(record.encode("utf-8"))
+            self.file.write(line)
         else:
             self.progress.clear()
-            sys.stderr.write(record)
+            sys.stderr.write(line.decode("utf-8"))
 
     def close(self) -> None:
         if self.file is not None:
@@ -506,13 +586,25 @@ def _converter(args: argparse.Namespace) -> _Converter:
     return _Converter(source, target, args.output, dict(_parse_var(item) for item in args.var))
 
 
-def _check_distinct(*paths: str | None) -> None:
-    """Refuse to write over the input (or to write the output and the rejects to one file)."""
-    files = [path for path in paths if path is not None and path != "-"]
-    for i, first in enumerate(files):
-        for second in files[i + 1 :]:
-            if os.path.realpath(first) == os.path.realpath(second):
-                raise CLIError(f"{second}: is also {first}; the input, output and rejects must be different files")
+def _check_distinct(source: str, output: str, rejects: str | None) -> None:
+    """Refuse, before anything is opened for writing, to write over the input or to write the output
+    and the rejects to one file. Files are compared, not names: a hard or symbolic link to the input
+    is the input, and so are standard input, output and error when they are redirected to it."""
+    if source == "-":
+        read: _Named = ("<stdin>", _stream_file(sys.stdin))
+    else:
+        file = _path_file(source)
+        read = (source, None if isinstance(file, str) else file)  # a missing input: opening it says so
+    out: _Named = ("<stdout>", _stream_file(sys.stdout)) if output == "-" else (output, _path_file(output))
+    pairs = [(read, out)]
+    if rejects is None:  # standard error: it may share the output's terminal or log, not be the input
+        pairs.append((read, ("<stderr>", _stream_file(sys.stderr))))
+    else:
+        rejected: _Named = (rejects, _path_file(rejects))
+        pairs += [(read, rejected), (out, rejected)]
+    for (first, file), (second, other) in pairs:
+        if file is not None and file == other:
+            raise CLIError(f"{second}: is also {first}; the input, output and rejects must be different files")
 
 
 def _stdout_binary() -> Any:
@@ -528,9 +620,9 @@ def _write_converted(
     blank = [0]
     converted = done_bytes = 0
     for chunk, outcomes in _converted(_chunks(stream, blank), converter, jobs):
-        lines = [outcome.output + "\n" for outcome in outcomes if outcome.output is not None]
-        data = "".join(lines)
-        out.write(data.encode("utf-8") if binary else data)
+        lines = [outcome.output for outcome in outcomes if outcome.output is not None]
+        data = b"".join(lines)
+        out.write(data if binary else data.decode("utf-8"))
         converted += len(lines)
         for outcome in outcomes:
             if outcome.error is not None:

@@ -20,6 +20,7 @@ the same records.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from codec.errors import CodecError, ParseError
 from codec.format import Format
+from codec.literals import JSON_DECODER
 from codec.models import Message, Tool
 
 __all__ = ["Converted", "MissingSource", "RecordError", "Rejected", "convert_lines", "convert_record"]
@@ -40,6 +42,12 @@ CONVERSATION_KEYS = frozenset({"text", "messages", "tools", "add_generation_prom
 RESERVED_VARIABLES = frozenset({"self", "messages", "tools", "add_generation_prompt", "template"})
 #: What ``bytes.strip()`` strips: a line of nothing else holds no record.
 _BLANKS = " \t\n\r\x0b\x0c"
+#: The deepest nesting of lists and objects a JSON input may have. Deeper input is refused when it
+#: is read, not met later as a RecursionError: the renderers (gemma4's recurses thrice a level),
+#: the grammar export and the parsers all stay far from Python's recursion limit at this depth.
+MAX_JSON_DEPTH = 128
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class RecordError(CodecError, ValueError):
@@ -82,6 +90,97 @@ def json_type(value: Any) -> str:
 
 def _where(prefix: str, loc: Sequence[int | str]) -> str:
     return prefix + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+
+
+class NotJSON(RecordError):
+    """Text that is not a JSON value: bad syntax, NaN or Infinity, a number out of range."""
+
+
+def read_json(text: str, source: str | None = None) -> Any:
+    """The JSON value of ``text``, checked as :func:`checked_json` checks it. Raises :class:`NotJSON`
+    for text that is not JSON and :class:`RecordError` for JSON that nests too deeply or holds a lone
+    surrogate, with ``source`` (a file name, ``--var NAME``...) first in the message when given."""
+    prefix = f"{source}: " if source else ""
+    try:
+        value = JSON_DECODER.decode(text)
+    except RecursionError:  # far deeper than MAX_JSON_DEPTH
+        raise RecordError(f"{prefix}JSON nested more than {MAX_JSON_DEPTH} levels deep") from None
+    except json.JSONDecodeError as exc:
+        raise NotJSON(f"{prefix}invalid JSON: {exc}") from None
+    except ValueError as exc:  # NaN, a number out of range, an integer of more digits than Python reads
+        raise NotJSON(f"{prefix}invalid JSON: {str(exc).partition(';')[0]}") from None
+    return checked_json(value, source, text)
+
+
+def checked_json(value: Any, source: str | None = None, text: str | None = None) -> Any:
+    """``value``, checked to be JSON every part of codec can work with: nested at most
+    :data:`MAX_JSON_DEPTH` levels, and with no lone surrogate (which no UTF-8 output can hold) in a
+    string or a key; :class:`RecordError` naming ``source`` and where in ``value`` if not. ``text``,
+    the JSON it was read from, spares the walk through ``value`` when it cannot hold either."""
+    prefix = f"{source}: " if source else ""
+    may_nest = text is None or text.count("[") + text.count("{") > MAX_JSON_DEPTH
+    if may_nest and _nests_deeper(value, MAX_JSON_DEPTH):
+        raise RecordError(f"{prefix}JSON nested more than {MAX_JSON_DEPTH} levels deep")
+    if text is None or _may_hold_surrogate(text):
+        found = _surrogate_at(value)
+        if found is not None:
+            char, loc, in_key = found
+            where = _where("", loc).lstrip(".")
+            what = ("a key" if in_key else "a string") + (f" at {where}" if where else "")
+            raise RecordError(f"{prefix}{what} holds {lone_surrogate(char)}, which is no text UTF-8 can write")
+    return value
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects more than ``limit`` levels deep: a level at a time,
+    looking at each container once, and no further than ``limit + 1`` levels."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(limit):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, (dict, list))
+        ]
+        if not level:
+            return False
+    return True
+
+
+def _may_hold_surrogate(text: str) -> bool:
+    """Whether JSON ``text`` may decode to a lone surrogate: it has a \\uD800-\\uDFFF escape (half a
+    pair, or a pair), or holds one itself (text that did not come from UTF-8)."""
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        return True
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def lone_surrogate(char: str) -> str:
+    """How a message names a lone surrogate (half of a UTF-16 pair: no character)."""
+    return f"a lone surrogate (\\u{ord(char):04x})"
+
+
+def _surrogate_at(value: Any) -> tuple[str, tuple[int | str, ...], bool] | None:
+    """The first lone surrogate in ``value``'s strings and keys, where it is, and whether in a key."""
+    stack: list[tuple[Any, tuple[int | str, ...], bool]] = [(value, (), False)]
+    while stack:
+        item, loc, is_key = stack.pop()
+        if isinstance(item, str):
+            found = _LONE_SURROGATE.search(item)
+            if found is not None:
+                return found.group(), loc, is_key
+        elif isinstance(item, dict):  # pushed in reverse, popped in order: a key before its value
+            for key, child in reversed(item.items()):
+                stack += [(child, (*loc, key), False), (key, loc, True)]
+        elif isinstance(item, list):
+            stack += [(child, (*loc, i), False) for i, child in reversed(list(enumerate(item)))]
+    return None
 
 
 def validation_line(exc: ValidationError, prefix: str) -> str:
@@ -254,16 +353,14 @@ def is_blank(line: str | bytes) -> bool:
 
 
 def _line_record(line: str | bytes) -> Any:
-    """The JSON value of one line (UTF-8 if bytes); :class:`RecordError` if it is not valid JSON."""
+    """The JSON value of one line (UTF-8 if bytes); :class:`RecordError` if it is not JSON that
+    :func:`read_json` accepts."""
     if isinstance(line, bytes):
         try:
             line = line.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise RecordError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"invalid JSON: {exc}") from None
+    return read_json(line)
 
 
 def convert_lines(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 import codec
+from codec import cli
 from codec.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -307,6 +309,74 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     assert code == 141
 
 
+class _CountingStream:
+    """A format's stream that counts what it is fed."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.fed: list[int] = []
+
+    def feed(self, chunk: str) -> Any:
+        self.fed.append(len(chunk))
+        return self.stream.feed(chunk)
+
+    def close(self) -> Any:
+        return self.stream.close()
+
+    @property
+    def result(self) -> Any:
+        return self.stream.result
+
+
+def _streamed_work(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, reply: str
+) -> tuple[_CountingStream, int, int]:
+    """Stream ``reply`` through ``codec parse --stream``: what was fed, how many writes, the bytes written."""
+    streams: list[_CountingStream] = []
+    real_stream = codec.Format.stream
+    real_write = cli._write
+    writes = [0]
+
+    def counting_stream(self: codec.Format, *args: Any, **kwargs: Any) -> Any:
+        streams.append(_CountingStream(real_stream(self, *args, **kwargs)))
+        return streams[-1]
+
+    def counting_write(text: str, **kwargs: Any) -> None:
+        writes[0] += 1
+        real_write(text, **kwargs)
+
+    path = _write(tmp_path, "reply.txt", reply)
+    with monkeypatch.context() as patch:
+        patch.setattr(codec.Format, "stream", counting_stream)
+        patch.setattr(cli, "_write", counting_write)
+        patch.setattr(cli, "_READ_SIZE", 1000)  # many reads, as from a slow pipe
+        code, out, err = run(capsys, "parse", "-f", "hermes", "--tools", str(TOOLS), "--stream", path)
+    assert (code, err) == (0, "")
+    collect_stream(out)
+    (stream,) = streams
+    return stream, writes[0], len(out.encode("utf-8"))
+
+
+def test_parse_stream_does_linear_work(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Four times the reply is four times the work, whatever is counted: characters fed (each once,
+    in pieces of --chunk-size), writes (one per read of the input, not one per piece), the parser's
+    work and the bytes written. A quadratic cost anywhere in the loop breaks one of these; no time
+    is measured."""
+    unit = read(REPLY).removesuffix("<|im_end|>") + "\n"
+    runs = {n: _streamed_work(capsys, monkeypatch, tmp_path, unit * n + "<|im_end|>") for n in (25, 100)}
+    for n, (stream, writes, _) in runs.items():
+        reply = unit * n + "<|im_end|>"
+        reads = -(-len(reply.encode("utf-8")) // 1000)
+        assert sum(stream.fed) == len(reply) and max(stream.fed) == 4
+        assert len(stream.fed) <= len(reply) // 4 + reads  # a short piece at most at the end of each read
+        assert writes <= reads + 2  # each read, the close, the finishing chunk
+    (small, _, small_bytes), (big, _, big_bytes) = runs[25], runs[100]
+    assert 3.5 < big.stream.work / small.stream.work < 4.5
+    assert 3.5 < big_bytes / small_bytes < 4.5
+
+
 def test_keyboard_interrupt(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     def interrupted(name: str) -> codec.Format:
         raise KeyboardInterrupt
@@ -327,6 +397,9 @@ def _write(tmp_path: Path, name: str, content: str | bytes) -> str:
         path.write_text(content, encoding="utf-8")
     return str(path)
 
+
+#: JSON nested far deeper than codec.convert.MAX_JSON_DEPTH (128): deeper than Python's json reads, too.
+DEEP = "[" * 100_000 + "]" * 100_000
 
 ERROR_CASES: dict[str, tuple[list[str], str]] = {
     # name: (argv with {tmp} placeholders resolved below, a word the message must contain)
@@ -357,6 +430,18 @@ ERROR_CASES: dict[str, tuple[list[str], str]] = {
     "unknown option": (["parse", "-f", "hermes", "--bogus", "{reply}"], "--bogus"),
     "reply not UTF-8": (["parse", "-f", "hermes", "{latin1}"], "UTF-8"),
     "directory as file": (["parse", "-f", "hermes", "{tmp}"], ""),
+    # JSON codec cannot work with, in every JSON input: a file, standard input (below), --var, a config.
+    "deep messages": (["render", "-f", "hermes", "{deep}"], "deep.json: JSON nested more than 128 levels deep"),
+    "deep tools": (["render", "-f", "hermes", "--tools", "{deep}", "{user}"], "deep.json: JSON nested more"),
+    "deep parse tools": (["parse", "-f", "hermes", "--tools", "{deep}", "{reply}"], "deep.json: JSON nested more"),
+    "deep grammar tools": (["grammar", "-f", "hermes", "--tools", "{deep}"], "deep.json: JSON nested more"),
+    "deep tokenizer config": (["detect", "{deepconfig}"], "config.json: JSON nested more than 128 levels deep"),
+    "deep var": (["render", "-f", "hermes", "--var", "x=" + DEEP, "{user}"], "--var x: JSON nested more than 128"),
+    "surrogate in messages": (["render", "-f", "hermes", "{surrogate}"], "[0].content holds a lone surrogate"),
+    "surrogate in a var": (["render", "-f", "hermes", "--var", 'x="\\udc80"', "{user}"], "--var x: a string holds"),
+    "undecodable var": (["render", "-f", "hermes", "--var", "x=\udcff", "{user}"], "a lone surrogate (\\udcff)"),
+    "NaN in messages": (["render", "-f", "hermes", "{nan}"], "nan.json: invalid JSON: NaN is not JSON"),
+    "huge number in tools": (["parse", "-f", "hermes", "--tools", "{huge}", "{reply}"], "huge.json: invalid JSON"),
 }
 
 
@@ -387,6 +472,11 @@ def placeholders(tmp_path: Path) -> dict[str, str]:
         ),
         "badtemplate": _write(tmp_path, "bad.jinja", "{% for x in %}"),
         "latin1": _write(tmp_path, "latin1.txt", "previs\u00e3o".encode("latin-1")),
+        "deep": _write(tmp_path, "deep.json", DEEP),
+        "deepconfig": _write(tmp_path, "config.json", '{"chat_template": "x", "extra": ' + DEEP + "}"),
+        "surrogate": _write(tmp_path, "surrogate.json", '[{"role": "user", "content": "\\ud800"}]'),
+        "nan": _write(tmp_path, "nan.json", '[{"role": "user", "content": "x", "n": NaN}]'),
+        "huge": _write(tmp_path, "huge.json", '[{"type": "function", "function": {"name": "f", "x": 1e999}}]'),
     }
 
 
@@ -404,6 +494,76 @@ def test_bad_input_is_one_line_exit_2(
     assert word in err
 
 
+def test_deep_json_on_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for argv in (["render", "-f", "hermes"], ["grammar", "-f", "hermes", "--tools", "-"], ["detect"]):
+        set_stdin(monkeypatch, '{"messages": ' + DEEP + "}")
+        code, out, err = run(capsys, *argv)
+        assert (code, out, err) == (2, "", "codec: error: <stdin>: JSON nested more than 128 levels deep\n")
+
+
+def json_nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("name", codec.formats())
+def test_json_as_deep_as_accepted_renders_and_parses(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    """At the deepest nesting read (128 levels), every command works: the limit keeps the renderers,
+    the grammar export and the parsers away from Python's recursion limit."""
+    from codec.convert import MAX_JSON_DEPTH
+
+    # {"messages": [{"tool_calls": [{"function": {"arguments": {"a": ...}}}]}]}: 7 levels around the value.
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": json_nested(121)}}}
+    conversation = {"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call]}]}
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(61):  # {"tools": [{"function": {"parameters": ...}}]}: 5 levels, then 2 per object
+        schema = {"type": "object", "properties": {"a": schema}}
+    tools = {"tools": [{"type": "function", "function": {"name": "f", "parameters": schema}}]}
+    for value, levels in ((conversation, MAX_JSON_DEPTH), (tools, MAX_JSON_DEPTH - 1)):
+        text = json.dumps(value)
+        assert max(itertools.accumulate(1 if c in "[{" else -1 if c in "]}" else 0 for c in text)) == levels
+    messages_file = _write(tmp_path, "m.json", json.dumps(conversation))
+    tools_file = _write(tmp_path, "t.json", json.dumps(tools))
+    code, prompt, err = run(capsys, "render", "-f", name, "--tools", tools_file, messages_file)
+    assert (code, err) == (0, "")
+    assert prompt == codec.get_format(name).render(conversation["messages"], tools["tools"])
+    code, out, err = run(capsys, "grammar", "-f", name, "--tools", tools_file)
+    assert (code, err) == (0, "") and out
+    reply = _write(tmp_path, "reply.txt", codec.get_format(name).render_reply(conversation["messages"][1]))
+    code, out, err = run(capsys, "parse", "-f", name, "--tools", tools_file, reply)
+    assert code == 0, err
+    conversation["messages"][0]["content"] = json_nested(MAX_JSON_DEPTH - 2)  # one level too deep
+    code, _, err = run(capsys, "render", "-f", name, _write(tmp_path, "m.json", json.dumps(conversation)))
+    assert (code, err) == (2, f"codec: error: {tmp_path}/m.json: JSON nested more than 128 levels deep\n")
+
+
+def test_a_lone_surrogate_in_a_reply_is_written_as_its_json_escape(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    reply = _write(tmp_path, "r.txt", '<tool_call>\n{"name": "f", "arguments": {"a": "\\ud800"}}\n</tool_call>')
+    proc = run_module("parse", "-f", "hermes", reply)
+    assert proc.returncode == 0, proc.stderr
+    (call,) = json.loads(proc.stdout)["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {"a": "\ud800"}
+    proc = run_module("parse", "-f", "hermes", "--stream", reply)
+    assert proc.returncode == 0, proc.stderr
+    assert collect_stream(proc.stdout.decode("utf-8"))[1][0]["arguments"] == '{"a": "\ud800"}'
+
+
+def test_a_prompt_that_utf8_cannot_write_is_an_error(tmp_path: Path) -> None:
+    template = _write(tmp_path, "t.jinja", '{{ "\\ud800" }}')
+    messages = _write(tmp_path, "m.json", '[{"role": "user", "content": "hi"}]')
+    proc = run_module("render", "-f", "hermes", "--template", template, messages)
+    assert (proc.returncode, proc.stdout) == (2, b"")
+    assert (
+        proc.stderr == b"codec: error: the output holds a lone surrogate (\\ud800), which is no text UTF-8 can write\n"
+    )
+
+
 def test_bad_input_subprocess(tmp_path: Path) -> None:
     proc = run_module("render", "-f", "nosuch", str(tmp_path / "missing.json"))
     err = proc.stderr.decode("utf-8")
@@ -412,6 +572,51 @@ def test_bad_input_subprocess(tmp_path: Path) -> None:
     proc = run_module("render", "-f", "hermes", stdin=b"[not json")
     err = proc.stderr.decode("utf-8")
     assert proc.returncode == 2 and len(err.splitlines()) == 1 and "JSON" in err
+
+
+# --------------------------------------------------------------------------- an output onto an input
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["render", "-f", "hermes", "{input}"], "{input}"),
+        (["render", "-f", "hermes", "--tools", "{input}", "{messages}"], "{input}"),
+        (["render", "-f", "hermes"], "<stdin>"),
+        (["parse", "-f", "hermes", "--stream", "{input}"], "{input}"),  # appended to, it would grow for ever
+        (["parse", "-f", "hermes", "--prompt", "{input}", "{reply}"], "{input}"),
+        (["decode", "-f", "hermes", "{input}"], "{input}"),
+        (["detect", "{input}"], "{input}"),
+        (["grammar", "-f", "hermes", "--tools", "{input}"], "{input}"),
+    ],
+)
+def test_an_input_that_is_standard_output_is_refused(tmp_path: Path, argv: list[str], name: str) -> None:
+    """``codec ... FILE >> FILE`` (or ``1<> FILE``): codec would write into what it reads. A shell's
+    ``> FILE`` empties the file before codec starts, which codec cannot undo; it still says why."""
+    path = tmp_path / "input.json"
+    path.write_bytes(TOOLS.read_bytes())
+    names = {"input": str(path), "messages": str(CONVERSATION), "reply": str(REPLY)}
+    command = [sys.executable, "-m", "codec", *(arg.format(**names) for arg in argv)]
+    with open(path, "ab") as out, open(path, "rb") as stdin:
+        proc = subprocess.run(command, stdin=stdin, stdout=out, stderr=subprocess.PIPE, cwd=ROOT, env=subprocess_env())
+    assert proc.returncode == 2
+    message = (
+        f"codec: error: {name.format(**names)}: is also standard output; codec does not write over what it reads\n"
+    )
+    assert proc.stderr.decode("utf-8") == message
+    assert path.read_bytes() == TOOLS.read_bytes()
+
+
+def test_standard_output_may_be_another_file_or_a_device(tmp_path: Path) -> None:
+    path = tmp_path / "prompt.txt"
+    for out in (path, Path(os.devnull)):
+        with open(out, "ab") as stdout, open(os.devnull, "rb") as stdin:
+            command = [sys.executable, "-m", "codec", "render", "-f", "hermes", str(CONVERSATION)]
+            proc = subprocess.run(
+                command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, cwd=ROOT, env=subprocess_env()
+            )
+        assert (proc.returncode, proc.stderr) == (0, b"")
+    assert path.read_text(encoding="utf-8").startswith("<|im_start|>system")
 
 
 # --------------------------------------------------------------------------- examples

@@ -6,8 +6,11 @@ subprocess. Decoding tests skip a format whose ``decode`` is not implemented, sa
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import multiprocessing
+import os
 import subprocess
 import sys
 import tracemalloc
@@ -169,6 +172,116 @@ def test_rejects_name_the_line_and_the_reason(capsys: pytest.CaptureFixture[str]
         assert reason in reject["error"]
 
 
+USER = '[{"role": "user", "content": "x"}]'
+#: Records that once stopped a run (exit 2, an empty output) or could, and the reason each is rejected with.
+UNWRITABLE_RECORDS: dict[bytes, str] = {
+    b'{"messages": [{"role": "user", "content": "\\ud800"}]}': "a string at messages[0].content holds a lone "
+    "surrogate (\\ud800), which is no text UTF-8 can write",
+    b'{"id": "\\udc00", "messages": %b}' % USER.encode(): "a string at id holds a lone surrogate (\\udc00)",
+    b'{"meta": {"\\udbff": 1}, "messages": %b}' % USER.encode(): "a key at meta holds a lone surrogate (\\udbff)",
+    b'{"text": "\\ud83d"}': "a string at text holds a lone surrogate (\\ud83d)",
+    b'{"id": 1e999, "messages": %b}' % USER.encode(): "invalid JSON: number out of range: 1e999",
+    b'{"id": NaN, "messages": %b}' % USER.encode(): "invalid JSON: NaN is not JSON",
+    b'{"id": -Infinity, "messages": %b}' % USER.encode(): "invalid JSON: -Infinity is not JSON",
+    b'{"id": %b, "messages": %b}' % (b"9" * 5000, USER.encode()): "invalid JSON: Exceeds the limit (4300 digits)",
+    b'{"id": %b%b, "messages": %b}' % (b"[" * 100_000, b"]" * 100_000, USER.encode()): "JSON nested more than 128",
+    b'{"id": %b%b, "messages": %b}' % (b"[" * 128, b"]" * 128, USER.encode()): "JSON nested more than 128",
+    b'{"messages": [{"role": "user", "content": %b%b}]}' % (b"[" * 126, b"]" * 126): "JSON nested more than 128",
+    b'["a", "list"]': "a record must be a JSON object",
+    b'"a string"': "a record must be a JSON object",
+    b"null": "a record must be a JSON object",
+    b'{"text": ["x"]}': '"text" must be a string, not a list',
+    b'{"text": "\xed\xa0\x80"}': "not valid UTF-8",  # a surrogate encoded as UTF-8: no character either
+    b'{"text": "\xc3"}': "not valid UTF-8",
+}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_no_record_stops_the_run(capsys: pytest.CaptureFixture[str], tmp_path: Path, jobs: str) -> None:
+    good = json.dumps({"id": 0, **conversation(0)}).encode()
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"".join(line + b"\n" for line in [good, *UNWRITABLE_RECORDS, good]))
+    out = tmp_path / "out.jsonl"
+    code, stdout, err = run(capsys, "convert", "--from", "hermes", "--to", "hermes", "--jobs", jobs, str(src), str(out))
+    assert (code, stdout) == (0, "")
+    assert err == f"converted 2, rejected {len(UNWRITABLE_RECORDS)} (see {out}.rejects.jsonl)\n"
+    assert records(out) == [{"id": 0, "text": rendered("hermes", conversation(0))}] * 2
+    rejects = records(Path(f"{out}.rejects.jsonl"))
+    assert [r["line"] for r in rejects] == list(range(2, 2 + len(UNWRITABLE_RECORDS)))
+    for reject, (line, reason) in zip(rejects, UNWRITABLE_RECORDS.items(), strict=True):
+        assert reject["error"].startswith(reason), reject["error"]
+        assert reject["input"] == line.decode("utf-8", "replace")
+
+
+def _prompt_text(messages: Any, tools: Any, add_generation_prompt: bool, variables: Any) -> str:
+    if messages[0]["content"] == "refuse":
+        raise codec.RenderError("refused at \ud800")  # a reason quoting what UTF-8 cannot write
+    return "text with \ud800 in it" if messages[0]["content"] == "lone" else "P"
+
+
+def _prompt_conversation(prompt: str) -> codec.Conversation:
+    return codec.Conversation(messages=[codec.Message(role="user", content="x")], variables={"v": float("nan")})
+
+
+class _Unwritable(codec.Format):
+    """A format whose outputs cannot be written: a prompt with a lone surrogate, a conversation with NaN."""
+
+    name = "unwritable"
+    functions = dataclasses.replace(
+        codec.get_format("hermes").functions, prompt_text=_prompt_text, prompt_conversation=_prompt_conversation
+    )
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_output_that_cannot_be_written_is_rejected(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    if jobs != "1" and multiprocessing.get_start_method() != "fork":
+        pytest.skip("the --jobs processes see the test's format only when forked")
+    monkeypatch.setattr(
+        cli, "get_format", lambda name: _Unwritable() if name == "unwritable" else codec.get_format(name)
+    )
+    lone = json.dumps({"messages": [{"role": "user", "content": "lone"}]})
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0)), lone, json.dumps({"text": "P"})])
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(
+        capsys, "convert", "--from", "unwritable", "--to", "unwritable", "--jobs", jobs, str(src), str(out)
+    )
+    assert code == 0 and err.startswith("converted 2, rejected 1")
+    assert records(out) == [{"text": "P"}, {"text": "P"}]
+    (reject,) = records(Path(f"{out}.rejects.jsonl"))
+    assert reject == {
+        "line": 2,
+        "error": "the output holds a lone surrogate (\\ud800), which is no text UTF-8 can write",
+        "input": lone,
+    }
+    code, _, err = run(
+        capsys, "convert", "--from", "unwritable", "--output", "messages", "--jobs", jobs, str(src), str(out)
+    )
+    assert code == 0 and err.startswith("converted 2, rejected 1")
+    (reject,) = records(Path(f"{out}.rejects.jsonl"))
+    assert reject["line"] == 3 and reject["error"].startswith("the output cannot be written as JSON: ValueError: ")
+
+
+def test_rejects_keep_what_utf8_cannot_write_as_json_escapes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        cli, "get_format", lambda name: _Unwritable() if name == "unwritable" else codec.get_format(name)
+    )
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps({"messages": [{"role": "user", "content": "refuse"}]})])
+    out = tmp_path / "out.jsonl"
+    assert run(capsys, "convert", "--to", "unwritable", str(src), str(out))[0] == 0
+    rejects = Path(f"{out}.rejects.jsonl").read_bytes()
+    assert b"refused at \\ud800" in rejects
+    assert json.loads(rejects)["error"] == "refused at \ud800"
+    code, stdout, err = run(capsys, "convert", "--to", "unwritable", str(src), "-")
+    assert (code, stdout) == (0, "")
+    reject, summary = err.splitlines()
+    assert json.loads(reject)["error"] == "refused at \ud800" and "\\ud800" in reject
+    assert summary == "converted 0, rejected 1"
+
+
 def test_a_line_the_target_refuses_is_rejected(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # Gemma 3's template refuses a user message followed by another user message.
     record = {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}
@@ -241,6 +354,82 @@ def test_the_input_is_never_overwritten(capsys: pytest.CaptureFixture[str], tmp_
     code, _, err = run(capsys, "convert", "--to", "hermes", str(src), str(tmp_path / "." / "in.jsonl"))
     assert code == 2 and "must be different files" in err
     assert src.read_bytes() == before
+
+
+def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run ``codec convert --to hermes ARGV``, which must refuse: exit 2, one line, nothing on stdout."""
+    code, out, err = run(capsys, "convert", "--to", "hermes", *argv)
+    assert (code, out) == (2, ""), err
+    assert err.startswith("codec: error: ") and err.count("\n") == 1, err
+    assert err.endswith("; the input, output and rejects must be different files\n"), err
+    return err
+
+
+@pytest.mark.parametrize("link", ["hard", "symbolic"])
+@pytest.mark.parametrize("linked", ["output", "rejects"])
+def test_a_link_to_the_input_is_the_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, link: str, linked: str
+) -> None:
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(i)) for i in range(3)])
+    before = src.read_bytes()
+    alias = tmp_path / "alias.jsonl"
+    if link == "hard":
+        os.link(src, alias)
+    else:
+        alias.symlink_to(src)
+    other = tmp_path / "other.jsonl"
+    argv = [str(src), str(alias)] if linked == "output" else ["--rejects", str(alias), str(src), str(other)]
+    err = refused(capsys, *argv)
+    assert err == f"codec: error: {alias}: is also {src}; the input, output and rejects must be different files\n"
+    assert src.read_bytes() == before
+    assert not other.exists()  # refused before anything is opened for writing
+
+
+def test_the_output_and_the_rejects_are_different_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0))])
+    out = tmp_path / "out.jsonl"
+    refused(capsys, "--rejects", str(out), str(src), str(out))  # neither exists yet: the same name
+    out.write_bytes(b"kept\n")
+    os.link(out, tmp_path / "rejects.jsonl")
+    refused(capsys, "--rejects", str(tmp_path / "rejects.jsonl"), str(src), str(out))
+    assert out.read_bytes() == b"kept\n"
+    # Writing nothing worth keeping twice is fine: /dev/null is no file to overwrite.
+    assert run(capsys, "convert", "--to", "hermes", "--rejects", os.devnull, str(src), os.devnull)[0] == 0
+
+
+def test_stdin_redirected_from_the_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``codec convert --to hermes - out.jsonl < out.jsonl``: standard input is compared as a file."""
+    out = write_lines(tmp_path / "out.jsonl", [json.dumps(conversation(i)) for i in range(3)])
+    before = out.read_bytes()
+    with open(out, encoding="utf-8") as stdin:
+        monkeypatch.setattr(sys, "stdin", stdin)
+        err = refused(capsys, "-", str(out))
+        assert err.startswith(f"codec: error: {out}: is also <stdin>;")
+        assert Path(f"{out}.rejects.jsonl").exists() is False
+        refused(capsys, "--rejects", str(out), "-", str(tmp_path / "new.jsonl"))
+    assert out.read_bytes() == before
+
+
+def test_stdout_or_stderr_redirected_onto_the_input(tmp_path: Path) -> None:
+    """``codec convert IN - >> IN`` would read its own output for ever, and ``2>> IN`` its rejects."""
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0)), "not json"])
+    before = src.read_bytes()
+    argv = [sys.executable, "-m", "codec", "convert", "--to", "hermes", str(src), "-"]
+    with open(src, "ab") as append:
+        proc = subprocess.run(argv, stdout=append, stderr=subprocess.PIPE, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == f"codec: error: <stdout>: is also {src}; {DIFFERENT}\n"
+    assert src.read_bytes() == before
+    with open(src, "ab") as append:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=append, cwd=ROOT, timeout=120)
+    assert (proc.returncode, proc.stdout) == (2, b"")
+    # Standard error is the input: the error line is all that reaches it.
+    assert src.read_bytes() == before + f"codec: error: <stderr>: is also {src}; {DIFFERENT}\n".encode()
+
+
+DIFFERENT = "the input, output and rejects must be different files"
 
 
 def test_missing_input_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -11,7 +11,17 @@ from typing import Any
 import pytest
 
 import codec
-from codec.convert import Converted, MissingSource, RecordError, Rejected, convert_lines, convert_record
+from codec.convert import (
+    MAX_JSON_DEPTH,
+    Converted,
+    MissingSource,
+    NotJSON,
+    RecordError,
+    Rejected,
+    convert_lines,
+    convert_record,
+    read_json,
+)
 
 HERMES = codec.get_format("hermes")
 GEMMA4 = codec.get_format("gemma4")
@@ -214,3 +224,49 @@ def test_bad_options_raise_before_any_line_is_read() -> None:
 
     with pytest.raises(ValueError, match="to= is required"):
         convert_lines(lines())
+
+
+# --------------------------------------------------------------------------- read_json
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "message"),
+    [
+        ("[1,", NotJSON, "f.json: invalid JSON: Expecting value: line 1 column 4 (char 3)"),
+        ("NaN", NotJSON, "f.json: invalid JSON: NaN is not JSON"),
+        ('{"a": -1e400}', NotJSON, "f.json: invalid JSON: number out of range: -1e400"),
+        ("1" * 5000, NotJSON, "f.json: invalid JSON: Exceeds the limit (4300 digits) for integer string conversion: "),
+        (nested(MAX_JSON_DEPTH + 1), RecordError, "f.json: JSON nested more than 128 levels deep"),
+        (nested(100_000), RecordError, "f.json: JSON nested more than 128 levels deep"),
+        ("[" * 100_000, RecordError, "f.json: JSON nested more than 128 levels deep"),
+        ('[{"a": "\\ud800"}]', RecordError, "f.json: a string at [0].a holds a lone surrogate (\\ud800), "),
+        ('{"a": {"\\udfff": 0}}', RecordError, "f.json: a key at a holds a lone surrogate (\\udfff), "),
+        ('"\\ude00\\ud83d"', RecordError, "f.json: a string holds a lone surrogate (\\ude00)"),
+    ],
+)
+def test_read_json_refuses_what_codec_cannot_work_with(text: str, error: type[Exception], message: str) -> None:
+    with pytest.raises(error) as exc:
+        read_json(text, "f.json")
+    assert type(exc.value) is error and str(exc.value).startswith(message)
+    assert "\n" not in str(exc.value)
+
+
+def test_read_json_takes_what_it_can() -> None:
+    assert read_json(nested(MAX_JSON_DEPTH)) == json.loads(nested(MAX_JSON_DEPTH))
+    # Surrogate pairs are characters; a backslash before "ud800" is a backslash.
+    assert read_json('["\\ud83d\\ude00", "\\\\ud800", 1e308, -0.0]') == ["\U0001f600", "\\ud800", 1e308, -0.0]
+
+
+def test_lines_that_cannot_be_read_are_rejected_with_the_reason() -> None:
+    lines = [json.dumps(RECORD), '{"id": NaN}', nested(200), '{"text": "\\ud800"}', json.dumps(RECORD)]
+    results = list(convert_lines(lines, to=HERMES))
+    assert [type(r) for r in results] == [Converted, Rejected, Rejected, Rejected, Converted]
+    assert [r.reason for r in results if isinstance(r, Rejected)] == [
+        "invalid JSON: NaN is not JSON",
+        "JSON nested more than 128 levels deep",
+        "a string at text holds a lone surrogate (\\ud800), which is no text UTF-8 can write",
+    ]
