@@ -91,6 +91,8 @@ def _as_config(text: str) -> Mapping[str, Any] | None:
         data = json.loads(text)
     except json.JSONDecodeError:
         return None  # a template may start with "{{" or "{%"
+    except RecursionError:  # JSON, but far deeper than any tokenizer config
+        raise ValueError("the tokenizer config is JSON nested too deeply to read") from None
     return data if isinstance(data, dict) else None
 
 

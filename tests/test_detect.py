@@ -185,6 +185,7 @@ def test_markers_of_several_formats(data: st.DataObject) -> None:
         ({"chat_template": 3}, ValueError),
         ({"chat_template": []}, ValueError),
         ({"chat_template": [{"name": "default"}]}, ValueError),
+        ('{"chat_template": ' + "[" * 100_000 + "]" * 100_000 + "}", ValueError),  # too deep to read
         (42, TypeError),
         (None, TypeError),
     ],
