@@ -24,6 +24,7 @@ import strategies
 from harness import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jinja2.exceptions import SecurityError
 
 from codec import jinja as codec_jinja
 from codec.errors import RenderError
@@ -479,6 +480,48 @@ def test_namespace_refuses_underscore_names(template: str) -> None:
 @pytest.mark.parametrize("template", NAMESPACE_ABUSE)
 def test_namespace_refuses_underscore_names_like_transformers(template: str) -> None:
     with pytest.raises(Exception, match="underscore"):
+        reference(template, CHAT)
+
+
+#: The main ways out of a sandbox: dunder walks to ``object.__subclasses__()``, the ``__globals__`` of
+#: every function the environment hands out, the ``attr`` filter and format strings as attribute
+#: access, a macro's or ``self``'s internals, and the mutating methods of the messages.
+ESCAPES = [
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{% for c in [].__class__.__base__.__subclasses__() %}{{ c }}{% endfor %}",
+    "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
+    "{{ joiner.__init__.__globals__.os }}",
+    "{{ lipsum.__globals__['os'].popen('id').read() }}",
+    "{{ namespace.__init__.__globals__.os }}",
+    "{{ raise_exception.__globals__['sys'].modules }}",
+    "{{ strftime_now.__globals__['sys'] }}",
+    "{{ dict.__call__.__globals__['sys'] }}",
+    "{{ dict.fromkeys.__func__.__globals__ }}",
+    "{{ (messages | attr('__class__')).__mro__ }}",
+    "{{ '{0.__class__.__mro__}'.format('') }}",
+    "{{ '{0.__globals__}'.format(cycler.__init__) }}",
+    "{{ '%s' | format(cycler.__init__.__globals__) }}",
+    "{% macro m() %}{% endmacro %}{{ m._func.__globals__ }}",
+    "{{ self._TemplateReference__context.environment }}",
+    "{% for x in [1] %}{{ loop.__class__.__init__.__globals__ }}{% endfor %}",
+    "{{ messages.pop() }}",
+    "{{ messages[0].clear() }}",
+    "{{ messages.__setitem__(0, 1) }}",
+    "{% set ns = namespace() %}{% set ns.__class__ = 1 %}",
+]
+
+
+@pytest.mark.parametrize("template", ESCAPES)
+def test_sandbox_escapes_are_render_errors(template: str) -> None:
+    """Each escape is a SecurityError of the sandbox, surfaced as a RenderError."""
+    with pytest.raises(RenderError) as info:
+        render_template(template, CHAT, None)
+    assert isinstance(info.value.__cause__, SecurityError)
+
+
+@pytest.mark.parametrize("template", ESCAPES)
+def test_sandbox_escapes_are_refused_like_transformers(template: str) -> None:
+    with pytest.raises(SecurityError):
         reference(template, CHAT)
 
 
