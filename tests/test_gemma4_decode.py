@@ -30,6 +30,7 @@ from codec.formats.gemma4 import (
     _tool_content,
     content_text,
 )
+from codec.formats.gemma4_decode import _PromptReader
 
 FMT = codec.get_format("gemma4")
 #: Markers a text may hold that make the prompt read several ways (the media tokens do not: they
@@ -410,3 +411,85 @@ def test_dictsort_order_is_what_decides_a_mapping() -> None:
     text = "<|turn>model\n<|tool_call>call:f{b:1,a:2}<tool_call|><|tool_response>"
     (message,) = assert_renders_back(FMT, text).messages
     assert message.model_dump(mode="python")["tool_calls"][0]["function"]["arguments"] == "b:1,a:2"
+
+
+# --------------------------------------------------------------------------- (c) linear work
+
+#: Characters the reader may examine per prompt character: each literal's occurrences are found in
+#: one pass, then each look takes in a few. A damaged prompt may take up to ``steps_per_char``
+#: steps per character before the search gives up, each as many looks.
+WORK_PER_CHAR = 16
+LOOKUP_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": "Looks it up.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "what"},
+                    "limit": {"type": "integer"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["query"],
+            },
+        },
+    }
+]
+
+
+def long_conversation(turns: int) -> list[dict[str, Any]]:
+    """``turns`` messages of every kind in turn: text, calls with nested arguments, results, reasoning, media."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+    index = 0
+    while len(messages) < turns:
+        messages.append({"role": "user", "content": f"question {index}, with, commas: and {{braces}}"})
+        if index % 4 == 0:
+            messages.append({"role": "assistant", "content": f"answer {index}"})
+        elif index % 4 in (1, 2):
+            arguments = {"query": f"q{index}", "limit": index, "tags": ["a", f"b{index}"]}
+            call = {"id": f"c{index}", "type": "function", "function": {"name": "lookup", "arguments": arguments}}
+            reasoning = {"reasoning_content": f"thinking {index}"} if index % 4 == 1 else {}
+            messages.append({"role": "assistant", "content": None, "tool_calls": [call], **reasoning})
+            messages.append({"role": "tool", "tool_call_id": f"c{index}", "content": f"result {index}"})
+            messages.append({"role": "assistant", "content": f"so {index}"})
+        else:
+            messages.append(
+                {"role": "assistant", "content": [{"type": "text", "text": f"look {index}"}, {"type": "image"}]}
+            )
+        index += 1
+    return messages
+
+
+def examined_per_char(text: str) -> float:
+    """The characters the reader examines per character of ``text``: for its first reading, or every one it tries."""
+    reader = _PromptReader(text)
+    try:
+        for conversation in reader.conversations():
+            if (
+                FMT.render(
+                    conversation.messages,
+                    conversation.tools,
+                    add_generation_prompt=conversation.add_generation_prompt,
+                    **conversation.variables,
+                )
+                == text
+            ):
+                break
+    except codec.ParseError:
+        pass
+    return reader.examined / len(text)
+
+
+@pytest.mark.parametrize("cut", [0, 30], ids=["whole", "cut_short"])
+def test_reading_a_prompt_is_linear_in_its_length(cut: int) -> None:
+    """Ten times the turns, the same work per character: no search starts over, or runs to the end, turn after turn.
+
+    Whole, the prompt reads its first way; cut short, it reads no way, and the search tries all it may.
+    """
+    small, big = (FMT.render(long_conversation(turns), LOOKUP_TOOLS, enable_thinking=True) for turns in (500, 5000))
+    small_work, big_work = examined_per_char(small[: len(small) - cut]), examined_per_char(big[: len(big) - cut])
+    budget = WORK_PER_CHAR * (_PromptReader.steps_per_char if cut else 1)
+    assert big_work <= small_work * 1.1
+    assert big_work <= budget

@@ -24,6 +24,7 @@ import strategies
 from harness import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jinja2.exceptions import SecurityError
 
 from codec import jinja as codec_jinja
 from codec.errors import RenderError
@@ -95,6 +96,7 @@ def test_seed_renders_like_transformers(seed: Path, conversation: dict[str, Any]
 
 
 CHAT = [{"role": "user", "content": "hi"}]
+CHAT2 = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
 
 # (id, template, messages, tools, variables, expected output or RenderError message)
 CASES: list[tuple[str, str, list[dict[str, Any]], list[dict[str, Any]] | None, dict[str, Any], str]] = [
@@ -281,6 +283,97 @@ CASES: list[tuple[str, str, list[dict[str, Any]], list[dict[str, Any]] | None, d
         {},
         '{"thinking": "", "role": "assistant", "reasoning_content": ""}',
     ),
+    # what the limits check (loops, slices, ~, formatting, building filters, methods, macros) is unchanged
+    (
+        "loop_features",
+        "{% for m in messages %}{{ loop.index }}/{{ loop.length }}{{ '!' if loop.last }}{{ loop.revindex }} "
+        "{% endfor %}",
+        CHAT2,
+        None,
+        {},
+        "1/22 2/2!1 ",
+    ),
+    (
+        "loop_filtered_else",
+        "{% for i in range(5) if i is odd %}{{ i }}{% else %}none{% endfor %}"
+        "{% for i in [] %}{% else %}empty{% endfor %}",
+        CHAT2,
+        None,
+        {},
+        "13empty",
+    ),
+    (
+        "loop_recursive",
+        "{% for item in [{'c': [{'c': []}, {'c': [{'c': []}]}]}] recursive %}"
+        "[{{ loop.depth }}{{ loop(item.c) }}]{% endfor %}",
+        CHAT2,
+        None,
+        {},
+        "[1[2][2[3]]]",
+    ),
+    (
+        "slices_and_concat",
+        "{{ 'abcdef'[1:4] ~ 'xy'[::-1] ~ 1 ~ none }} {{ messages[::-1][0].role }} {{ [1, 2, 3][:-1] }} "
+        "{{ [1, 2] ~ (3,) }}",
+        CHAT2,
+        None,
+        {},
+        "bcdyx1None assistant [1, 2] [1, 2](3,)",
+    ),
+    (
+        "formatting",
+        "{{ '%-4s|%03d|%.2f|%*d' % ('a', 7, 3.14159, 3, 1) }} {{ '%(a)s%%' % {'a': 5} }} "
+        "{{ '{0:>5}|{1!r}|{0}'.format('b', 'c') }} {{ '{a}'.format_map({'a': 1}) }} {{ '%s-%s'|format(1, 2) }}",
+        CHAT2,
+        None,
+        {},
+        "a   |007|3.14|  1 5%     b|'c'|b 1 1-2",
+    ),
+    (
+        "building_filters",
+        "{{ [[1], [2, 3]]|sum(start=[]) }} {{ 'a b c'|wordwrap(3) }} {{ 'x'|center(5) }}| {{ [1, 2, 3]|join('-') }} "
+        "{{ ['a', 'b']|batch(3, 'z')|list }} {{ [1, 2, 3]|slice(2)|list }} {{ 'a\nb'|indent(2, true) }} "
+        "{{ {'a': [1]}|pprint }} {{ [1]|tojson(indent=2) }}",
+        CHAT2,
+        None,
+        {},
+        "[1, 2, 3] a b\nc   x  | 1-2-3 [['a', 'b', 'z']] [[1, 2], [3]]   a\n  b {'a': [1]} [\n  1\n]",
+    ),
+    (
+        "arithmetic",
+        "{{ 2 ** 100 }} {{ 3 * 4 }} {{ 'ab' * 2 }} {{ [0] * 3 }} {{ 7 % 3 }} {{ 10 - 20 }} {{ 1 + 2 }} "
+        "{{ 7 // 2 }} {{ 1 / 4 }}",
+        CHAT2,
+        None,
+        {},
+        "1267650600228229401496703205376 12 abab [0, 0, 0] 1 -10 3 3 0.25",
+    ),
+    (
+        "methods",
+        "{{ 'a'.ljust(3) }}|{{ 'a\tb'.expandtabs(4) }}|{{ 'aXa'.replace('a', 'bb') }}|{{ ','.join(['x', 'y']) }}|"
+        "{{ (1).to_bytes(2, 'big') }}|{{ 'ab'.translate({97: 'zz'}) }}|{{ 'ab'.zfill(4) }}",
+        CHAT2,
+        None,
+        {},
+        "a  |a   b|bbXbb|x,y|b'\\x00\\x01'|zzb|00ab",
+    ),
+    (
+        "macros_and_caller",
+        "{% macro m(x) %}<{{ caller(x) }}>{% endmacro %}{% call(y) m(2) %}{{ y * 3 }}{% endcall %}"
+        "{% set b %}[{{ m is defined }}]{% endset %}{{ b }}{% filter upper %}up{% endfilter %}",
+        CHAT2,
+        None,
+        {},
+        "<6>[True]UP",
+    ),
+    (
+        "ranges",
+        "{{ range(3)|list }} {{ range(10, 0, -3)|list }} {{ lipsum(1, false, 5, 6)|wordcount }}",
+        CHAT2,
+        None,
+        {},
+        "[0, 1, 2] [10, 7, 4, 1] 5",
+    ),
     (
         "sandbox_list_append",
         "{% set x = [] %}{{ x.append(1) }}",
@@ -387,6 +480,48 @@ def test_namespace_refuses_underscore_names(template: str) -> None:
 @pytest.mark.parametrize("template", NAMESPACE_ABUSE)
 def test_namespace_refuses_underscore_names_like_transformers(template: str) -> None:
     with pytest.raises(Exception, match="underscore"):
+        reference(template, CHAT)
+
+
+#: The main ways out of a sandbox: dunder walks to ``object.__subclasses__()``, the ``__globals__`` of
+#: every function the environment hands out, the ``attr`` filter and format strings as attribute
+#: access, a macro's or ``self``'s internals, and the mutating methods of the messages.
+ESCAPES = [
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{% for c in [].__class__.__base__.__subclasses__() %}{{ c }}{% endfor %}",
+    "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
+    "{{ joiner.__init__.__globals__.os }}",
+    "{{ lipsum.__globals__['os'].popen('id').read() }}",
+    "{{ namespace.__init__.__globals__.os }}",
+    "{{ raise_exception.__globals__['sys'].modules }}",
+    "{{ strftime_now.__globals__['sys'] }}",
+    "{{ dict.__call__.__globals__['sys'] }}",
+    "{{ dict.fromkeys.__func__.__globals__ }}",
+    "{{ (messages | attr('__class__')).__mro__ }}",
+    "{{ '{0.__class__.__mro__}'.format('') }}",
+    "{{ '{0.__globals__}'.format(cycler.__init__) }}",
+    "{{ '%s' | format(cycler.__init__.__globals__) }}",
+    "{% macro m() %}{% endmacro %}{{ m._func.__globals__ }}",
+    "{{ self._TemplateReference__context.environment }}",
+    "{% for x in [1] %}{{ loop.__class__.__init__.__globals__ }}{% endfor %}",
+    "{{ messages.pop() }}",
+    "{{ messages[0].clear() }}",
+    "{{ messages.__setitem__(0, 1) }}",
+    "{% set ns = namespace() %}{% set ns.__class__ = 1 %}",
+]
+
+
+@pytest.mark.parametrize("template", ESCAPES)
+def test_sandbox_escapes_are_render_errors(template: str) -> None:
+    """Each escape is a SecurityError of the sandbox, surfaced as a RenderError."""
+    with pytest.raises(RenderError) as info:
+        render_template(template, CHAT, None)
+    assert isinstance(info.value.__cause__, SecurityError)
+
+
+@pytest.mark.parametrize("template", ESCAPES)
+def test_sandbox_escapes_are_refused_like_transformers(template: str) -> None:
+    with pytest.raises(SecurityError):
         reference(template, CHAT)
 
 

@@ -18,6 +18,7 @@ import dataclasses
 import itertools
 import math
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -49,10 +50,22 @@ from codec.models import Conversation, Function, FunctionCall, Message, Tool, To
 # ---------------------------------------------------------------------------- the readings
 
 _SYSTEM_HEADER = TURN_OPEN + "system\n"
-_MEDIA_TOKEN = re.compile(r"(<\|(?:image|audio|video)\|>)")
+_MEDIA_TOKENS = ("<|image|>", "<|audio|>", "<|video|>")
+_MEDIA_TOKEN = re.compile("(" + "|".join(map(re.escape, _MEDIA_TOKENS)) + ")")
 _SCALAR = re.compile(r"[^,}\]]*")
 #: Complete readings of an ambiguous prompt rendered back before the first one is returned as is.
 _MAX_READINGS = 16
+
+
+@dataclass(frozen=True)
+class _Span:
+    """Where a string of a call or result lies in the prompt, taken once a whole reading is complete.
+
+    A search tries a string's every possible close: what lies before each one is not copied.
+    """
+
+    start: int
+    end: int
 
 
 @dataclass(frozen=True)
@@ -69,13 +82,15 @@ class _Gemma4Turn:
     """One non-tool message as the prompt shows it (assistant turns merged by Q7 are separate)."""
 
     role: str
-    content: str
+    #: Where its text lies in the prompt: taken (:attr:`content`) once a whole reading is complete.
+    span: tuple[int, int]
     #: What closed it: :data:`TURN_END`, :data:`RESPONSE_OPEN` (Q5), or ``""`` (answered calls, no content).
     end: str
-    thought: str | None = None
-    calls: tuple[tuple[str, dict[str, Any] | str], ...] = ()
+    thought: str | _Span | None = None
+    calls: tuple[tuple[str, dict[str, Any] | str | _Span], ...] = ()
     #: ``(name, the mapping between the braces)`` of each ``response:NAME{...}``.
     responses: tuple[tuple[str, dict[str, Any]], ...] = ()
+    content: str = ""
 
 
 def _scalar(token: str) -> tuple[Any] | None:
@@ -89,6 +104,12 @@ def _scalar(token: str) -> tuple[Any] | None:
     if not math.isfinite(number) or str(number) != token:
         return None
     return (number,)
+
+
+def _longest_scalar() -> int:
+    """The longest scalar that reads back: an int of as many digits as Python converts, and its sign."""
+    digits: int = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    return digits + 1 if digits else sys.maxsize
 
 
 def _sorted_mapping(pairs: tuple[tuple[str, Any], ...]) -> dict[str, Any] | None:
@@ -139,39 +160,48 @@ class _PromptReader(Reader):
         """``head`` at ``pos``, then a name up to the next ``{``: (the name, the brace's offset)."""
         if not self.at(pos, head):
             return None
-        brace = self.text.find("{", pos + len(head))
+        brace = self.find(pos + len(head), "{")
         if brace < 0:
             self.fail(len(self.text), (expected,))
             return None
-        return self.text[pos + len(head) : brace], brace
+        return self.piece(pos + len(head), brace), brace
 
     # ------------------------------------------------------------------ values (Gemma notation)
 
     def _string(self, pos: int, follow: tuple[str, ...]) -> Readings[str]:
         """``<|"|>text<|"|>``, closed by a ``<|"|>`` that one of ``follow`` comes after (Q1)."""
+        for span, after in self._string_span(pos, follow):
+            yield self.piece(span.start, span.end), after
+
+    def _string_span(self, pos: int, follow: tuple[str, ...]) -> Readings[_Span]:
+        """Where the text of each reading of ``<|"|>text<|"|>`` lies (:meth:`_string`)."""
         if not self.at(pos, QUOTE):
             return
         start = pos + len(QUOTE)
         for close in self.find_all(start, (QUOTE,)):
             after = close + len(QUOTE)
-            if self.text.startswith(follow, after):
-                yield self.text[start:close], after
+            if self.starts(after, follow):
+                yield _Span(start, close), after
             else:
                 self.fail(after, follow)
 
     def _value(self, pos: int, follow: tuple[str, ...], quote_keys: bool) -> Readings[Any]:
-        """A value as :func:`format_value` writes it (keys ``<|"|>``-quoted with ``quote_keys``)."""
-        text = self.text
-        if text.startswith(QUOTE, pos):
-            yield from self._string(pos, follow)
-        elif text.startswith("{", pos):
+        """A value as :func:`format_value` writes it (keys ``<|"|>``-quoted with ``quote_keys``).
+
+        The strings of a call or result (bare keys) come as :class:`_Span`: nothing checks them
+        while reading; a declaration's (quoted keys) are strings, whose order and types count.
+        """
+        if self.starts(pos, QUOTE):
+            yield from (self._string_span(pos, follow) if not quote_keys else self._string(pos, follow))
+        elif self.starts(pos, "{"):
             yield from self._mapping(pos, quote_keys)
-        elif text.startswith("[", pos):
+        elif self.starts(pos, "["):
             yield from self._list(pos, quote_keys)
         else:
-            match = _SCALAR.match(text, pos)
+            longest = _longest_scalar()  # a scalar runs to the next , } or ]: no further than this
+            match = self.match(_SCALAR, pos, longest + 1)
             assert match is not None  # the pattern matches the empty string
-            scalar = _scalar(match.group())
+            scalar = _scalar(match.group()) if match.end() - pos <= longest else None
             if scalar is None:
                 self.fail(pos, ("a value",))
             else:
@@ -180,7 +210,7 @@ class _PromptReader(Reader):
     def _list(self, pos: int, quote_keys: bool) -> Readings[list[Any]]:
         if not self.at(pos, "["):
             return
-        if self.text.startswith("]", pos + 1):
+        if self.starts(pos + 1, "]"):
             yield [], pos + 2
             return
         for items, end in self.separated(pos + 1, lambda at: self._value(at, (",", "]"), quote_keys), "]"):
@@ -190,17 +220,17 @@ class _PromptReader(Reader):
         if quote_keys:
             yield from self._string(pos, (":",))
             return
-        colon = self.text.find(":", pos)  # a bare key holds no ':' (the first one ends it)
+        colon = self.find(pos, ":")  # a bare key holds no ':' (the first one ends it)
         if colon < 0:
             self.fail(len(self.text), (":",))
         else:
-            yield self.text[pos:colon], colon
+            yield self.piece(pos, colon), colon
 
     def _mapping(self, pos: int, quote_keys: bool) -> Readings[dict[str, Any]]:
         """``{key:value,...}``, keys in :func:`dictsort` order."""
         if not self.at(pos, "{"):
             return
-        if self.text.startswith("}", pos + 1):
+        if self.starts(pos + 1, "}"):
             yield {}, pos + 2
         for pairs, end in self.separated(pos + 1, lambda at: self._pair(at, quote_keys), "}"):
             mapping = _sorted_mapping(pairs)
@@ -219,7 +249,7 @@ class _PromptReader(Reader):
         """``{name:value,...}`` with bare names, each value read by ``read(name, pos)``."""
         if not self.at(pos, "{"):
             return
-        if self.text.startswith("}", pos + 1):
+        if self.starts(pos + 1, "}"):
             yield {}, pos + 2
             return
         for fields, end in self.separated(pos + 1, lambda at: self._field(at, read), "}"):
@@ -227,11 +257,11 @@ class _PromptReader(Reader):
                 yield dict(fields), end
 
     def _field(self, pos: int, read: Callable[[str, int], Readings[Any]]) -> Readings[tuple[str, Any]]:
-        colon = self.text.find(":", pos)
+        colon = self.find(pos, ":")
         if colon < 0:
             self.fail(len(self.text), (":",))
             return
-        name = self.text[pos:colon]
+        name = self.piece(pos, colon)
         for value, after in read(name, colon + 1):
             yield (name, value), after
 
@@ -279,7 +309,7 @@ class _PromptReader(Reader):
 
         Without a type, the template writes no closing ``}`` (the declaration's own closes it).
         """
-        if not self.text.startswith(",parameters:{", pos):
+        if not self.starts(pos, ",parameters:{"):
             yield None, pos
             return
         yield from self._parameter_parts(pos + len(",parameters:{"))
@@ -288,7 +318,7 @@ class _PromptReader(Reader):
         self, pos: int, label: str, read: Callable[[int], Readings[Any]], schema: dict[str, Any]
     ) -> Readings[dict[str, Any]]:
         """``schema`` with ``label:VALUE,`` read at ``pos`` if the text has that part there."""
-        if not self.text.startswith(label + ":", pos):
+        if not self.starts(pos, label + ":"):
             yield schema, pos
             return
         for value, after in read(pos + len(label) + 1):
@@ -301,7 +331,7 @@ class _PromptReader(Reader):
                 yield from self._parameter_type(full, at_type)
 
     def _parameter_type(self, schema: dict[str, Any], pos: int) -> Readings[dict[str, Any]]:
-        if self.text.startswith("type:", pos):
+        if self.starts(pos, "type:"):
             for kind, after in self._string(pos + len("type:"), ("}",)):
                 yield {**schema, "type": _schema_type(kind)}, after + 1
         else:  # parameters the template writes nothing for are still truthy: written as ``{``
@@ -309,15 +339,15 @@ class _PromptReader(Reader):
 
     def _response(self, pos: int) -> Readings[dict[str, Any] | None]:
         """``,response:{description:<|"|>D<|"|>,type:<|"|>OBJECT<|"|>}``, each part optional."""
-        if not self.text.startswith(",response:{", pos):
+        if not self.starts(pos, ",response:{"):
             yield None, pos
             return
         pos += len(",response:{")
         described: list[tuple[dict[str, Any], int]] = [({}, pos)]
-        if self.text.startswith("description:", pos):
+        if self.starts(pos, "description:"):
             described = [({"description": d}, at + 1) for d, at in self._string(pos + len("description:"), (",",))]
         for response, at in described:
-            if self.text.startswith("type:" + quote_string("OBJECT") + "}", at):
+            if self.starts(at, "type:" + quote_string("OBJECT") + "}"):
                 yield {**response, "type": "object"}, at + len("type:" + quote_string("OBJECT") + "}")
             yield response, at
 
@@ -345,21 +375,21 @@ class _PromptReader(Reader):
 
     def _header(self, pos: int) -> Readings[_Header | None]:
         """The system turn: ``<|turn>system\\n[<|think|>\\n]TEXT[<|tool>...<tool|>]*<turn|>\\n``."""
-        if not self.text.startswith(_SYSTEM_HEADER, pos):
+        if not self.starts(pos, _SYSTEM_HEADER):
             yield None, pos
             return
         pos += len(_SYSTEM_HEADER)
-        thinking = self.text.startswith(THINK, pos)
+        thinking = self.starts(pos, THINK)
         if thinking:
             pos += len(THINK)
         for end in self.find_all(pos, (DECLARATION_OPEN, TURN_END)):
             for tools, after in self.repeat(self._declaration, end):
                 if self.at(after, TURN_END):
-                    yield _Header(thinking, self.text[pos:end], tools), after + len(TURN_END)
+                    yield _Header(thinking, self.piece(pos, end), tools), after + len(TURN_END)
 
     # ------------------------------------------------------------------ turns
 
-    def _call(self, pos: int) -> Readings[tuple[str, dict[str, Any] | str]]:
+    def _call(self, pos: int) -> Readings[tuple[str, dict[str, Any] | _Span]]:
         """``<|tool_call>call:NAME{...}<tool_call|>``: pairs, else the raw text of string arguments (Q10)."""
         named = self._named(pos, CALL_OPEN + "call:", "{")
         if named is None:
@@ -369,7 +399,7 @@ class _PromptReader(Reader):
             if self.at(after, CALL_CLOSE):
                 yield (name, arguments), after + len(CALL_CLOSE)
         for close in self.find_all(brace + 1, ("}" + CALL_CLOSE,)):
-            yield (name, self.text[brace + 1 : close]), close + 1 + len(CALL_CLOSE)
+            yield (name, _Span(brace + 1, close)), close + 1 + len(CALL_CLOSE)
 
     def _tool_response(self, pos: int) -> Readings[tuple[str, dict[str, Any]]]:
         """``<|tool_response>response:NAME{...}<tool_response|>``."""
@@ -381,63 +411,71 @@ class _PromptReader(Reader):
             if self.at(after, RESPONSE_CLOSE):
                 yield (name, body), after + len(RESPONSE_CLOSE)
 
-    def _texts(self, pos: int, closers: tuple[str, ...], *, model: bool = False) -> Readings[str]:
-        """A trimmed turn text from ``pos`` up to one of ``closers`` (the offset returned is the closer's).
+    def _text_ends(self, pos: int, closers: tuple[str, ...], *, model: bool = False) -> Iterator[int]:
+        """Where a trimmed turn text from ``pos`` may end: the offsets of the ``closers`` that may close it.
 
-        A model text holds no ``<|channel>`` or ``<channel|>`` (the template strips them, Q9).
+        A model text holds no ``<|channel>`` or ``<channel|>`` (the template strips them, Q9). Only
+        offsets: the text itself is taken (:meth:`piece`) by a reading whose rest is not known to fail.
         """
-        text = self.text
-        limit = pos if text[pos : pos + 1].isspace() else len(text)  # only "" is trimmed then
+        limit = pos if self.piece(pos, pos + 1).isspace() else len(self.text)  # only "" is trimmed then
         if model:
-            channels = (text.find(CHANNEL_OPEN, pos), text.find(CHANNEL_CLOSE, pos))
+            channels = (self.find(pos, CHANNEL_OPEN), self.find(pos, CHANNEL_CLOSE))
             limit = min([limit, *(at for at in channels if at >= 0)])
         for end in self.find_all(pos, closers):
             if end > limit:
                 return
-            if end == pos or not text[end - 1].isspace():
-                yield text[pos:end], end
+            if end == pos or not self.piece(end - 1, end).isspace():
+                yield end
 
     def _model_turn(self, pos: int) -> Readings[_Gemma4Turn]:
         """An assistant message: ``[thought]calls*responses*content`` and what ends it (Q3, Q5, Q9)."""
-        if not self.text.startswith(THOUGHT_OPEN, pos):
+        if not self.starts(pos, THOUGHT_OPEN):
             yield from self._model_body(pos, None)
             return
         start = pos + len(THOUGHT_OPEN)
         for end in self.find_all(start, (THOUGHT_END + CALL_OPEN,)):
-            yield from self._model_body(end + len(THOUGHT_END), self.text[start:end])
+            yield from self._model_body(end + len(THOUGHT_END), _Span(start, end))
 
-    def _model_body(self, pos: int, thought: str | None) -> Readings[_Gemma4Turn]:
+    def _model_body(self, pos: int, thought: _Span | None) -> Readings[_Gemma4Turn]:
         for calls, at in self.repeat(self._call, pos):
             if thought is not None and not calls:
                 continue  # reasoning is written back only for a message with calls
             for responses, at_content in self.repeat(self._tool_response, at):
-                yield from self._model_end(at_content, _Gemma4Turn("assistant", "", "", thought, calls, responses))
+                turn = _Gemma4Turn("assistant", (at_content, at_content), "", thought, calls, responses)
+                yield from self._model_end(at_content, turn)
 
     def _model_end(self, pos: int, turn: _Gemma4Turn) -> Readings[_Gemma4Turn]:
         if turn.responses:
             yield turn, pos  # answered, nothing more: the model goes on in the same turn (Q5)
         closers = (RESPONSE_OPEN, TURN_END) if turn.calls and not turn.responses else (TURN_END,)
-        for content, end in self._texts(pos, closers, model=True):
-            closer = RESPONSE_OPEN if self.text.startswith(RESPONSE_OPEN, end) else TURN_END
-            if turn.responses and not content:
+        for end in self._text_ends(pos, closers, model=True):
+            closer = RESPONSE_OPEN if self.starts(end, RESPONSE_OPEN) else TURN_END
+            if turn.responses and end == pos:
                 continue
-            if closer == TURN_END and turn.calls and not turn.responses and not _MEDIA_TOKEN.search(content):
+            if closer == TURN_END and turn.calls and not turn.responses and not self._media(pos, end):
                 continue  # unanswered calls end with <|tool_response> unless a media part came last
-            yield dataclasses.replace(turn, content=content, end=closer), end + len(closer)
+            after = end + len(closer)
+            if (after, "assistant") not in self._dead:
+                yield dataclasses.replace(turn, span=(pos, end), end=closer), after
+
+    def _media(self, start: int, end: int) -> bool:
+        """Whether a media token (``<|image|>``...) lies between ``start`` and ``end``."""
+        return any(0 <= self.find(start, token) <= end - len(token) for token in _MEDIA_TOKENS)
 
     def _plain_turn(self, pos: int, role: str) -> Readings[_Gemma4Turn]:
-        for content, end in self._texts(pos, (TURN_END,)):
-            yield _Gemma4Turn(role, content, TURN_END), end + len(TURN_END)
+        for end in self._text_ends(pos, (TURN_END,)):
+            after = end + len(TURN_END)
+            if (after, role) not in self._dead:
+                yield _Gemma4Turn(role, (pos, end), TURN_END), after
 
     def _turns_at(self, pos: int, previous: str | None) -> Readings[_Gemma4Turn]:
         """The readings of the message at ``pos``, given the role before it (Q7: none after an assistant)."""
-        text = self.text
-        if text.startswith(TURN_OPEN, pos):
+        if self.starts(pos, TURN_OPEN):
             start = pos + len(TURN_OPEN)
-            newline = text.find("\n", start)
-            role = text[start:newline] if newline >= 0 else ""
+            newline = self.find(start, "\n")
+            role = self.piece(start, newline) if newline >= 0 else ""
             if newline < 0:
-                self.fail(len(text), ("\n",))
+                self.fail(len(self.text), ("\n",))
             elif role == "model" and previous != "assistant":
                 yield from self._model_turn(newline + 1)
             elif role in ("model", "assistant", "tool"):
@@ -456,7 +494,7 @@ class _PromptReader(Reader):
         which no reading reached the end is not tried again, nor a second reading of a message
         that ends where another one did (both render the same).
         """
-        text = self.text
+        size = len(self.text)
         path: list[_Gemma4Turn] = []
         #: Per message being read: its readings, where it starts, the completions before it, the ends seen.
         stack: list[tuple[Iterator[tuple[_Gemma4Turn, int]], tuple[int, str | None], int, set[tuple[int, str]]]] = []
@@ -469,11 +507,11 @@ class _PromptReader(Reader):
                         path.pop()
                 else:
                     at = here[0]
-                    generation = len(text) - at == len(GENERATION_PROMPT) and text.startswith(GENERATION_PROMPT, at)
-                    if at == len(text) or generation:
+                    generation = size - at == len(GENERATION_PROMPT) and self.starts(at, GENERATION_PROMPT)
+                    if at == size or generation:
                         completed += 1
                         yield list(path), generation
-                    if at < len(text):
+                    if at < size:
                         stack.append((self._turns_at(*here), here, completed, set()))
                     elif path:
                         path.pop()
@@ -498,13 +536,30 @@ class _PromptReader(Reader):
 
     def conversations(self) -> Iterator[Conversation]:
         """Every complete reading of the prompt, in order."""
-        start = self.text.find(TURN_OPEN)
+        start = self.find(0, TURN_OPEN)
         if start < 0:
             start = len(self.text)
         bos = bos_token(self.text, start, TURN_OPEN)
         for header, at in self._header(start):
             for turns, generation in self._bodies(at):
-                yield _conversation(bos, header, turns, generation)
+                yield _conversation(bos, header, [self._taken(turn) for turn in turns], generation)
+
+    def _taken(self, turn: _Gemma4Turn) -> _Gemma4Turn:
+        """``turn`` with its texts taken from the prompt: its content, reasoning, and calls' and results' strings."""
+        calls = tuple((name, self._texts(arguments)) for name, arguments in turn.calls)
+        responses = tuple((name, self._texts(body)) for name, body in turn.responses)
+        content, thought = self.piece(*turn.span), self._texts(turn.thought)
+        return dataclasses.replace(turn, content=content, thought=thought, calls=calls, responses=responses)
+
+    def _texts(self, value: Any) -> Any:
+        """``value`` with the text of each :class:`_Span` in it."""
+        if isinstance(value, _Span):
+            return self.piece(value.start, value.end)
+        if isinstance(value, dict):
+            return {key: self._texts(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self._texts(item) for item in value]
+        return value
 
 
 # ---------------------------------------------------------------------------- the conversation of a reading
@@ -532,8 +587,9 @@ def _media_parts(text: str) -> list[dict[str, Any]]:
     return parts
 
 
-def _function_call(name: str, arguments: dict[str, Any] | str) -> FunctionCall:
+def _function_call(name: str, arguments: dict[str, Any] | str | _Span) -> FunctionCall:
     """A call's function; string arguments (Q10) are kept as the raw text the template pasted."""
+    assert not isinstance(arguments, _Span)  # taken from the prompt by then
     if isinstance(arguments, str):
         return FunctionCall.model_construct(name=name, arguments=arguments)  # raw text, not JSON
     return FunctionCall(name=name, arguments=arguments)
