@@ -85,10 +85,14 @@ def test_exclusions_are_real() -> None:
         {"-x": 1},
         {"a:b": 1},
         {"o": {"k,v": 1}},
+        {"a": 'x"}<tool_call|>'},
+        {"a": "it's'<turn|>"},
+        {"a": "f(x)call:g"},
     ]:
         assert not value_ok(arguments)
         result = FMT.parse(FMT.render_reply(call_message(arguments)))
-        assert [c.function.arguments for c in result.tool_calls] != [arguments], arguments
+        read = ([c.function.arguments for c in result.tool_calls], result.issues)
+        assert read != ([arguments], []), arguments
     for content in ["  padded\n", "a<turn|>b", "a<|tool_response>b", "a<tool_call|>b", "a<channel|>b", "a<|channel>b"]:
         assert not content_ok(content)
         result = FMT.parse(FMT.render_reply({"role": "assistant", "content": content}))

@@ -484,8 +484,11 @@ def prompt_conversation(prompt: str) -> Conversation:
 
 # ---------------------------------------------------------------------------- parse
 
-#: Text kind of string-value characters: the builder streams or collects them.
+#: Text kinds of a string value's characters: between ``<|"|>`` tokens (CHARS), or unquoted (RAW,
+#: the value's opening ``<|"|>`` left out or every special token stripped). The builder streams or
+#: collects them.
 CHARS = "chars"
+RAW = "raw"
 _STRIPPED_HINT = (
     ' (a reply without any <|"|> was probably decoded with its special tokens stripped: '
     "decode with skip_special_tokens=False)"
@@ -515,6 +518,9 @@ class Gemma4Builder(LiteralHandlers, Builder):
         self._call: CallWriter | None = None
         self._key: _Key | None = None  # the last key read
         self._in_argument = False  # the string being read is an argument's value (it streams)
+        self._raw_at: int | None = None  # where the unquoted argument value being read starts
+        self._end = 0  # where the last character of the string being read ends
+        self._quote_seen = False  # a <|"|> was read as data in the string being read
         self._chars: list[str] = []  # the characters of a nested string being read
 
     # ---- frame
@@ -567,32 +573,97 @@ class Gemma4Builder(LiteralHandlers, Builder):
         if type(value) is not _Streamed:  # a streamed string is the writer's already
             call.argument(str(key), value, key.pos)
 
+    # ---- string arguments: they stream as they arrive
     def string_open(self, token: Token) -> None:
+        self._start_string(token.start_pos + len(QUOTE))
+
+    def _start_string(self, pos: int) -> None:
         call, key = self._call, self._key
         assert call is not None and key is not None
-        self._in_argument = True
+        self._in_argument, self._end, self._quote_seen = True, pos, False
         call.string_start(str(key), key.pos)
 
+    def on_text(self, kind: str, text: str, pos: int) -> None:
+        if kind in (CHARS, RAW):
+            if self._in_argument:
+                assert self._call is not None
+                self._end = pos + len(text)
+                self._call.string_more(text)
+            elif kind == RAW:  # an unquoted argument value starts
+                self._raw_at = pos
+                self._start_string(pos)
+                self.on_text(kind, text, pos)
+            else:
+                self._chars.append(text)
+        else:
+            super().on_text(kind, text, pos)
+
+    def string_data(self, *children: Any) -> None:
+        """A data token of a string argument (a quote, a brace or a ``<|"|>`` that closes nothing)."""
+        token: Token = children[-1]
+        assert self._call is not None
+        if token.type == "GQ_DATA":
+            self._quote_in_string(token)
+        self._end = token.start_pos + len(token)
+        self._call.string_more(str(token))
+
+    def _quote_in_string(self, token: Token) -> None:
+        if not self._quote_seen:  # once per string
+            self._quote_seen = True
+            self.sink.issue(
+                "quote_in_string", '<|"|> inside a string, not followed by structure, kept as text', token.start_pos
+            )
+
     def stream_string(self, opener: None, *rest: Any) -> _Streamed:
+        return self._end_string()
+
+    def quote_closed_string(self, opener: None, *rest: Any) -> _Streamed:
+        closer: Token = rest[-1]
+        self.sink.issue("mixed_quotes", f'string opened with <|"|> closed with {str(closer)!r}', closer.start_pos)
+        return self._end_string()
+
+    def unclosed_string(self, opener: None, *rest: Any) -> _Streamed:
+        self.sink.issue("missing_close_quote", 'string without its closing <|"|>, ended with the call', self._end)
+        return self._end_string()
+
+    def unopened_string(self, chars: None, closer: Token) -> _Streamed:
+        assert self._raw_at is not None
+        self.sink.issue("missing_open_quote", 'string without its opening <|"|>, read up to its closer', self._raw_at)
+        return self._end_string()
+
+    def raw_string(self, chars: None) -> _Streamed:
+        return self._end_string(unquoted=True)
+
+    def _end_string(self, unquoted: bool = False) -> _Streamed:
         call = self._call
         assert call is not None
-        self._in_argument = False
-        return _Streamed(call.string_end())
+        at = self._raw_at
+        self._in_argument, self._raw_at = False, None
+        value = call.string_end()
+        if unquoted:
+            assert at is not None
+            self.sink.issue("unquoted_value", f"value {value!r} is not quoted; read as a string{_STRIPPED_HINT}", at)
+        return _Streamed(value)
 
-    def on_text(self, kind: str, text: str, pos: int) -> None:
-        if kind != CHARS:
-            super().on_text(kind, text, pos)
-        elif self._in_argument:
-            assert self._call is not None
-            self._call.string_more(text)
-        else:
-            self._chars.append(text)
+    def mixed_string(self, token: Token) -> str:
+        """A value opened with ``"`` or ``'`` and closed with ``<|"|>``: the text between them, as
+        written (a ``<|"|>`` string is never escaped), less a closing quote of the opening kind right
+        before the ``<|"|>`` (a quoted value followed by a dangling ``<|"|>``)."""
+        text = str(token)[: -len(QUOTE)]
+        opener = text[0]
+        self.sink.issue("mixed_quotes", f'string opened with {opener!r} closed with <|"|>', token.start_pos)
+        return text[1:-1] if len(text) > 1 and text[-1] == opener else text[1:]
 
     # ---- values
     def string(self, opener: Token, *rest: Any) -> str:
         text = "".join(self._chars)
-        self._chars = []
+        self._chars, self._quote_seen = [], False
         return text
+
+    def nested_quote(self, *children: Any) -> None:
+        token: Token = children[-1]
+        self._quote_in_string(token)
+        self._chars.append(str(token))
 
     def jstring(self, token: Token) -> str:
         self.sink.issue("quoted_string", 'string written with JSON "quotes" instead of <|"|>', token.start_pos)
@@ -629,7 +700,8 @@ class Gemma4Builder(LiteralHandlers, Builder):
     # ---- a block the grammar rejected
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         call = self._call
-        self._call, self._key, self._in_argument, self._chars = None, None, False, []
+        self._call, self._key, self._in_argument, self._raw_at = None, None, False, None
+        self._chars, self._quote_seen = [], False
         if call is None:
             return None
         call.cut(raw, error, pos)  # a string argument being read keeps what was already sent of it
@@ -647,7 +719,14 @@ def reply_syntax() -> Syntax:
     return Syntax(
         grammar=compile_grammar("gemma4"),
         builder=Gemma4Builder,
-        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "CHARS": CHARS},
+        text_terminals={
+            "TEXT": CONTENT,
+            "THOUGHT": REASONING,
+            "CHARS": CHARS,
+            "NESTED_CHARS": CHARS,
+            "RAW_FIRST": RAW,
+            "RAW_TEXT": RAW,
+        },
         blocks={"CALL_OPEN": "CALL_CLOSE", "BARE_CALL": None, "BARE_CALL0": None},
         autoclose={
             "CHANNEL_CLOSE": "<channel|>",
@@ -660,12 +739,14 @@ def reply_syntax() -> Syntax:
         resync_after=(CALL_CLOSE,),
         resync_before=(CALL_OPEN, TURN_CLOSE, RESPONSE_OPEN),
         delimiters=(Delimiter(QUOTE, QUOTE), Delimiter('"', '"', "\\"), Delimiter("'", "'", "\\")),
-        closed_terminals=frozenset({"GSTRING", "JSTRING", "SSTRING", "GQ", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
+        # JSTRING and SSTRING are not closed: MIXED_STRING may match longer once its <|"|> arrives.
+        closed_terminals=frozenset({"GSTRING", "GQ", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
         holdback=40,
         nest_open=frozenset({"LBRACE", "LBRACK", "LPAR"}),
-        nest_close=frozenset({"RBRACE", "RBRACK", "RPAR"}),
+        nest_close=frozenset({"RBRACE", "RBRACK", "RPAR", "END_BRACE"}),
         reasoning_open="CHANNEL_OPEN",
-        preempt_starts="c",
+        # "call:" at the start of the reply; a literal (true, None, 42...) where an unquoted value may start
+        preempt_starts="ctTfFnN-.0123456789",
         prompt_opens_reasoning=_opens_reasoning,
     )
 

@@ -46,6 +46,17 @@ def _adversarial() -> dict[str, Adversarial]:
         "many_arguments": OPEN + "call:f{" + ",".join(f"k{i}:{i}" for i in range(MANY // 8)) + "}" + CLOSE,
         "many_broken_calls": (OPEN + "call:f{a:}" + CLOSE + "\n") * (MANY // 25),
         "bare_words": _ARG + "word " * (N // 5) + "}" + CLOSE,
+        # strings: which <|"|>, quote or brace closes one is decided by a bounded lookahead
+        "unopened_string": _ARG + "word, {x} " * (N // 10) + Q + "}" + CLOSE,
+        "unopened_string_never_closed": _ARG + "line\n" * (N // 5),
+        "unquoted_arguments": _ARG + "x,k:" * (N // 4) + "}",
+        "quote_tokens_in_a_string": call(Q + ("x" + Q) * (N // 6) + ")"),
+        "quote_tokens_back_to_back": call(Q + Q * (N // 5)),
+        "quotes_and_braces_in_a_string": call(Q + "\"'}) ," * (N // 6) + Q),
+        "quote_closers_undecided": call(Q + '" } <tool_call' * (N // 14) + Q),
+        "mixed_quotes_unclosed": _ARG + "'" + "x" * N,
+        "mixed_quotes_long": _ARG + '"' + "x, " * (N // 3) + Q + "}" + CLOSE,
+        "literals_followed_by_text": _ARG + "true 1 None " * (N // 12) + Q + "}" + CLOSE,
     }
     return {name: Adversarial(text) for name, text in texts.items()}
 
@@ -56,15 +67,23 @@ def _adversarial() -> dict[str, Adversarial]:
 _NAME = re.compile(r"\w[\w\-.]*")
 #: Where a bare ``call:NAME{`` / ``call:NAME(`` starts a call: at the start of the text or of a line.
 _BARE_CALL = re.compile(r"(?:^|\n)call:[A-Za-z_][\w\-.]*[{(]")
+#: Where a call ends, for the lookahead that decides whether a quote or a brace ends a string.
+_CALL_END = r"[ \t\r\n]{0,2}(?:<tool_call\|>|<\|tool_response>|<turn\|>|<\|tool_call>|<call>|call:)"
+#: A quote, or a brace, that a string value may not hold: what follows it reads as the end of the call.
+_ENDS_A_STRING = re.compile(rf"""["'](?:[ \t\r\n]{{0,2}}[}})])?{_CALL_END}|[}})]{_CALL_END}""")
 
 
 def string_ok(text: str) -> bool:
-    """A string value the format carries: anything but ``<|"|>``.
+    """A string value the format carries: anything but ``<|"|>``, and quotes or braces followed by
+    what ends a call.
 
-    Strings are pasted raw between ``<|"|>`` tokens with no escape mechanism (FORMATS.md Q1), so a
-    value holding the delimiter ends early (``a<|"|>b`` reads as ``a``, then garbage).
+    Strings are pasted raw between ``<|"|>`` tokens with no escape mechanism (FORMATS.md Q1). A
+    ``<|"|>`` inside one is read as text where structure does not follow it, and reported
+    (``quote_in_string``), or ends it where structure follows (``a<|"|>,b:1`` reads as ``a``). A
+    ``"`` or ``'`` followed by the end of the call (``"}<tool_call|>``) closes a string opened with
+    ``<|"|>`` (``mixed_quotes``), and so does a ``}`` followed by it (``missing_close_quote``).
     """
-    return Q not in text
+    return Q not in text and _ENDS_A_STRING.search(text) is None
 
 
 def key_ok(key: str) -> bool:
@@ -260,6 +279,11 @@ PROFILE = Profile(
         ",",
         "None",
         "1e+20",
+        # the deviations around quote tokens
+        "x" + Q,
+        "'x",
+        '"',
+        Q + Q,
     ),
     call_closer=CLOSE,
     plain_text=PLAIN_TEXT,
