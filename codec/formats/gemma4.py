@@ -568,10 +568,13 @@ class Gemma4Builder(LiteralHandlers, Builder):
     def arg(self, key: _Key, separator: Token, value: Any) -> None:
         call = self._call
         assert call is not None
-        if separator.type == "EQUALS":
-            self.sink.issue("key_equals", f"argument {str(key)!r} written with '=' instead of ':'", separator.start_pos)
+        self._key_equals(key, separator)
         if type(value) is not _Streamed:  # a streamed string is the writer's already
             call.argument(str(key), value, key.pos)
+
+    def _key_equals(self, key: _Key, separator: Token) -> None:
+        if separator.type == "EQUALS":
+            self.sink.issue("key_equals", f"argument {str(key)!r} written with '=' instead of ':'", separator.start_pos)
 
     # ---- string arguments: they stream as they arrive
     def string_open(self, token: Token) -> None:
@@ -691,7 +694,8 @@ class Gemma4Builder(LiteralHandlers, Builder):
     def object(self, *children: Any) -> dict[str, Any]:
         return self.mapping((str(key), value, key.pos) for key, value in children[1:-1:2])  # { pair , pair ... }
 
-    def pair(self, key: _Key, colon: Token, value: Any) -> tuple[_Key, Any]:
+    def pair(self, key: _Key, separator: Token, value: Any) -> tuple[_Key, Any]:
+        self._key_equals(key, separator)
         return key, value
 
     def array(self, *children: Any) -> list[Any]:
