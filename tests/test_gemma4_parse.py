@@ -97,9 +97,9 @@ def test_exclusions_are_real() -> None:
         assert not content_ok(content)
         result = FMT.parse(FMT.render_reply({"role": "assistant", "content": content}))
         assert result.content != content, content
-    for content in ["call:f{}", "see:\ncall:f(x=1)", "a<|tool_call>call:g{}<tool_call|>", "a<call>g{}"]:
+    for content in ["call:f{}", "see:\ncall:f(x=1)", "a<|tool_call>call:g{}<tool_call|>", "a<call>g{}", "see call:f{}"]:
         assert not content_ok(content)
-        result = FMT.parse(FMT.render_reply(call_message({}, content)))
+        result = FMT.parse(FMT.render_reply(call_message({}, content)), tools=[{"function": {"name": "f"}}])
         assert (result.content, len(result.tool_calls)) != (content, 1), content
     for reasoning in ["r\n", "a<channel|>b", "a<|tool_call>call:g{}<tool_call|>b", "a<call>b"]:
         assert not reasoning_ok(reasoning)

@@ -62,6 +62,8 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §2.9):
 from __future__ import annotations
 
 import functools
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from codec._lark import Token, compile_grammar
@@ -110,8 +112,8 @@ from codec.literals import json_value, python_literal
 from codec.models import Conversation
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
-from codec.stream import Builder, BuildError, Syntax
-from codec.watch import Delimiter
+from codec.stream import Builder, BuildError, Stream, Syntax
+from codec.watch import Delimiter, Watch
 
 # ---------------------------------------------------------------------------- markers
 
@@ -510,6 +512,16 @@ class _Streamed(str):
     """A string argument's value that streamed to the call's writer as it arrived."""
 
 
+@dataclass(frozen=True)
+class _Inline:
+    """What ``call:NAME{...}`` inside a line of prose reads as on its own: the call, and the issues
+    its reading reports (kind, message, offset in the call's text, text)."""
+
+    name: str
+    arguments: dict[str, Any]
+    issues: tuple[tuple[str, str, int, str | None], ...]
+
+
 class Gemma4Builder(LiteralHandlers, Builder):
     """Builds calls from the gemma4 grammar. Values are typed as written; nothing is coerced."""
 
@@ -554,6 +566,27 @@ class Gemma4Builder(LiteralHandlers, Builder):
         self.sink.issue(
             "stray_closer", f"{str(token).strip()!r} with nothing open, ignored", token.start_pos, str(token)
         )
+
+    def partial_call(self, token: Token) -> None:
+        self.sink.text(CONTENT, str(token), token.start_pos)
+
+    def prose_call(self, text: Token, token: Token) -> None:
+        """``call:NAME{...}`` inside a line of prose: a call of NAME if the tools declare it, else text."""
+        pos, found = token.start_pos, token.decoded
+        assert isinstance(found, _Inline)
+        if not self._declared(found.name):
+            self.sink.text(CONTENT, str(token), pos)
+            return
+        self.sink.issue(
+            "inline_call", f"call:{found.name}{{...}} inside a line of text read as a call of a declared tool", pos
+        )
+        for kind, message, offset, text in found.issues:
+            self.sink.issue(kind, message, pos + offset, text)
+        self.sink.whole_call(found.name, pos, found.arguments)
+
+    def _declared(self, name: str) -> bool:
+        """Whether tools were given (a name none of them has is undeclared) and one is called ``name``."""
+        return not self.sink.undeclared(name) and self.sink.undeclared(name + "\0")
 
     # ---- arguments
     def key(self, token: Token) -> _Key:
@@ -717,6 +750,65 @@ def _opens_reasoning(prompt: str) -> bool:
     return prompt.rstrip().endswith((CHANNEL_OPEN, CHANNEL_OPEN + "thought"))
 
 
+#: ``call:NAME{`` or ``call:NAME(``, as a bare call starts.
+_INLINE_HEAD = re.compile(r"call:[A-Za-z_][\w\-.]{0,31}[{(]")
+#: What ends the text a call inside a line of prose can be read from: the end of the line, a
+#: marker, or the next ``call:``.
+_INLINE_STOP = re.compile(
+    "|".join(re.escape(m) for m in ("\n", CALL_OPEN, "<call>", CALL_CLOSE, TURN_CLOSE, RESPONSE_OPEN, CHANNEL_OPEN))
+    + "|"
+    + "|".join(re.escape(m) for m in (CHANNEL_CLOSE, "call:"))
+)
+_INLINE_STOP_LONGEST = len(RESPONSE_OPEN)
+#: What a call read inside a line of prose must not report: it is then no call, and stays text.
+_NOT_A_CALL = frozenset({"truncated_call", "invalid_tool_call", "unexpected_text"})
+
+
+class _InlineWatch:
+    """Wakes the stream once the text a call inside a line of prose is read from has arrived."""
+
+    def __init__(self, tail: str) -> None:
+        self.tail = tail  # the end of what was searched, for a stop split across chunks
+
+    def scan(self, text: str) -> bool:
+        joined = self.tail + text
+        if _INLINE_STOP.search(joined):
+            return True
+        self.tail = joined[-(_INLINE_STOP_LONGEST - 1) :]
+        return False
+
+
+def lex_inline_call(text: str, pos: int, final: bool) -> tuple[_Inline, int] | Watch | None:
+    """``call:NAME{...}`` inside a line of prose (the fast lexer of INLINE_CALL), read as a reply of
+    its own: the call and its issues, if the text from ``call:`` to the last ``}`` or ``)`` before the
+    end of its line (or the next marker or ``call:``) holds no ``<|"|>`` (the special tokens were
+    stripped) and reads as exactly one complete call, followed at most by text."""
+    if _INLINE_HEAD.match(text, pos) is None:
+        return None
+    stop = _INLINE_STOP.search(text, pos + len("call:"))
+    if stop is None and not final:
+        return _InlineWatch(text[max(pos + len("call:"), len(text) - _INLINE_STOP_LONGEST + 1) :])
+    line = text[pos : stop.start() if stop is not None else len(text)]
+    candidate = line[: max(line.rfind("}"), line.rfind(")")) + 1]
+    if not candidate or QUOTE in candidate:
+        return None
+    stream = Stream(reply_syntax(), events=False)
+    stream.feed(candidate)
+    stream.close()
+    result = stream.result
+    if len(result.tool_calls) != 1 or result.reasoning or not candidate.endswith(result.content):
+        return None
+    if any(issue.kind in _NOT_A_CALL for issue in result.issues):
+        return None
+    (call,) = result.tool_calls
+    issues = tuple(
+        (issue.kind, issue.message, issue.pos, issue.text) for issue in result.issues if issue.kind != "bare_call"
+    )
+    arguments = call.function.arguments
+    assert isinstance(arguments, dict)
+    return _Inline(call.function.name, arguments, issues), pos + len(candidate) - len(result.content)
+
+
 @functools.cache
 def reply_syntax() -> Syntax:
     """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
@@ -725,6 +817,7 @@ def reply_syntax() -> Syntax:
         builder=Gemma4Builder,
         text_terminals={
             "TEXT": CONTENT,
+            "CALL_WORD": CONTENT,
             "THOUGHT": REASONING,
             "CHARS": CHARS,
             "NESTED_CHARS": CHARS,
@@ -748,6 +841,7 @@ def reply_syntax() -> Syntax:
         holdback=40,
         nest_open=frozenset({"LBRACE", "LBRACK", "LPAR"}),
         nest_close=frozenset({"RBRACE", "RBRACK", "RPAR", "END_BRACE"}),
+        fast_terminals={"INLINE_CALL": lex_inline_call},
         reasoning_open="CHANNEL_OPEN",
         # "call:" at the start of the reply; a literal (true, None, 42...) where an unquoted value may start
         preempt_starts="ctTfFnN-.0123456789",
