@@ -598,12 +598,16 @@ class Gemma4Builder(LiteralHandlers, Builder):
         self._key = _Key(text, token.start_pos)
         return self._key
 
-    def arg(self, key: _Key, separator: Token, value: Any) -> None:
+    def arg(self, key: _Key, separator: Token, value: Any) -> _Key:
         call = self._call
         assert call is not None
         self._key_equals(key, separator)
         if type(value) is not _Streamed:  # a streamed string is the writer's already
             call.argument(str(key), value, key.pos)
+        return key
+
+    def missing_comma(self, args: Any, key: _Key) -> None:
+        self.sink.issue("missing_comma", f"argument {str(key)!r} written without ',' before it", key.pos)
 
     def _key_equals(self, key: _Key, separator: Token) -> None:
         if separator.type == "EQUALS":

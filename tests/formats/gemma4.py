@@ -57,6 +57,7 @@ def _adversarial() -> dict[str, Adversarial]:
         "mixed_quotes_unclosed": _ARG + "'" + "x" * N,
         "mixed_quotes_long": _ARG + '"' + "x, " * (N // 3) + Q + "}" + CLOSE,
         "literals_followed_by_text": _ARG + "true 1 None " * (N // 12) + Q + "}" + CLOSE,
+        "arguments_without_commas": _ARG + (Q + "x" + Q + "k:") * (N // 13) + "1}" + CLOSE,
         # call:NAME{ inside a line of prose: read as a call only for a declared tool
         "inline_calls_on_one_line": "See " + "call:f{a:1} " * (MANY // 12),
         "inline_call_heads": "See " + "call:f{" * (N // 7),
