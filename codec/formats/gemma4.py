@@ -601,7 +601,8 @@ class Gemma4Builder(LiteralHandlers, Builder):
     def arg(self, key: _Key, separator: Token, value: Any) -> _Key:
         call = self._call
         assert call is not None
-        self._key_equals(key, separator)
+        if separator.type == "EQUALS":
+            self._key_equals(key, separator)
         if type(value) is not _Streamed:  # a streamed string is the writer's already
             call.argument(str(key), value, key.pos)
         return key
@@ -610,12 +611,11 @@ class Gemma4Builder(LiteralHandlers, Builder):
         self.sink.issue("missing_comma", f"argument {str(key)!r} written without ',' before it", key.pos)
 
     def _key_equals(self, key: _Key, separator: Token) -> None:
-        if separator.type == "EQUALS":
-            self.sink.issue("key_equals", f"argument {str(key)!r} written with '=' instead of ':'", separator.start_pos)
+        self.sink.issue("key_equals", f"argument {str(key)!r} written with '=' instead of ':'", separator.start_pos)
 
     # ---- string arguments: they stream as they arrive
     def string_open(self, token: Token) -> None:
-        self._start_string(token.start_pos + len(QUOTE))
+        self._start_string(token.start_pos + len(token))
 
     def _start_string(self, pos: int) -> None:
         call, key = self._call, self._key
@@ -655,7 +655,10 @@ class Gemma4Builder(LiteralHandlers, Builder):
             )
 
     def stream_string(self, opener: None, *rest: Any) -> _Streamed:
-        return self._end_string()
+        call = self._call
+        assert call is not None
+        self._in_argument = False
+        return _Streamed(call.string_end())
 
     def quote_closed_string(self, opener: None, *rest: Any) -> _Streamed:
         closer: Token = rest[-1]
@@ -732,7 +735,8 @@ class Gemma4Builder(LiteralHandlers, Builder):
         return self.mapping((str(key), value, key.pos) for key, value in children[1:-1:2])  # { pair , pair ... }
 
     def pair(self, key: _Key, separator: Token, value: Any) -> tuple[_Key, Any]:
-        self._key_equals(key, separator)
+        if separator.type == "EQUALS":
+            self._key_equals(key, separator)
         return key, value
 
     def array(self, *children: Any) -> list[Any]:
