@@ -26,8 +26,9 @@ per tool: properties sorted case-insensitively, types upper-cased, ``enum`` / ``
 
 Quirks of the reference template, reproduced by the renderer (FORMATS.md §2.9):
 
-* Q1/Q2. String values are pasted raw between ``<|"|>`` (a value containing ``<|"|>`` cannot be
-  read back); null is ``None``; floats use Python's ``repr``.
+* Q1/Q2. String values are pasted raw between ``<|"|>`` (a value containing ``<|"|>`` is ambiguous:
+  the parser reads it back only where no structure follows it, and reports it); null is ``None``;
+  floats use Python's ``repr``.
 * Q3. The content of an assistant message with calls is written after the tool responses.
 * Q4. After tool responses followed by content, ``add_generation_prompt`` adds nothing: the
   prompt ends ``...content<turn|>\\n`` with no ``<|turn>model\\n``.
