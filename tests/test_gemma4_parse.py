@@ -85,17 +85,21 @@ def test_exclusions_are_real() -> None:
         {"-x": 1},
         {"a:b": 1},
         {"o": {"k,v": 1}},
+        {"a": 'x"}<tool_call|>'},
+        {"a": "it's'<turn|>"},
+        {"a": "f(x)call:g"},
     ]:
         assert not value_ok(arguments)
         result = FMT.parse(FMT.render_reply(call_message(arguments)))
-        assert [c.function.arguments for c in result.tool_calls] != [arguments], arguments
+        read = ([c.function.arguments for c in result.tool_calls], result.issues)
+        assert read != ([arguments], []), arguments
     for content in ["  padded\n", "a<turn|>b", "a<|tool_response>b", "a<tool_call|>b", "a<channel|>b", "a<|channel>b"]:
         assert not content_ok(content)
         result = FMT.parse(FMT.render_reply({"role": "assistant", "content": content}))
         assert result.content != content, content
-    for content in ["call:f{}", "see:\ncall:f(x=1)", "a<|tool_call>call:g{}<tool_call|>", "a<call>g{}"]:
+    for content in ["call:f{}", "see:\ncall:f(x=1)", "a<|tool_call>call:g{}<tool_call|>", "a<call>g{}", "see call:f{}"]:
         assert not content_ok(content)
-        result = FMT.parse(FMT.render_reply(call_message({}, content)))
+        result = FMT.parse(FMT.render_reply(call_message({}, content)), tools=[{"function": {"name": "f"}}])
         assert (result.content, len(result.tool_calls)) != (content, 1), content
     for reasoning in ["r\n", "a<channel|>b", "a<|tool_call>call:g{}<tool_call|>b", "a<call>b"]:
         assert not reasoning_ok(reasoning)

@@ -26,8 +26,9 @@ per tool: properties sorted case-insensitively, types upper-cased, ``enum`` / ``
 
 Quirks of the reference template, reproduced by the renderer (FORMATS.md §2.9):
 
-* Q1/Q2. String values are pasted raw between ``<|"|>`` (a value containing ``<|"|>`` cannot be
-  read back); null is ``None``; floats use Python's ``repr``.
+* Q1/Q2. String values are pasted raw between ``<|"|>`` (a value containing ``<|"|>`` is ambiguous:
+  the parser reads it back only where no structure follows it, and reports it); null is ``None``;
+  floats use Python's ``repr``.
 * Q3. The content of an assistant message with calls is written after the tool responses.
 * Q4. After tool responses followed by content, ``add_generation_prompt`` adds nothing: the
   prompt ends ``...content<turn|>\\n`` with no ``<|turn>model\\n``.
@@ -62,6 +63,8 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §2.9):
 from __future__ import annotations
 
 import functools
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from codec._lark import Token, compile_grammar
@@ -110,8 +113,8 @@ from codec.literals import json_value, python_literal
 from codec.models import Conversation
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
-from codec.stream import Builder, BuildError, Syntax
-from codec.watch import Delimiter
+from codec.stream import Builder, BuildError, Stream, Syntax
+from codec.watch import Delimiter, Watch
 
 # ---------------------------------------------------------------------------- markers
 
@@ -484,8 +487,11 @@ def prompt_conversation(prompt: str) -> Conversation:
 
 # ---------------------------------------------------------------------------- parse
 
-#: Text kind of string-value characters: the builder streams or collects them.
+#: Text kinds of a string value's characters: between ``<|"|>`` tokens (CHARS), or unquoted (RAW,
+#: the value's opening ``<|"|>`` left out or every special token stripped). The builder streams or
+#: collects them.
 CHARS = "chars"
+RAW = "raw"
 _STRIPPED_HINT = (
     ' (a reply without any <|"|> was probably decoded with its special tokens stripped: '
     "decode with skip_special_tokens=False)"
@@ -507,6 +513,16 @@ class _Streamed(str):
     """A string argument's value that streamed to the call's writer as it arrived."""
 
 
+@dataclass(frozen=True)
+class _Inline:
+    """What ``call:NAME{...}`` inside a line of prose reads as on its own: the call, and the issues
+    its reading reports (kind, message, offset in the call's text, text)."""
+
+    name: str
+    arguments: dict[str, Any]
+    issues: tuple[tuple[str, str, int, str | None], ...]
+
+
 class Gemma4Builder(LiteralHandlers, Builder):
     """Builds calls from the gemma4 grammar. Values are typed as written; nothing is coerced."""
 
@@ -515,6 +531,9 @@ class Gemma4Builder(LiteralHandlers, Builder):
         self._call: CallWriter | None = None
         self._key: _Key | None = None  # the last key read
         self._in_argument = False  # the string being read is an argument's value (it streams)
+        self._raw_at: int | None = None  # where the unquoted argument value being read starts
+        self._end = 0  # where the last character of the string being read ends
+        self._quote_seen = False  # a <|"|> was read as data in the string being read
         self._chars: list[str] = []  # the characters of a nested string being read
 
     # ---- frame
@@ -549,6 +568,27 @@ class Gemma4Builder(LiteralHandlers, Builder):
             "stray_closer", f"{str(token).strip()!r} with nothing open, ignored", token.start_pos, str(token)
         )
 
+    def partial_call(self, token: Token) -> None:
+        self.sink.text(CONTENT, str(token), token.start_pos)
+
+    def prose_call(self, text: Token, token: Token) -> None:
+        """``call:NAME{...}`` inside a line of prose: a call of NAME if the tools declare it, else text."""
+        pos, found = token.start_pos, token.decoded
+        assert isinstance(found, _Inline)
+        if not self._declared(found.name):
+            self.sink.text(CONTENT, str(token), pos)
+            return
+        self.sink.issue(
+            "inline_call", f"call:{found.name}{{...}} inside a line of text read as a call of a declared tool", pos
+        )
+        for kind, message, offset, text in found.issues:
+            self.sink.issue(kind, message, pos + offset, text)
+        self.sink.whole_call(found.name, pos, found.arguments)
+
+    def _declared(self, name: str) -> bool:
+        """Whether tools were given (a name none of them has is undeclared) and one is called ``name``."""
+        return not self.sink.undeclared(name) and self.sink.undeclared(name + "\0")
+
     # ---- arguments
     def key(self, token: Token) -> _Key:
         text = str(token)
@@ -559,19 +599,61 @@ class Gemma4Builder(LiteralHandlers, Builder):
         self._key = _Key(text, token.start_pos)
         return self._key
 
-    def arg(self, key: _Key, separator: Token, value: Any) -> None:
+    def arg(self, key: _Key, separator: Token, value: Any) -> _Key:
         call = self._call
         assert call is not None
         if separator.type == "EQUALS":
-            self.sink.issue("key_equals", f"argument {str(key)!r} written with '=' instead of ':'", separator.start_pos)
+            self._key_equals(key, separator)
         if type(value) is not _Streamed:  # a streamed string is the writer's already
             call.argument(str(key), value, key.pos)
+        return key
 
+    def missing_comma(self, args: Any, key: _Key) -> None:
+        self.sink.issue("missing_comma", f"argument {str(key)!r} written without ',' before it", key.pos)
+
+    def _key_equals(self, key: _Key, separator: Token) -> None:
+        self.sink.issue("key_equals", f"argument {str(key)!r} written with '=' instead of ':'", separator.start_pos)
+
+    # ---- string arguments: they stream as they arrive
     def string_open(self, token: Token) -> None:
+        self._start_string(token.start_pos + len(token))
+
+    def _start_string(self, pos: int) -> None:
         call, key = self._call, self._key
         assert call is not None and key is not None
-        self._in_argument = True
+        self._in_argument, self._end, self._quote_seen = True, pos, False
         call.string_start(str(key), key.pos)
+
+    def on_text(self, kind: str, text: str, pos: int) -> None:
+        if kind in (CHARS, RAW):
+            if self._in_argument:
+                assert self._call is not None
+                self._end = pos + len(text)
+                self._call.string_more(text)
+            elif kind == RAW:  # an unquoted argument value starts
+                self._raw_at = pos
+                self._start_string(pos)
+                self.on_text(kind, text, pos)
+            else:
+                self._chars.append(text)
+        else:
+            super().on_text(kind, text, pos)
+
+    def string_data(self, *children: Any) -> None:
+        """A data token of a string argument (a quote, a brace or a ``<|"|>`` that closes nothing)."""
+        token: Token = children[-1]
+        assert self._call is not None
+        if token.type == "GQ_DATA":
+            self._quote_in_string(token)
+        self._end = token.start_pos + len(token)
+        self._call.string_more(str(token))
+
+    def _quote_in_string(self, token: Token) -> None:
+        if not self._quote_seen:  # once per string
+            self._quote_seen = True
+            self.sink.issue(
+                "quote_in_string", '<|"|> inside a string, not followed by structure, kept as text', token.start_pos
+            )
 
     def stream_string(self, opener: None, *rest: Any) -> _Streamed:
         call = self._call
@@ -579,20 +661,53 @@ class Gemma4Builder(LiteralHandlers, Builder):
         self._in_argument = False
         return _Streamed(call.string_end())
 
-    def on_text(self, kind: str, text: str, pos: int) -> None:
-        if kind != CHARS:
-            super().on_text(kind, text, pos)
-        elif self._in_argument:
-            assert self._call is not None
-            self._call.string_more(text)
-        else:
-            self._chars.append(text)
+    def quote_closed_string(self, opener: None, *rest: Any) -> _Streamed:
+        closer: Token = rest[-1]
+        self.sink.issue("mixed_quotes", f'string opened with <|"|> closed with {str(closer)!r}', closer.start_pos)
+        return self._end_string()
+
+    def unclosed_string(self, opener: None, *rest: Any) -> _Streamed:
+        self.sink.issue("missing_close_quote", 'string without its closing <|"|>, ended with the call', self._end)
+        return self._end_string()
+
+    def unopened_string(self, chars: None, closer: Token) -> _Streamed:
+        assert self._raw_at is not None
+        self.sink.issue("missing_open_quote", 'string without its opening <|"|>, read up to its closer', self._raw_at)
+        return self._end_string()
+
+    def raw_string(self, chars: None) -> _Streamed:
+        return self._end_string(unquoted=True)
+
+    def _end_string(self, unquoted: bool = False) -> _Streamed:
+        call = self._call
+        assert call is not None
+        at = self._raw_at
+        self._in_argument, self._raw_at = False, None
+        value = call.string_end()
+        if unquoted:
+            assert at is not None
+            self.sink.issue("unquoted_value", f"value {value!r} is not quoted; read as a string{_STRIPPED_HINT}", at)
+        return _Streamed(value)
+
+    def mixed_string(self, token: Token) -> str:
+        """A value opened with ``"`` or ``'`` and closed with ``<|"|>``: the text between them, as
+        written (a ``<|"|>`` string is never escaped), less a closing quote of the opening kind right
+        before the ``<|"|>`` (a quoted value followed by a dangling ``<|"|>``)."""
+        text = str(token)[: -len(QUOTE)]
+        opener = text[0]
+        self.sink.issue("mixed_quotes", f'string opened with {opener!r} closed with <|"|>', token.start_pos)
+        return text[1:-1] if len(text) > 1 and text[-1] == opener else text[1:]
 
     # ---- values
     def string(self, opener: Token, *rest: Any) -> str:
         text = "".join(self._chars)
-        self._chars = []
+        self._chars, self._quote_seen = [], False
         return text
+
+    def nested_quote(self, *children: Any) -> None:
+        token: Token = children[-1]
+        self._quote_in_string(token)
+        self._chars.append(str(token))
 
     def jstring(self, token: Token) -> str:
         self.sink.issue("quoted_string", 'string written with JSON "quotes" instead of <|"|>', token.start_pos)
@@ -620,7 +735,9 @@ class Gemma4Builder(LiteralHandlers, Builder):
     def object(self, *children: Any) -> dict[str, Any]:
         return self.mapping((str(key), value, key.pos) for key, value in children[1:-1:2])  # { pair , pair ... }
 
-    def pair(self, key: _Key, colon: Token, value: Any) -> tuple[_Key, Any]:
+    def pair(self, key: _Key, separator: Token, value: Any) -> tuple[_Key, Any]:
+        if separator.type == "EQUALS":
+            self._key_equals(key, separator)
         return key, value
 
     def array(self, *children: Any) -> list[Any]:
@@ -629,7 +746,8 @@ class Gemma4Builder(LiteralHandlers, Builder):
     # ---- a block the grammar rejected
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         call = self._call
-        self._call, self._key, self._in_argument, self._chars = None, None, False, []
+        self._call, self._key, self._in_argument, self._raw_at = None, None, False, None
+        self._chars, self._quote_seen = [], False
         if call is None:
             return None
         call.cut(raw, error, pos)  # a string argument being read keeps what was already sent of it
@@ -641,13 +759,80 @@ def _opens_reasoning(prompt: str) -> bool:
     return prompt.rstrip().endswith((CHANNEL_OPEN, CHANNEL_OPEN + "thought"))
 
 
+#: ``call:NAME{`` or ``call:NAME(``, as a bare call starts.
+_INLINE_HEAD = re.compile(r"call:[A-Za-z_][\w\-.]{0,31}[{(]")
+#: What ends the text a call inside a line of prose can be read from: the end of the line, a
+#: marker, or the next ``call:``.
+_INLINE_STOP = re.compile(
+    "|".join(re.escape(m) for m in ("\n", CALL_OPEN, "<call>", CALL_CLOSE, TURN_CLOSE, RESPONSE_OPEN, CHANNEL_OPEN))
+    + "|"
+    + "|".join(re.escape(m) for m in (CHANNEL_CLOSE, "call:"))
+)
+_INLINE_STOP_LONGEST = len(RESPONSE_OPEN)
+#: What a call read inside a line of prose must not report: it is then no call, and stays text.
+_NOT_A_CALL = frozenset({"truncated_call", "invalid_tool_call", "unexpected_text"})
+
+
+class _InlineWatch:
+    """Wakes the stream once the text a call inside a line of prose is read from has arrived."""
+
+    def __init__(self, tail: str) -> None:
+        self.tail = tail  # the end of what was searched, for a stop split across chunks
+
+    def scan(self, text: str) -> bool:
+        joined = self.tail + text
+        if _INLINE_STOP.search(joined):
+            return True
+        self.tail = joined[-(_INLINE_STOP_LONGEST - 1) :]
+        return False
+
+
+def lex_inline_call(text: str, pos: int, final: bool) -> tuple[_Inline, int] | Watch | None:
+    """``call:NAME{...}`` inside a line of prose (the fast lexer of INLINE_CALL), read as a reply of
+    its own: the call and its issues, if the text from ``call:`` to the last ``}`` or ``)`` before the
+    end of its line (or the next marker or ``call:``) holds no ``<|"|>`` (the special tokens were
+    stripped) and reads as exactly one complete call, followed at most by text."""
+    if _INLINE_HEAD.match(text, pos) is None:
+        return None
+    stop = _INLINE_STOP.search(text, pos + len("call:"))
+    if stop is None and not final:
+        return _InlineWatch(text[max(pos + len("call:"), len(text) - _INLINE_STOP_LONGEST + 1) :])
+    line = text[pos : stop.start() if stop is not None else len(text)]
+    candidate = line[: max(line.rfind("}"), line.rfind(")")) + 1]
+    if not candidate or QUOTE in candidate:
+        return None
+    stream = Stream(reply_syntax(), events=False)
+    stream.feed(candidate)
+    stream.close()
+    result = stream.result
+    if len(result.tool_calls) != 1 or result.reasoning or not candidate.endswith(result.content):
+        return None
+    if any(issue.kind in _NOT_A_CALL for issue in result.issues):
+        return None
+    (call,) = result.tool_calls
+    issues = tuple(
+        (issue.kind, issue.message, issue.pos, issue.text) for issue in result.issues if issue.kind != "bare_call"
+    )
+    arguments = call.function.arguments
+    assert isinstance(arguments, dict)
+    return _Inline(call.function.name, arguments, issues), pos + len(candidate) - len(result.content)
+
+
 @functools.cache
 def reply_syntax() -> Syntax:
     """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
     return Syntax(
         grammar=compile_grammar("gemma4"),
         builder=Gemma4Builder,
-        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "CHARS": CHARS},
+        text_terminals={
+            "TEXT": CONTENT,
+            "CALL_WORD": CONTENT,
+            "THOUGHT": REASONING,
+            "CHARS": CHARS,
+            "NESTED_CHARS": CHARS,
+            "RAW_FIRST": RAW,
+            "RAW_TEXT": RAW,
+        },
         blocks={"CALL_OPEN": "CALL_CLOSE", "BARE_CALL": None, "BARE_CALL0": None},
         autoclose={
             "CHANNEL_CLOSE": "<channel|>",
@@ -660,12 +845,15 @@ def reply_syntax() -> Syntax:
         resync_after=(CALL_CLOSE,),
         resync_before=(CALL_OPEN, TURN_CLOSE, RESPONSE_OPEN),
         delimiters=(Delimiter(QUOTE, QUOTE), Delimiter('"', '"', "\\"), Delimiter("'", "'", "\\")),
-        closed_terminals=frozenset({"GSTRING", "JSTRING", "SSTRING", "GQ", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
+        # JSTRING and SSTRING are not closed: MIXED_STRING may match longer once its <|"|> arrives.
+        closed_terminals=frozenset({"GSTRING", "GQ", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
         holdback=40,
         nest_open=frozenset({"LBRACE", "LBRACK", "LPAR"}),
-        nest_close=frozenset({"RBRACE", "RBRACK", "RPAR"}),
+        nest_close=frozenset({"RBRACE", "RBRACK", "RPAR", "END_BRACE"}),
+        fast_terminals={"INLINE_CALL": lex_inline_call},
         reasoning_open="CHANNEL_OPEN",
-        preempt_starts="c",
+        # "call:" at the start of the reply; a literal (true, None, 42...) where an unquoted value may start
+        preempt_starts="ctTfFnN-.0123456789",
         prompt_opens_reasoning=_opens_reasoning,
     )
 

@@ -46,25 +46,55 @@ def _adversarial() -> dict[str, Adversarial]:
         "many_arguments": OPEN + "call:f{" + ",".join(f"k{i}:{i}" for i in range(MANY // 8)) + "}" + CLOSE,
         "many_broken_calls": (OPEN + "call:f{a:}" + CLOSE + "\n") * (MANY // 25),
         "bare_words": _ARG + "word " * (N // 5) + "}" + CLOSE,
+        # strings: which <|"|>, quote or brace closes one is decided by a bounded lookahead
+        "unopened_string": _ARG + "word, {x} " * (N // 10) + Q + "}" + CLOSE,
+        "unopened_string_never_closed": _ARG + "line\n" * (N // 5),
+        "unquoted_arguments": _ARG + "x,k:" * (N // 4) + "}",
+        "quote_tokens_in_a_string": call(Q + ("x" + Q) * (N // 6) + ")"),
+        "quote_tokens_back_to_back": call(Q + Q * (N // 5)),
+        "quotes_and_braces_in_a_string": call(Q + "\"'}) ," * (N // 6) + Q),
+        "quote_closers_undecided": call(Q + '" } <tool_call' * (N // 14) + Q),
+        "mixed_quotes_unclosed": _ARG + "'" + "x" * N,
+        "mixed_quotes_long": _ARG + '"' + "x, " * (N // 3) + Q + "}" + CLOSE,
+        "literals_followed_by_text": _ARG + "true 1 None " * (N // 12) + Q + "}" + CLOSE,
+        "arguments_without_commas": _ARG + (Q + "x" + Q + "k:") * (N // 13) + "1}" + CLOSE,
+        # call:NAME{ inside a line of prose: read as a call only for a declared tool
+        "inline_calls_on_one_line": "See " + "call:f{a:1} " * (MANY // 12),
+        "inline_call_heads": "See " + "call:f{" * (N // 7),
+        "inline_call_on_a_long_line": "See call:f{a:" + "y" * N,
+        "call_prefixes": "a cal c ca call " * (N // 16),
     }
-    return {name: Adversarial(text) for name, text in texts.items()}
+    declared = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    with_tools = {"inline_calls_on_one_line", "inline_call_heads", "inline_call_on_a_long_line"}
+    found = {name: Adversarial(text) for name, text in texts.items()}
+    found |= {f"{name}_declared": Adversarial(texts[name], tools=declared) for name in sorted(with_tools)}
+    return found
 
 
 # --------------------------------------------------------------------------- what the format can carry
 
 #: A bare key or tool name as the grammar reads it (``NAME``).
 _NAME = re.compile(r"\w[\w\-.]*")
-#: Where a bare ``call:NAME{`` / ``call:NAME(`` starts a call: at the start of the text or of a line.
-_BARE_CALL = re.compile(r"(?:^|\n)call:[A-Za-z_][\w\-.]*[{(]")
+#: Where ``call:NAME{`` / ``call:NAME(`` may start a call: at the start of the text or of a line, and
+#: anywhere when NAME is a declared tool.
+_BARE_CALL = re.compile(r"call:[A-Za-z_][\w\-.]*[{(]")
+#: Where a call ends, for the lookahead that decides whether a quote or a brace ends a string.
+_CALL_END = r"[ \t\r\n]{0,2}(?:<tool_call\|>|<\|tool_response>|<turn\|>|<\|tool_call>|<call>|call:)"
+#: A quote, or a brace, that a string value may not hold: what follows it reads as the end of the call.
+_ENDS_A_STRING = re.compile(rf"""["'](?:[ \t\r\n]{{0,2}}[}})])?{_CALL_END}|[}})]{_CALL_END}""")
 
 
 def string_ok(text: str) -> bool:
-    """A string value the format carries: anything but ``<|"|>``.
+    """A string value the format carries: anything but ``<|"|>``, and quotes or braces followed by
+    what ends a call.
 
-    Strings are pasted raw between ``<|"|>`` tokens with no escape mechanism (FORMATS.md Q1), so a
-    value holding the delimiter ends early (``a<|"|>b`` reads as ``a``, then garbage).
+    Strings are pasted raw between ``<|"|>`` tokens with no escape mechanism (FORMATS.md Q1). A
+    ``<|"|>`` inside one is read as text where structure does not follow it, and reported
+    (``quote_in_string``), or ends it where structure follows (``a<|"|>,b:1`` reads as ``a``). A
+    ``"`` or ``'`` followed by the end of the call (``"}<tool_call|>``) closes a string opened with
+    ``<|"|>`` (``mixed_quotes``), and so does a ``}`` followed by it (``missing_close_quote``).
     """
-    return Q not in text
+    return Q not in text and _ENDS_A_STRING.search(text) is None
 
 
 def key_ok(key: str) -> bool:
@@ -104,7 +134,8 @@ def content_ok(text: str) -> bool:
     * ``<|channel>`` and ``<channel|>``: the renderer strips ``<|channel>...<channel|>`` blocks from
       content, and a lone ``<channel|>`` as well;
     * ``call:NAME{`` or ``call:NAME(`` at the start of the content or of a line: a bare call, a
-      real-world deviation the parser accepts (FORMATS.md §2.8.3);
+      real-world deviation the parser accepts (FORMATS.md §2.8.3); anywhere else, a call when NAME
+      is a declared tool (a reply decoded with its special tokens stripped);
     * any ``call:`` at the very start (where the content starts the reply or follows ``<channel|>``):
       taken as a bare call even without braces (a parser bug since fixed, golden cases
       ``gemma4/content_starting_with_call_colon_*``): this exclusion can go.
@@ -260,6 +291,15 @@ PROFILE = Profile(
         ",",
         "None",
         "1e+20",
+        # the deviations around quote tokens, and calls inside a line of prose
+        "x" + Q,
+        "'x",
+        '"',
+        Q + Q,
+        " call:f{a:b}",
+        " call:search{",
+        "c",
+        "cal",
     ),
     call_closer=CLOSE,
     plain_text=PLAIN_TEXT,
