@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from formats.gemma4 import content_ok, messages, reasoning_ok, reasonings, value_ok
 from harness import (
+    GOLDEN_DIR,
     argument_fragments,
     assert_append_only,
     assert_events_rebuild,
@@ -38,7 +39,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import codec
-from codec.models import ReasoningDelta, TextDelta, ToolCallDelta
+from codec.models import ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart
 
 FMT = codec.get_format("gemma4")
 Q = '<|"|>'
@@ -185,3 +186,16 @@ def test_reasoning_opened_by_the_prompt_streams_as_reasoning_deltas() -> None:
 
 
 # --------------------------------------------------------------------------- known parser bugs
+
+
+def test_a_call_inside_a_long_line_of_prose_is_decided_within_a_bounded_wait() -> None:
+    """What a call inside a line of prose waits for (the end of its line) is bounded: a line that
+    goes on and on is decided once 1,024 characters after ``call:`` have arrived."""
+    tools = json.loads((GOLDEN_DIR / "gemma4" / "tools.json").read_text(encoding="utf-8"))
+    stream = codec.get_format("gemma4").stream(tools=tools)
+    started = stream.feed("I'll look it up. call:search{query:weather in Tokyo} ")
+    for _ in range(300):
+        started += stream.feed("more ")
+    assert [e.name for e in started if isinstance(e, ToolCallStart)] == ["search"]  # before close()
+    stream.close()
+    assert [c.function.name for c in stream.result.tool_calls] == ["search"]

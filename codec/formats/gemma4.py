@@ -773,15 +773,22 @@ _INLINE_STOP_LONGEST = len(RESPONSE_OPEN)
 _NOT_A_CALL = frozenset({"truncated_call", "invalid_tool_call", "unexpected_text"})
 
 
-class _InlineWatch:
-    """Wakes the stream once the text a call inside a line of prose is read from has arrived."""
+#: How far a call inside a line of prose may run: a decision the stream waits for is bounded.
+_INLINE_LIMIT = 1024
 
-    def __init__(self, tail: str) -> None:
+
+class _InlineWatch:
+    """Wakes the stream once the text a call inside a line of prose is read from has arrived, or
+    once ``budget`` more characters have (the call is then read from that much)."""
+
+    def __init__(self, tail: str, budget: int) -> None:
         self.tail = tail  # the end of what was searched, for a stop split across chunks
+        self.budget = budget
 
     def scan(self, text: str) -> bool:
+        self.budget -= len(text)
         joined = self.tail + text
-        if _INLINE_STOP.search(joined):
+        if _INLINE_STOP.search(joined) or self.budget <= 0:
             return True
         self.tail = joined[-(_INLINE_STOP_LONGEST - 1) :]
         return False
@@ -790,14 +797,17 @@ class _InlineWatch:
 def lex_inline_call(text: str, pos: int, final: bool) -> tuple[_Inline, int] | Watch | None:
     """``call:NAME{...}`` inside a line of prose (the fast lexer of INLINE_CALL), read as a reply of
     its own: the call and its issues, if the text from ``call:`` to the last ``}`` or ``)`` before the
-    end of its line (or the next marker or ``call:``) holds no ``<|"|>`` (the special tokens were
-    stripped) and reads as exactly one complete call, followed at most by text."""
+    end of its line (or the next marker or ``call:``, and within ``_INLINE_LIMIT`` characters) holds
+    no ``<|"|>`` (the special tokens were stripped) and reads as exactly one complete call, followed
+    at most by text."""
     if _INLINE_HEAD.match(text, pos) is None:
         return None
-    stop = _INLINE_STOP.search(text, pos + len("call:"))
-    if stop is None and not final:
-        return _InlineWatch(text[max(pos + len("call:"), len(text) - _INLINE_STOP_LONGEST + 1) :])
-    line = text[pos : stop.start() if stop is not None else len(text)]
+    limit = min(len(text), pos + _INLINE_LIMIT)
+    stop = _INLINE_STOP.search(text, pos + len("call:"), limit)
+    if stop is None and not final and limit < pos + _INLINE_LIMIT:
+        tail = text[max(pos + len("call:"), len(text) - _INLINE_STOP_LONGEST + 1) :]
+        return _InlineWatch(tail, pos + _INLINE_LIMIT - len(text))
+    line = text[pos : stop.start() if stop is not None else limit]
     candidate = line[: max(line.rfind("}"), line.rfind(")")) + 1]
     if not candidate or QUOTE in candidate:
         return None
