@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import codec
+from codec.formats import hermes
 
 FMT = codec.get_format("hermes")
 OPEN, CLOSE, STOP = "<tool_call>\n", "\n</tool_call>", "<|im_end|>"
@@ -252,3 +254,14 @@ def test_complete_call_followed_by_junk_in_its_block(text: str) -> None:
     assert [(c.function.name, c.function.arguments) for c in whole.tool_calls] == [("f", {"a": 1})]
     junk = text[text.index("}}") + 2 : text.index("</tool_call>")].strip()
     assert any(junk in (i.text or "") for i in whole.issues) or junk in whole.content
+
+
+_AFTER_OPENER = ["", " ", "\t", "  ", "\n", "\r\n", " \n", "\t\r\n", "{", "[", " {", "  {", "x", " x", "\r", "<"]
+
+
+@pytest.mark.parametrize("after", _AFTER_OPENER)
+def test_the_fast_paths_open_blocks_where_the_grammar_does(after: str) -> None:
+    """``CALL_OPEN`` (the grammar) and ``CALL_OPENER`` (the fast paths) open a block before the same text."""
+    text = "<tool_call>" + after
+    grammar = FMT.syntax().grammar.pattern("CALL_OPEN")
+    assert bool(grammar.match(text)) == bool(re.match(hermes.CALL_OPENER, text)) == hermes._opens_block(text, 0)

@@ -350,12 +350,25 @@ def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
     # Only where the grammar's rules could go on too: what follows must be able to end or
     # continue the block, else the rules (which see the object only with what follows) decide.
     after = _SPACE.match(text, end).end()  # type: ignore[union-attr]
-    if text.startswith(_AFTER_OBJECT, after) or (final and after == len(text)):
+    if text.startswith(_AFTER_OBJECT, after) or _opens_block(text, after) or (final and after == len(text)):
         return value, end
     return None
 
 
-_AFTER_OBJECT = (CALL_CLOSE, "{", CALL_OPEN, STOP)
+#: ``<tool_call>`` opens a block only where the line ends after it or a JSON object or list
+#: starts (as ``CALL_OPEN`` in the grammar): elsewhere (``the <tool_call> tag``) it is text.
+CALL_OPENER = r"<tool_call>(?=[ \t]?(?:\r?\n|[{\[]))"
+#: What follows ``<tool_call>`` where it opens a block (the lookahead of ``CALL_OPENER``).
+_OPENER_NEXT = tuple(blank + after for blank in ("", " ", "\t") for after in ("\n", "\r\n", "{", "["))
+
+
+def _opens_block(text: str, pos: int) -> bool:
+    """Whether a ``<tool_call>`` that opens a block is at ``pos`` (``CALL_OPENER`` matches there)."""
+    return text.startswith(CALL_OPEN, pos) and text.startswith(_OPENER_NEXT, pos + _OPEN_LENGTH)
+
+
+_OPEN_LENGTH = len(CALL_OPEN)
+_AFTER_OBJECT = (CALL_CLOSE, "{", STOP)  # or a block's opener
 #: JSON punctuation that no other terminal can extend where it is read (tests check it).
 CLOSED_PUNCTUATION = ("LBRACE", "RBRACE", "LBRACK", "RBRACK", "COMMA", "COLON")
 
@@ -365,8 +378,8 @@ def lex_call_block(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
 
     Decodes to the call object; None for anything else (the grammar's rules take it).
     """
-    if not text.startswith(CALL_OPEN, pos):
-        return None
+    if not text.startswith(CALL_OPEN, pos) or not text.startswith(_OPENER_NEXT, pos + _OPEN_LENGTH):
+        return None  # (what _opens_block says, inline: this runs at every token of the content)
     brace = _SPACE.match(text, pos + len(CALL_OPEN)).end()  # type: ignore[union-attr]
     got = lex_call_json(text, brace, final)
     if got is None:
@@ -537,6 +550,8 @@ def reply_syntax() -> Syntax:
         delimiters=(Delimiter('"', '"', "\\"),),
         # JSON punctuation no other terminal can extend: taken as soon as it arrives, not held back.
         closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "STOP", *CLOSED_PUNCTUATION}),
+        # Also what free text needs to see past a line break or a '<' to tell it from an opener
+        # (CALL_OPEN's lookahead): the grammar's lookaheads fit in it.
         holdback=len(CALL_CLOSE) + 2,
         nest_open=frozenset({"LBRACE", "LBRACK"}),
         nest_close=frozenset({"RBRACE", "RBRACK"}),
