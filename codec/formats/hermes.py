@@ -12,8 +12,8 @@ Argument values are JSON and keep their JSON types; with ``tools`` they are chec
 tool's schema, never coerced. Tolerated (each reported as an Issue): a missing
 ``</tool_call>`` (or ``}``) before the end of the reply or before the next block; ``parameters``
 for ``arguments``; ``arguments`` given as a JSON string; Python-literal or single-quoted objects
-(``True``, ``None``); raw control characters in strings; two JSON objects in one block; text
-after ``<|im_end|>``. A leading ``<think>...</think>`` block (Qwen3-style models) is reasoning.
+(``True``, ``None``); raw control characters in strings; two JSON objects in one block, or a JSON
+list of them; text after ``<|im_end|>``. A leading ``<think>...</think>`` block (Qwen3-style models) is reasoning.
 """
 
 from __future__ import annotations
@@ -278,10 +278,21 @@ def _string(token: Token) -> str:
     return value
 
 
-def _decode_objects(body: str) -> tuple[list[Any], str] | None:
-    """The JSON (or Python-literal) objects a broken block holds, and how they were read."""
-    for decoder, how in ((JSON_DECODER, "JSON"), (LAX_JSON_DECODER, "JSON with raw control characters in strings")):
-        objects: list[Any] = []
+#: How a broken block's text is read, in turn: plain JSON, JSON whose objects repeat a key (the
+#: last value is kept), JSON with raw control characters in strings.
+_READINGS = (
+    (PLAIN_JSON_DECODER, "JSON"),
+    (JSON_DECODER, "JSON with a repeated key"),
+    (LAX_JSON_DECODER, "JSON with raw control characters in strings"),
+)
+_PYTHON = "a Python literal"
+
+
+def _decode_objects(body: str) -> tuple[list[tuple[int, Any]], str] | None:
+    """The JSON (or Python-literal) values ``body`` holds, each with where it starts, and how they
+    were read; None if it holds none, or anything else."""
+    for decoder, how in _READINGS:
+        values: list[tuple[int, Any]] = []
         i, n = 0, len(body)
         try:
             while True:
@@ -289,17 +300,19 @@ def _decode_objects(body: str) -> tuple[list[Any], str] | None:
                     i += 1
                 if i >= n:
                     break
+                start = i
                 value, i = decoder.raw_decode(body, i)
-                objects.append(value)
+                values.append((start, value))
         except (ValueError, RecursionError):
             continue
-        if objects:
-            return (objects, how) if all(nesting(o) <= MAX_DEPTH for o in objects) else None
+        if values:
+            return (values, how) if all(nesting(v) <= MAX_DEPTH for _, v in values) else None
     try:
         value = python_literal(body)
     except ValueError:
         return None
-    return ([value], "a Python literal") if nesting(value) <= MAX_DEPTH else None
+    lead = len(body) - len(body.lstrip())
+    return ([(lead, value)], _PYTHON) if nesting(value) <= MAX_DEPTH else None
 
 
 def _as_call(obj: Any) -> tuple[str, dict[str, Any], list[str]] | None:
@@ -398,6 +411,9 @@ class HermesBuilder(LiteralHandlers, Builder):
         self._call: CallWriter | None = None  # the call object being read
         self._args_seen = 0  # its "arguments" members so far
         self._done_in_block = 0  # call objects completed in the current block
+        self._in_list = False  # the current block holds a list of call objects
+        #: Unused keys of a list element whose name has not come yet (it may be no call at all).
+        self._unused: list[tuple[str, int, str]] = []
 
     # values
     def string(self, token: Token) -> str:
@@ -436,6 +452,9 @@ class HermesBuilder(LiteralHandlers, Builder):
             self.sink.issue("duplicate_key", f'"name" repeated; {call.name!r} is kept', key.start_pos, name)
             return
         call.start(name)
+        for message, pos, text in self._unused:
+            self.sink.issue("unexpected_key", message, pos, text)
+        self._unused.clear()
 
     def arg(self, key: Token, colon: Token, value: Any) -> None:
         self._current(key.start_pos).argument(_string(key), value, key.start_pos)
@@ -472,7 +491,11 @@ class HermesBuilder(LiteralHandlers, Builder):
     def other_member(self, key: Token, colon: Token, value: Any) -> None:
         name = _string(key)
         text = json_text({name: value})
-        self.sink.issue("unexpected_key", f"key {name!r} in a tool call object is not used", key.start_pos, text)
+        message = f"key {name!r} in a tool call object is not used"
+        if self._in_list and (self._call is None or self._call.name is None):
+            self._unused.append((message, key.start_pos, text))  # reported if the element is a call
+            return
+        self.sink.issue("unexpected_key", message, key.start_pos, text)
 
     def call_object(self, *children: Any) -> None:
         brace = children[0]
@@ -496,42 +519,67 @@ class HermesBuilder(LiteralHandlers, Builder):
         self._done_in_block = 0
 
     def _object_done(self, pos: int) -> None:
-        """A call object of the current block is complete (a second one is reported)."""
+        """A call object of the current block is complete (a second one is reported, outside a list)."""
         self._done_in_block += 1
-        if self._done_in_block == 2:
+        if self._done_in_block == 2 and not self._in_list:
             self.sink.issue("several_objects", "several call objects in one <tool_call> block", pos)
+
+    def list_open(self, bracket: Token) -> None:
+        self._in_list = True
+        self.sink.issue("call_list", "calls written as one JSON list", bracket.start_pos)
 
     def call(self, *children: Any) -> None:
         self._done_in_block = 0
+        self._in_list = False
 
     # a block the grammar rejected
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         call, self._call = self._call, None
         skip, self._done_in_block = self._done_in_block, 0
+        listed, self._in_list = self._in_list, False
+        self._unused.clear()  # an element without a name is reported whole
         body = raw[len(CALL_OPEN) :] if raw.startswith(CALL_OPEN) else raw
         if body.rstrip().endswith(CALL_CLOSE):
             body = body.rstrip()[: -len(CALL_CLOSE)]
         decoded = _decode_objects(body)
-        calls = [_as_call(o) for o in decoded[0][skip:]] if decoded else []
-        if decoded is None or not calls or any(found is None for found in calls):
-            if call is None or call.name is None:
-                return None
-            call.cut(raw, error, pos)
-            return len(raw)
-        how = decoded[1]
-        for i, found in enumerate(calls):
-            assert found is not None
+        if decoded is None:
+            return self._cut(call, raw, error, pos)
+        values, how = [value for _, value in decoded[0]], decoded[1]
+        # A list's elements are its calls: one that is no call is reported, the others kept.
+        is_list = len(values) == 1 and isinstance(values[0], list)
+        elements = values[0][skip:] if is_list else values[skip:]
+        calls = [_as_call(element) for element in elements]
+        if not is_list and (not calls or None in calls):
+            return self._cut(call, raw, error, pos)
+        if is_list and not skip and not any(calls) and (call is None or call.name is None):
+            return None
+        if is_list and not listed:
+            self.sink.issue("call_list", "calls written as one JSON list", pos)
+        # A call the list was all that kept the grammar from reading needs no other word.
+        read_as_is = how == _READINGS[0][1] and is_list
+        for i, (element, found) in enumerate(zip(elements, calls, strict=True)):
+            writer = call if i == 0 and call is not None and call.name is not None else None
+            if writer is not None and (found is None or found[0] != writer.name or not writer.extends(found[1])):
+                writer.cut(raw, error, pos)  # what was streamed of it cannot be taken back
+                continue
+            if found is None:
+                text = json_text(element)
+                self.sink.issue("invalid_list_element", "an element of a call list that is no call, dropped", pos, text)
+                continue
             name, args, repairs = found
-            detail = "; ".join([f"read as {how}", *repairs]) if how != "JSON" or repairs else "read as JSON"
-            writer = None
-            if i == 0 and call is not None and call.name is not None:
-                if name != call.name or not call.extends(args):
-                    call.cut(raw, error, pos)  # what was streamed of it cannot be taken back
-                    continue
-                writer = call
             writer = writer or self.sink.call(name, pos)
-            self.sink.issue("repaired_call", f"tool call {name!r} repaired ({error}): {detail}", pos)
+            if repairs or not read_as_is:
+                detail = "; ".join([f"read as {how}", *repairs])
+                self.sink.issue("repaired_call", f"tool call {name!r} repaired ({error}): {detail}", pos)
             writer.end(pos, args)
+        return len(raw)
+
+    @staticmethod
+    def _cut(call: CallWriter | None, raw: str, error: str, pos: int) -> int | None:
+        """A block that holds no usable call: the call it started is cut short (None: there is none)."""
+        if call is None or call.name is None:
+            return None
+        call.cut(raw, error, pos)
         return len(raw)
 
 

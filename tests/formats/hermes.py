@@ -9,7 +9,7 @@ from typing import Any
 from harness import linked_as_json
 from hypothesis import strategies as st
 
-from formats import DEEP, PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
+from formats import DEEP, MANY, PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
 
 STOP = "<|im_end|>"
 OPEN, CLOSE = "<tool_call>\n", "\n</tool_call>"
@@ -42,6 +42,8 @@ def _adversarial() -> dict[str, Adversarial]:
         "stop_tokens": STOP * (N // 10),
         "python_literal_calls": (OPEN + '{"name": "f", "arguments": {"a": True}}' + CLOSE + "\n") * (N // 100),
         "empty_blocks": OPEN * (N // 12),
+        "list_in_a_block": OPEN + "[" + '{"name": "f", "arguments": {}}, ' * (MANY // 32) + "{}]" + CLOSE,
+        "list_with_junk_elements": OPEN + "[" + '{"name": "f", "arguments": {}}, "x", ' * (MANY // 37) + "1]" + CLOSE,
     }
     return {name: Adversarial(text) for name, text in texts.items()}
 
