@@ -13,7 +13,8 @@ tool's schema, never coerced. Tolerated (each reported as an Issue): a missing
 ``</tool_call>`` (or ``}``) before the end of the reply or before the next block; ``parameters``
 for ``arguments``; ``arguments`` given as a JSON string; Python-literal or single-quoted objects
 (``True``, ``None``); raw control characters in strings; two JSON objects in one block, or a JSON
-list of them; text after ``<|im_end|>``. A leading ``<think>...</think>`` block (Qwen3-style models) is reasoning.
+list of them; a code fence around a block's JSON; text after ``<|im_end|>``. A leading
+``<think>...</think>`` block (Qwen3-style models) is reasoning.
 """
 
 from __future__ import annotations
@@ -286,6 +287,8 @@ _READINGS = (
     (LAX_JSON_DECODER, "JSON with raw control characters in strings"),
 )
 _PYTHON = "a Python literal"
+#: A code fence around a whole ``<tool_call>`` block's body.
+_BODY_FENCE = re.compile(r"[ \t\r\n]*```[A-Za-z]*[ \t]*\r?\n(.*?)\n[ \t]*```[ \t\r\n]*", re.DOTALL)
 
 
 def _decode_objects(body: str) -> tuple[list[tuple[int, Any]], str] | None:
@@ -541,7 +544,8 @@ class HermesBuilder(LiteralHandlers, Builder):
         body = raw[len(CALL_OPEN) :] if raw.startswith(CALL_OPEN) else raw
         if body.rstrip().endswith(CALL_CLOSE):
             body = body.rstrip()[: -len(CALL_CLOSE)]
-        decoded = _decode_objects(body)
+        fenced = _BODY_FENCE.fullmatch(body)
+        decoded = _decode_objects(body if fenced is None else fenced.group(1))
         if decoded is None:
             return self._cut(call, raw, error, pos)
         values, how = [value for _, value in decoded[0]], decoded[1]
@@ -555,8 +559,10 @@ class HermesBuilder(LiteralHandlers, Builder):
             return None
         if is_list and not listed:
             self.sink.issue("call_list", "calls written as one JSON list", pos)
-        # A call the list was all that kept the grammar from reading needs no other word.
-        read_as_is = how == _READINGS[0][1] and is_list
+        if fenced:
+            self.sink.issue("fenced_call", "the block's JSON written in a code fence", pos)
+        # A call the list or the fence was all that kept the grammar from reading needs no other word.
+        read_as_is = how == _READINGS[0][1] and (is_list or fenced is not None)
         for i, (element, found) in enumerate(zip(elements, calls, strict=True)):
             writer = call if i == 0 and call is not None and call.name is not None else None
             if writer is not None and (found is None or found[0] != writer.name or not writer.extends(found[1])):

@@ -44,6 +44,7 @@ def _adversarial() -> dict[str, Adversarial]:
         "empty_blocks": OPEN * (N // 12),
         "list_in_a_block": OPEN + "[" + '{"name": "f", "arguments": {}}, ' * (MANY // 32) + "{}]" + CLOSE,
         "list_with_junk_elements": OPEN + "[" + '{"name": "f", "arguments": {}}, "x", ' * (MANY // 37) + "1]" + CLOSE,
+        "fences_in_blocks": (OPEN + '```json\n{"name": "f", "arguments": {}}\n```' + CLOSE + "\n") * (MANY // 60),
     }
     return {name: Adversarial(text) for name, text in texts.items()}
 
