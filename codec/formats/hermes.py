@@ -1102,7 +1102,8 @@ class HermesBuilder(LiteralHandlers, Builder):
         listed, self._in_list = self._in_list, False
         self._unused.clear()  # an element without a name is reported whole
         body = raw[len(CALL_OPEN) :] if raw.startswith(CALL_OPEN) else raw
-        if body.rstrip().endswith(CALL_CLOSE):
+        closed = body.rstrip().endswith(CALL_CLOSE)
+        if closed:
             body = body.rstrip()[: -len(CALL_CLOSE)]
         fenced = _BODY_FENCE.fullmatch(body)
         decoded = _decode_objects(body if fenced is None else fenced.group(1))
@@ -1121,8 +1122,11 @@ class HermesBuilder(LiteralHandlers, Builder):
             self.sink.issue("call_list", "calls written as one JSON list", pos)
         if fenced:
             self.sink.issue("fenced_call", "the block's JSON written in a code fence", pos)
-        # A call the list or the fence was all that kept the grammar from reading needs no other word.
+        # A call the list or the fence was all that kept the grammar from reading needs no other
+        # word (but a closer missing too needs one).
         read_as_is = how == _READINGS[0][1] and (is_list or fenced is not None)
+        if read_as_is and not closed:
+            self.sink.issue("missing_closer", f"missing {CALL_CLOSE!r} inserted", pos + len(raw))
         for i, (element, found) in enumerate(zip(elements, calls, strict=True)):
             writer = call if i == 0 and call is not None and call.name is not None else None
             if writer is not None and (found is None or found[0] != writer.name or not writer.extends(found[1])):
