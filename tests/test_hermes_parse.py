@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -30,11 +31,15 @@ from harness import (
     expected_message,
     parse_char_by_char,
     parse_chunked,
+    run_chunks,
+    split,
 )
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import codec
+from codec.formats import hermes
+from codec.models import TextDelta
 
 FMT = codec.get_format("hermes")
 OPEN, CLOSE, STOP = "<tool_call>\n", "\n</tool_call>", "<|im_end|>"
@@ -252,3 +257,161 @@ def test_complete_call_followed_by_junk_in_its_block(text: str) -> None:
     assert [(c.function.name, c.function.arguments) for c in whole.tool_calls] == [("f", {"a": 1})]
     junk = text[text.index("}}") + 2 : text.index("</tool_call>")].strip()
     assert any(junk in (i.text or "") for i in whole.issues) or junk in whole.content
+
+
+# --------------------------------------------------------------------------- calls in other models' shapes
+
+CALL = '{"name": "get_weather", "arguments": {"city": "Lisboa"}}'
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        CALL,
+        "[" + CALL + "]",
+        "```json\n" + CALL + "\n```",
+        "Veja:\n```\n" + CALL + "\n```",
+        "<tool>" + CALL + "</tool>",
+        'Assim: <function=get_weather>{"city": "Lisboa"}</function>',
+    ],
+)
+def test_exclusions_are_real(content: str) -> None:
+    """Content that ``content_ok`` leaves out of the round trip really does not come back as content."""
+    assert not content_ok(content)
+    result = FMT.parse(FMT.render_reply({"role": "assistant", "content": content}))
+    assert result.content != content and result.tool_calls
+
+
+_AFTER_OPENER = ["", " ", "\t", "  ", "\n", "\r\n", " \n", "\t\r\n", "{", "[", " {", "  {", "x", " x", "\r", "<"]
+
+
+@pytest.mark.parametrize("after", _AFTER_OPENER)
+def test_the_fast_paths_open_blocks_where_the_grammar_does(after: str) -> None:
+    """``CALL_OPEN`` (the grammar) and ``CALL_OPENER`` (the fast paths) open a block before the same text."""
+    text = "<tool_call>" + after
+    grammar = FMT.syntax().grammar.pattern("CALL_OPEN")
+    assert bool(grammar.match(text)) == bool(re.match(hermes.CALL_OPENER, text)) == hermes._opens_block(text, 0)
+
+
+def _text_before(reply: str, prefix: str, size: int = 3) -> str:
+    """The content a stream has sent once it has been given ``prefix`` of ``reply`` (in ``size``-character chunks)."""
+    stream = FMT.stream()
+    sent = [e.text for chunk in split(prefix, size) for e in stream.feed(chunk) if isinstance(e, TextDelta)]
+    return "".join(sent)
+
+
+def test_a_fence_that_may_hold_calls_is_held_back_until_it_closes() -> None:
+    reply = "Vou ver.\n```json\n" + CALL + "\n```" + STOP
+    assert _text_before(reply, reply[: reply.index("\n```", 20)]) == "Vou ver."
+    assert FMT.parse(reply).tool_calls
+
+
+def test_a_fence_that_cannot_hold_calls_streams_at_once() -> None:
+    """A fence whose first characters rule out calls is text as soon as they do: a long code block
+    is not held back until it closes."""
+    code = "print('olá')\n" * 200
+    reply = "Código:\n```python\n" + code + "```"
+    sent = _text_before(reply, reply[: len(reply) // 2])
+    assert sent.startswith("Código:\n```python\nprint") and len(sent) > len(reply) // 2 - 20
+    json_reply = 'Dados:\n```json\n{"status": "ok", "items": [' + "1, " * 300 + "2]}\n```"
+    assert len(_text_before(json_reply, json_reply[: len(json_reply) // 2])) > len(json_reply) // 2 - 60
+
+
+def test_a_fence_that_holds_no_call_is_all_content_whatever_the_chunking() -> None:
+    reply = 'Exemplo:\n```json\n{"name": "get_weather", "arguments": {...}}\n```\nFim.'
+    for size in (1, 2, 5, 64):
+        run = parse_chunked(FMT, reply, size)
+        assert (run.result.content, run.result.tool_calls, run.result.issues) == (reply, [], [])
+        assert "".join(e.text for e in run.events if isinstance(e, TextDelta)) == reply
+
+
+def test_a_tag_opener_inside_a_string_ends_the_scan_of_another_shape() -> None:
+    """A shape's scan gives up at the opener of the next one even inside a string, so that no text
+    is scanned for two shapes (the adversarial inputs check the work; this checks the meaning)."""
+    reply = '<tool>{"name": "a <tool>{"name": "get_weather", "arguments": {"city": "Lisboa"}}</tool>'
+    result = FMT.parse(reply)
+    assert [(c.function.name, c.function.arguments) for c in result.tool_calls] == [("get_weather", {"city": "Lisboa"})]
+    assert result.content == '<tool>{"name": "a '
+
+
+def test_without_tools_any_name_makes_a_fenced_call() -> None:
+    reply = "```json\n" + '{"name": "enviar_email", "arguments": {"para": "ana@example.com"}}' + "\n```"
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    assert [c.function.name for c in FMT.parse(reply).tool_calls] == ["enviar_email"]
+    assert FMT.parse(reply, tools=tools).content == reply
+
+
+_SHAPE_PIECES = (
+    "\n",
+    "  ",
+    "```",
+    "```json\n",
+    "\n```",
+    "<tool>",
+    "</tool>",
+    "<response>",
+    "</response>",
+    "<function=get_weather>",
+    '<function name="search">',
+    "</function>",
+    OPEN,
+    CLOSE,
+    STOP,
+    "<think>",
+    "</think>",
+    CALL,
+    "[" + CALL + ", ",
+    '{"city": "Lisboa"}',
+    "{'name': 'search', 'arguments': {'query': 'x'}}",
+    '{"name": "Ana", "age": 3}',
+    '"',
+    "\\",
+    "{",
+    "}",
+    "]",
+    "texto",
+)
+_TOOLS = [
+    {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+    for name in ("get_weather", "search")
+]
+
+
+@examples(150)
+@given(
+    pieces=st.lists(st.sampled_from(_SHAPE_PIECES), max_size=12),
+    sizes=st.one_of(st.just([1]), st.lists(st.integers(1, 9), min_size=1, max_size=6)),
+    with_tools=st.booleans(),
+)
+def test_shapes_stream_like_they_parse(pieces: list[str], sizes: list[int], with_tools: bool) -> None:
+    """Replies made of the shapes' openers, closers and call objects: every chunking gives the whole
+    parse, and strict mode raises exactly where issues are reported."""
+    text = "".join(pieces)
+    tools = _TOOLS if with_tools else None
+    whole = FMT.parse(text, tools=tools)
+    assert_streams_like(parse_chunked(FMT, text, sizes, tools=tools), whole)
+    try:
+        strict = FMT.parse(text, tools=tools, strict=True)
+    except codec.ParseError:
+        assert whole.issues
+    else:
+        assert strict == whole and not whole.issues
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "\n<tool>" + CALL + "</tool>",
+        '  \n<function=get_weather>{"city": "Lisboa"}</function>',
+        "\n\n<tool>" + CALL,
+        "\n```json\n" + CALL + "\n```",
+    ],
+)
+def test_a_shape_after_blanks_at_the_start_streams_like_it_parses(reply: str) -> None:
+    """Where two lexers may read the same text (the start of the reply), a stream that waited for
+    one of them reads it as the whole reply does, wherever the chunk boundary falls."""
+    whole = FMT.parse(reply)
+    assert whole.tool_calls
+    for cut in range(1, len(reply)):
+        for end in range(cut, len(reply), 3):
+            assert run_chunks(FMT, [reply[:cut], reply[cut:end], reply[end:]]).result == whole, (cut, end)

@@ -12,8 +12,15 @@ Argument values are JSON and keep their JSON types; with ``tools`` they are chec
 tool's schema, never coerced. Tolerated (each reported as an Issue): a missing
 ``</tool_call>`` (or ``}``) before the end of the reply or before the next block; ``parameters``
 for ``arguments``; ``arguments`` given as a JSON string; Python-literal or single-quoted objects
-(``True``, ``None``); raw control characters in strings; two JSON objects in one block; text
-after ``<|im_end|>``. A leading ``<think>...</think>`` block (Qwen3-style models) is reasoning.
+(``True``, ``None``); raw control characters in strings; two JSON objects in one block, or a JSON
+list of them; a code fence around a block's JSON; text after ``<|im_end|>``. A leading
+``<think>...</think>`` block (Qwen3-style models) is reasoning.
+
+Other Hermes-style models (Hermes 2 Pro, Qwen 2.5) write calls without ``<tool_call>``: in a
+code fence (```` ```json ````), in other tags (``<tool>``, ``<response>``, ``<function_call>``...),
+as ``<function=NAME>{arguments}</function>``, or as the bare call objects that make the whole
+reply. Those shapes are read too (each reported), and only where they hold nothing but calls:
+a JSON example in a fence or a paragraph stays content.
 """
 
 from __future__ import annotations
@@ -22,8 +29,9 @@ import functools
 import itertools
 import json
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from codec import jinja
 from codec._lark import Token, ValueToken, compile_grammar
@@ -57,7 +65,7 @@ from codec.models import Conversation
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax
-from codec.watch import Delimiter, json_fast_lexer
+from codec.watch import Delimiter, FastLexer, json_fast_lexer
 
 # ---------------------------------------------------------------------------- markers
 
@@ -278,10 +286,23 @@ def _string(token: Token) -> str:
     return value
 
 
-def _decode_objects(body: str) -> tuple[list[Any], str] | None:
-    """The JSON (or Python-literal) objects a broken block holds, and how they were read."""
-    for decoder, how in ((JSON_DECODER, "JSON"), (LAX_JSON_DECODER, "JSON with raw control characters in strings")):
-        objects: list[Any] = []
+#: How a broken block's or a shape's text is read, in turn: plain JSON, JSON whose objects repeat
+#: a key (the last value is kept), JSON with raw control characters in strings.
+_READINGS = (
+    (PLAIN_JSON_DECODER, "JSON"),
+    (JSON_DECODER, "JSON with a repeated key"),
+    (LAX_JSON_DECODER, "JSON with raw control characters in strings"),
+)
+_PYTHON = "a Python literal"
+#: A code fence around a whole ``<tool_call>`` block's body.
+_BODY_FENCE = re.compile(r"[ \t\r\n]*```[A-Za-z]*[ \t]*\r?\n(.*?)\n[ \t]*```[ \t\r\n]*", re.DOTALL)
+
+
+def _decode_objects(body: str) -> tuple[list[tuple[int, Any]], str] | None:
+    """The JSON (or Python-literal) values ``body`` holds, each with where it starts, and how they
+    were read; None if it holds none, or anything else."""
+    for decoder, how in _READINGS:
+        values: list[tuple[int, Any]] = []
         i, n = 0, len(body)
         try:
             while True:
@@ -289,27 +310,46 @@ def _decode_objects(body: str) -> tuple[list[Any], str] | None:
                     i += 1
                 if i >= n:
                     break
+                start = i
                 value, i = decoder.raw_decode(body, i)
-                objects.append(value)
+                values.append((start, value))
         except (ValueError, RecursionError):
             continue
-        if objects:
-            return (objects, how) if all(nesting(o) <= MAX_DEPTH for o in objects) else None
+        if values:
+            return (values, how) if all(nesting(v) <= MAX_DEPTH for _, v in values) else None
     try:
         value = python_literal(body)
     except ValueError:
         return None
-    return ([value], "a Python literal") if nesting(value) <= MAX_DEPTH else None
+    lead = len(body) - len(body.lstrip())
+    return ([(lead, value)], _PYTHON) if nesting(value) <= MAX_DEPTH else None
 
 
-def _as_call(obj: Any) -> tuple[str, dict[str, Any], list[str]] | None:
-    """(name, arguments, repairs) of a decoded call object, or None if it is not one."""
+#: What a call's name may be where nothing but the object says it is a call: no blank, quote,
+#: bracket or markup.
+_CALL_NAME = re.compile(r"[\w.:/\-]{1,256}")
+#: The keys of a call object that needs no wrapper to be read as one.
+_CALL_KEYS = frozenset({"name", "arguments", "parameters"})
+
+
+def _call_parts(obj: Any, *, strict: bool = False) -> tuple[str, dict[str, Any], list[tuple[str, str]]] | None:
+    """(name, arguments, repairs as (issue kind, message)) of a decoded call object, or None if it is not one.
+
+    Inside ``<tool_call>`` an object with a string ``name`` is a call. ``strict`` is for objects
+    that only their shape makes calls (a bare reply, a fence, another tag): the keys are ``name``
+    and one of ``arguments`` / ``parameters``, the name looks like a function's, and a
+    ``parameters`` object that is a JSON schema makes a tool declaration, not a call.
+    """
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         return None
-    repairs: list[str] = []
+    repairs: list[tuple[str, str]] = []
     key = "arguments" if "arguments" in obj else "parameters"
+    if strict and (
+        not obj.keys() <= _CALL_KEYS or len(obj) != 2 or not _CALL_NAME.fullmatch(obj["name"]) or _is_schema(obj[key])
+    ):
+        return None
     if key == "parameters" and key in obj:
-        repairs.append("'parameters' used for 'arguments'")
+        repairs.append(("parameters_key", "'parameters' used for 'arguments'"))
     args = obj.get(key, {})
     if isinstance(args, str):
         try:
@@ -319,12 +359,17 @@ def _as_call(obj: Any) -> tuple[str, dict[str, Any], list[str]] | None:
                 args = python_literal(args)
             except ValueError:
                 return None
-        repairs.append("arguments given as a string")
-    if args is None:
+        repairs.append(("arguments_as_string", "arguments given as a string"))
+    if args is None and not strict:
         args = {}
     if not isinstance(args, dict):
         return None
     return obj["name"], args, repairs
+
+
+def _is_schema(value: Any) -> bool:
+    """Whether ``value`` reads as a tool's parameters schema (``{"type": "object", "properties": ...}``)."""
+    return isinstance(value, dict) and value.get("type") == "object" and isinstance(value.get("properties"), dict)
 
 
 _SPACE = re.compile(r"[ \t\r\n]*")
@@ -350,12 +395,27 @@ def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
     # Only where the grammar's rules could go on too: what follows must be able to end or
     # continue the block, else the rules (which see the object only with what follows) decide.
     after = _SPACE.match(text, end).end()  # type: ignore[union-attr]
-    if text.startswith(_AFTER_OBJECT, after) or (final and after == len(text)):
+    if text.startswith(_AFTER_OBJECT, after) or _opens_block(text, after) or (final and after == len(text)):
         return value, end
     return None
 
 
-_AFTER_OBJECT = (CALL_CLOSE, "{", CALL_OPEN, STOP)
+#: ``<tool_call>`` opens a block only where the line ends after it or a JSON object or list
+#: starts (as ``CALL_OPEN`` in the grammar): elsewhere (``the <tool_call> tag``) it is text.
+CALL_OPENER = r"<tool_call>(?=[ \t]?(?:\r?\n|[{\[]))"
+#: What follows ``<tool_call>`` where it opens a block (the lookahead of ``CALL_OPENER``).
+_OPENER_NEXT = tuple(blank + after for blank in ("", " ", "\t") for after in ("\n", "\r\n", "{", "["))
+
+
+def _opens_block(text: str, pos: int) -> bool:
+    """Whether a ``<tool_call>`` that opens a block is at ``pos`` (``CALL_OPENER`` matches there)."""
+    return text.startswith(CALL_OPEN, pos) and text.startswith(_OPENER_NEXT, pos + _OPEN_LENGTH)
+
+
+_OPEN_LENGTH = len(CALL_OPEN)
+
+
+_AFTER_OBJECT = (CALL_CLOSE, "{", STOP)  # or a block's opener
 #: JSON punctuation that no other terminal can extend where it is read (tests check it).
 CLOSED_PUNCTUATION = ("LBRACE", "RBRACE", "LBRACK", "RBRACK", "COMMA", "COLON")
 
@@ -365,8 +425,8 @@ def lex_call_block(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
 
     Decodes to the call object; None for anything else (the grammar's rules take it).
     """
-    if not text.startswith(CALL_OPEN, pos):
-        return None
+    if not text.startswith(CALL_OPEN, pos) or not text.startswith(_OPENER_NEXT, pos + _OPEN_LENGTH):
+        return None  # (what _opens_block says, inline: this runs at every token of the content)
     brace = _SPACE.match(text, pos + len(CALL_OPEN)).end()  # type: ignore[union-attr]
     got = lex_call_json(text, brace, final)
     if got is None:
@@ -377,6 +437,520 @@ def lex_call_block(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
     return got[0], close + len(CALL_CLOSE)
 
 
+# -- calls in other models' shapes: a code fence, another tag, <function=NAME>, or no wrapper
+
+#: Tags that models put around call objects in place of ``<tool_call>``.
+FOREIGN_TAGS = ("tool", "tools", "response", "json", "xml", "JSON", "function_call")
+#: The info strings of a code fence that may hold calls (none at all, too).
+FENCE_LANGUAGES = ("", "json", "JSON", "xml", "XML")
+_TAG_OPENERS = tuple(f"<{tag}>" for tag in FOREIGN_TAGS)
+_FUNCTION_OPENERS = ("<function=", '<function name="')
+#: A fence's closing line (up to three spaces of indentation, as Markdown has it) or the stop token.
+_FENCE_END = re.compile(r"\n[ \t]{0,3}```|" + re.escape(STOP))
+#: What a FOREIGN_CALLS token starts with, and what the end of the text may hold of that (cheaper
+#: to rule out than to scan).
+_FOREIGN_OPENERS = (*_TAG_OPENERS, *_FUNCTION_OPENERS)
+_FOREIGN_START = re.compile(r"\n[ \t]{0,3}```|\n?(?:" + "|".join(map(re.escape, _FOREIGN_OPENERS)) + ")")
+_LONGEST_OPENER = 1 + max(map(len, _FOREIGN_OPENERS))
+_BLOCK_OPENERS = (CALL_OPEN, "\n" + CALL_OPEN)
+_FOREIGN_PART = re.compile(
+    r"(?:\n[ \t]{0,3}`{0,2}|\n?(?:"
+    + "|".join(re.escape(opener[:k]) for opener in _FOREIGN_OPENERS for k in range(1, len(opener)))
+    + r"))\Z"
+)
+_BLANKS = re.compile(r"[ \t\r\n]*")
+_SPACES = re.compile(r"[ \t]*")
+_IN_VALUE = re.compile(r"""["'{}\[\]()<`]""")
+_IN_STRING = {'"': re.compile(r'["\\<]'), "'": re.compile(r"['\\<]")}
+#: Blanks a shape's head may hold between its parts.
+_HEAD_BLANKS = 16
+#: The characters that must follow a token before the stream commits it (``Syntax.holdback``):
+#: also what free text needs to see past a line break or a '<' to tell it from an opener
+#: (CALL_OPEN's lookahead, '<function_call>'): the grammar's lookaheads fit in it.
+_HOLDBACK = len(CALL_CLOSE) + 2
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """The parts of a call shape (FOREIGN_CALLS, LEAD_CALLS), as offsets from its token's start."""
+
+    kind: str  #: "fence", "tag", "function" or "bare"
+    opener: int  #: where its wrapper (a bare reply: its first object) starts
+    body: int  #: where what the wrapper holds starts
+    body_end: int  #: and where it ends
+    closed: bool  #: whether the wrapper's closer was written (a bare reply has none)
+    end: int  #: where the token ends
+    name: str = ""  #: a tag's name; the function of ``<function=NAME>``
+
+
+class _Text:
+    """The text of a shape being scanned, given piece by piece (to a watch, as it arrives).
+
+    ``s[i]`` is the next character; offsets (``at``) count from the shape's start. What was read
+    is dropped when more text comes, so that a scan holds only what it still has to look at.
+    """
+
+    __slots__ = ("ended", "i", "off", "s")
+
+    def __init__(self, text: str, pos: int) -> None:
+        self.s, self.i, self.off, self.ended = text, pos, -pos, False
+
+    @property
+    def at(self) -> int:
+        return self.off + self.i
+
+    def more(self, chunk: str) -> None:
+        self.off += self.i
+        self.s, self.i = self.s[self.i :] + chunk, 0
+
+
+_T = TypeVar("_T")
+#: A step of a scan: a generator that yields while it needs more text, and returns what it read.
+_Step = Generator[None, None, _T]
+
+
+def _peek(t: _Text) -> _Step[str]:
+    """The next character, not read ("" at the end of the text)."""
+    while t.i >= len(t.s):
+        if t.ended:
+            return ""
+        yield
+    return t.s[t.i]
+
+
+def _skip(t: _Text, chars: re.Pattern[str], limit: int = -1) -> _Step[None]:
+    """Read the characters ``chars`` matches (at most ``limit`` of them)."""
+    left = limit
+    while True:
+        stop = len(t.s) if left < 0 else min(len(t.s), t.i + left)
+        end = chars.match(t.s, t.i, stop).end()  # type: ignore[union-attr]
+        left -= end - t.i
+        t.i = end
+        if end < len(t.s) or t.ended or left == 0:
+            return
+        yield
+
+
+def _literal(t: _Text, literal: str, *, read: bool = True) -> _Step[bool]:
+    """Whether ``literal`` comes next, decided as soon as the text says (read, if so and ``read``)."""
+    while True:
+        have = t.s[t.i : t.i + len(literal)]
+        if have == literal:
+            t.i += len(literal) if read else 0
+            return True
+        if len(have) == len(literal) or t.ended or not literal.startswith(have):
+            return False
+        yield
+
+
+def _one_of(t: _Text, literals: tuple[str, ...]) -> _Step[str]:
+    """Which of ``literals`` (none a prefix of another) comes next, read; "" for none."""
+    longest = max(map(len, literals))
+    while True:
+        have = t.s[t.i : t.i + longest]
+        for literal in literals:
+            if have.startswith(literal):
+                t.i += len(literal)
+                return literal
+        if t.ended or not any(len(have) < len(lit) and lit.startswith(have) for lit in literals):
+            return ""
+        yield
+
+
+def _word(t: _Text, limit: int) -> _Step[str]:
+    """The ASCII letters that come next (stops after ``limit`` + 1 of them), read."""
+    word = ""
+    while len(word) <= limit:
+        c = yield from _peek(t)
+        if not (c.isascii() and c.isalpha()):
+            break
+        word += c
+        t.i += 1
+    return word
+
+
+def _name(t: _Text, closer: str) -> _Step[str | None]:
+    """A function name up to ``closer`` (read too): None if it runs past a line or 256 characters."""
+    name = ""
+    while len(name) <= 256:
+        c = yield from _peek(t)
+        t.i += 1
+        if c == closer:
+            return name
+        if c in ("", "\n", "<", ">"):
+            return None
+        name += c
+    return None
+
+
+def _value_end(t: _Text, depth: int = 0) -> _Step[bool]:
+    """Read to where the bracket opened here (``depth`` levels already read) closes: False where
+    no JSON or Python value can go on (a ``<`` or a backtick outside a string, the end), and at
+    the opener of another such shape even inside a string (so that no text is scanned for more
+    than one shape: the one a string opened first gives up where the next begins)."""
+    quote = ""
+    while True:
+        s, i, n = t.s, t.i, len(t.s)
+        while i < n:
+            if quote:
+                m = _IN_STRING[quote].search(s, i)
+                if m is None:
+                    i = n
+                elif m.group() == quote:
+                    quote, i = "", m.end()
+                    continue
+                elif m.group() == "<":
+                    if _FOREIGN_START.match(s, m.start()):
+                        t.i = m.start()
+                        return False
+                    if t.ended or not _FOREIGN_PART.match(s, m.start()):
+                        i = m.end()
+                        continue
+                    i = m.start()  # an opener may be arriving
+                elif m.end() < n:
+                    i = m.end() + 1
+                    continue
+                else:  # the escaped character is still to come
+                    i = m.start()
+                break
+            m = _IN_VALUE.search(s, i)
+            if m is None:
+                i = n
+                break
+            c, i = m.group(), m.end()
+            if c in "\"'":
+                quote = c
+            elif c in "{[(":
+                depth += 1
+            elif c in "}])":
+                depth -= 1
+                if depth <= 0:
+                    t.i = i
+                    return True
+            else:
+                t.i = m.start()
+                return False
+        t.i = i
+        if t.ended:
+            return False
+        yield
+
+
+def _call_head(t: _Text) -> _Step[int]:
+    """Read the head of a call object (``{`` and a quoted ``name``, ``arguments`` or ``parameters``
+    key), or of a list of them: the brackets it opened, 0 if none starts here."""
+    depth = 0
+    if (yield from _peek(t)) == "[":
+        t.i += 1
+        depth = 1
+        yield from _skip(t, _BLANKS, _HEAD_BLANKS)
+    if (yield from _peek(t)) != "{":
+        return 0
+    t.i += 1
+    yield from _skip(t, _BLANKS, _HEAD_BLANKS)
+    quote = yield from _peek(t)
+    if quote not in ('"', "'"):
+        return 0
+    t.i += 1
+    key = yield from _one_of(t, tuple(key + quote for key in ("name", "arguments", "parameters")))
+    return depth + 1 if key else 0
+
+
+def _values_end(t: _Text, depth: int) -> _Step[int]:
+    """Read values separated by blanks, the first opened ``depth`` deep by its head: where the last
+    ends (the blanks after it read), -1 if they do not read as values."""
+    if not (yield from _value_end(t, depth)):
+        return -1
+    end = t.at
+    while True:
+        yield from _skip(t, _BLANKS)
+        if (yield from _peek(t)) not in ("{", "["):
+            return end
+        if not (yield from _value_end(t)):
+            return -1
+        end = t.at
+
+
+def _fence(t: _Text) -> _Step[Shape | None]:
+    """A code fence from its opening backticks, if its body starts like calls: to its closing line,
+    the stop token or the end of the text."""
+    opener = t.at
+    if not (yield from _literal(t, "```")):
+        return None
+    if (yield from _word(t, 8)) not in FENCE_LANGUAGES:
+        return None
+    yield from _skip(t, _SPACES, 8)
+    if not ((yield from _literal(t, "\n")) or (yield from _literal(t, "\r\n"))):
+        return None
+    body = t.at
+    yield from _skip(t, _BLANKS, _HEAD_BLANKS)
+    if (yield from _peek(t)) == "<":
+        tag = yield from _one_of(t, (CALL_OPEN, *_TAG_OPENERS))
+        if not tag:
+            return None
+        yield from _skip(t, _BLANKS, _HEAD_BLANKS)
+        if tag != CALL_OPEN and not (yield from _call_head(t)):
+            return None
+    elif not (yield from _call_head(t)):
+        return None
+    while True:
+        m = _FENCE_END.search(t.s, t.i)
+        if m is not None:
+            break
+        t.i = max(t.i, len(t.s) - len(STOP) + 1)
+        if t.ended:
+            t.i = len(t.s)
+            return Shape("fence", opener, body, t.at, False, t.at)
+        yield
+    t.i = m.start()
+    body_end = t.at
+    if m.group() == STOP:
+        return Shape("fence", opener, body, body_end, False, body_end)
+    t.i = m.end()
+    return Shape("fence", opener, body, body_end, True, t.at)
+
+
+def _tagged(t: _Text) -> _Step[Shape | None]:
+    """``<TAG>`` around call objects, or ``<function=NAME>`` (``<function name="NAME">``) around
+    arguments: to the closer (or, where it is missing, the stop token or the end of the text)."""
+    opener = t.at
+    found = yield from _one_of(t, _FOREIGN_OPENERS)
+    if found in _FUNCTION_OPENERS:
+        name = yield from _name(t, ">" if found == "<function=" else '"')
+        if name is None or (found != "<function=" and not (yield from _literal(t, ">"))):
+            return None
+        yield from _skip(t, _BLANKS, _HEAD_BLANKS)
+        body = t.at
+        if (yield from _peek(t)) != "{" or not (yield from _value_end(t)):
+            return None
+        kind, closer, body_end = "function", "</function>", t.at
+        yield from _skip(t, _BLANKS)
+    elif found:
+        yield from _skip(t, _BLANKS, _HEAD_BLANKS)
+        body = t.at
+        depth = yield from _call_head(t)
+        body_end = (yield from _values_end(t, depth)) if depth else -1
+        if body_end < 0:
+            return None
+        kind, name, closer = "tag", found[1:-1], "</" + found[1:]
+    else:
+        return None
+    closed = yield from _literal(t, closer)
+    if not closed and (yield from _peek(t)) and not (yield from _literal(t, STOP, read=False)):
+        return None
+    return Shape(kind, opener, body, body_end, closed, t.at, name)
+
+
+def _scan_foreign(t: _Text) -> _Step[Shape | None]:
+    """FOREIGN_CALLS: a tagged shape, or a line break and a fence or a tagged shape (the line
+    break before a call is markup, as it is before ``<tool_call>``)."""
+    if (yield from _peek(t)) == "<":
+        return (yield from _tagged(t))
+    t.i += 1  # the line break
+    if (yield from _peek(t)) == "<":
+        return (yield from _tagged(t))
+    yield from _skip(t, _SPACES, 3)
+    return (yield from _fence(t))
+
+
+def _scan_lead(t: _Text) -> _Step[Shape | None]:
+    """LEAD_CALLS: blanks, then a fence, a tagged shape, or call objects that are all the reply
+    holds before the stop token or a ``<tool_call>`` block.
+
+    It reads every shape FOREIGN_CALLS reads there too: a stream that wakes after this scan has
+    decided lexes with the reply's end in view, and the other lexer must then find nothing it
+    would not find without it."""
+    yield from _skip(t, _BLANKS)
+    first = yield from _peek(t)
+    if first == "`":
+        return (yield from _fence(t))
+    if first == "<":
+        return (yield from _tagged(t))
+    opener = t.at
+    depth = yield from _call_head(t)
+    end = (yield from _values_end(t, depth)) if depth else -1
+    if end < 0:
+        return None
+    if (yield from _peek(t)) and not (
+        (yield from _literal(t, STOP, read=False)) or (yield from _literal(t, CALL_OPEN, read=False))
+    ):
+        return None
+    return Shape("bare", opener, opener, end, True, t.at)
+
+
+class _ShapeWatch:
+    """Follows a shape that has not ended yet: wakes the stream once the scan has decided it."""
+
+    __slots__ = ("_steps", "_text")
+
+    def __init__(self, text: _Text, steps: _Step[Shape | None]) -> None:
+        self._text, self._steps = text, steps
+
+    def scan(self, text: str) -> bool:
+        self._text.more(text)
+        try:
+            next(self._steps)
+        except StopIteration:
+            return True
+        return False
+
+
+def _shape_lexer(
+    scan: Callable[[_Text], _Step[Shape | None]],
+    starts: str,
+    opening: tuple[re.Pattern[str], re.Pattern[str]] | None = None,
+) -> FastLexer:
+    """A fast lexer of the shapes ``scan`` reads: the token is the whole shape, lexed once the
+    text decides it (a watch follows it meanwhile).
+
+    ``opening``: what a shape starts with, and what the end of the text may hold of that (text
+    that matches neither is none, at once); its shapes start with a character that can start a
+    marker, so that the stream commits nothing there while fewer than its holdback characters
+    follow: until then an undecided shape is left for the next look, without a watch.
+    """
+
+    def lex(text: str, pos: int, final: bool) -> tuple[Shape, int] | _ShapeWatch | None:
+        left = len(text) - pos
+        if left <= 0 or text[pos] not in starts:
+            return None
+        if opening is not None and (
+            (not final and left < _HOLDBACK)  # no shape is this short: look again then
+            or text.startswith(_BLOCK_OPENERS, pos)  # the common case, ruled out first
+            or (
+                not opening[0].match(text, pos) and (final or left > _LONGEST_OPENER or not opening[1].match(text, pos))
+            )
+        ):
+            return None
+        t = _Text(text, pos)
+        steps = scan(t)
+        try:
+            next(steps)
+            if not final:
+                return _ShapeWatch(t, steps)
+            t.ended = True
+            next(steps)
+            raise AssertionError("a shape's scan ends with its text")  # pragma: no cover
+        except StopIteration as done:
+            shape: Shape | None = done.value
+        if shape is None:
+            return None
+        if shape.kind == "fence" and not shape.closed and _shape_contents(shape, text[pos : pos + shape.end]) is None:
+            return None  # a fence never closed is one only if it holds calls: else it might hold the rest
+        return shape, pos + shape.end
+
+    return lex
+
+
+lex_foreign_calls = _shape_lexer(_scan_foreign, "\n<", (_FOREIGN_START, _FOREIGN_PART))
+lex_lead_calls = _shape_lexer(_scan_lead, " \t\r\n`{[")
+
+
+#: The issue each shape is reported with (``{name}``: the tag, or the function's name).
+_SHAPE_ISSUES = {
+    "bare": ("unwrapped_call", "call objects written without <tool_call>, as the whole reply"),
+    "fence": ("fenced_call", "calls written in a code fence, without <tool_call>"),
+    "tag": ("foreign_tag", "calls written in <{name}>, not in <tool_call>"),
+    "function": ("function_tag", "a call written as <function={name}>, not in <tool_call>"),
+}
+_CLOSERS = {"fence": "```", "tag": "</{name}>", "function": "</function>"}
+#: The issue of each reading of a text that is not plain JSON (see ``_READINGS``).
+_REPAIRED = {
+    _READINGS[1][1]: ("duplicate_key", "a key repeated in a call object; the last value is kept"),
+    _READINGS[2][1]: ("repaired_call", f"read as {_READINGS[2][1]}"),
+    _PYTHON: ("repaired_call", f"read as {_PYTHON}"),
+}
+_FENCED_TAG = re.compile("<(" + "|".join(FOREIGN_TAGS) + ")>")
+#: What a shape holds, in order: (offset, issue kind, message, None) for a repair, and
+#: (offset, name, "", arguments) for a call.
+_Found = list[tuple[int, str, str, "dict[str, Any] | None"]]
+
+
+def _shape_contents(shape: Shape, text: str) -> _Found | None:
+    """The calls the shape ``text`` holds and the repairs it needed; None if it holds anything
+    but calls (then it is text)."""
+    kind, message = _SHAPE_ISSUES[shape.kind]
+    found: _Found = [(shape.opener, kind, message.format(name=shape.name), None)]
+    if not shape.closed:
+        closer = _CLOSERS[shape.kind].format(name=shape.name)
+        found.append((shape.end, "missing_closer", f"missing {closer!r} inserted", None))
+    body = text[shape.body : shape.body_end]
+    if shape.kind == "function":
+        ok = _function_call(shape.name.strip(), body, shape.body, found)
+    elif shape.kind == "fence":
+        ok = _fenced(body, shape.body, found)
+    else:
+        ok = _objects(body, shape.body, found, strict=True)
+    return found if ok else None
+
+
+def _objects(body: str, at: int, found: _Found, *, strict: bool) -> bool:
+    """Add the calls ``body`` (at offset ``at``) holds, with the repairs made to read them, to
+    ``found``; False if it holds anything else. ``strict``: see :func:`_call_parts`; otherwise
+    ``body`` is a ``<tool_call>`` block's, where a second object is reported."""
+    decoded = _decode_objects(body)
+    if decoded is None:
+        return False
+    values, how = decoded
+    if how in _REPAIRED:
+        found.append((at + values[0][0], *_REPAIRED[how], None))
+    if not strict and len(values) > 1:
+        found.append((at + values[1][0], "several_objects", "several call objects in one <tool_call> block", None))
+    for start, value in values:
+        if isinstance(value, list):
+            found.append((at + start, "call_list", "calls written as one JSON list", None))
+        for element in value if isinstance(value, list) else [value]:
+            call = _call_parts(element, strict=strict)
+            if call is None:
+                return False
+            name, arguments, repairs = call
+            found += [(at + start, kind, message, None) for kind, message in repairs]
+            found.append((at + start, name, "", arguments))
+    return bool(values)
+
+
+def _function_call(name: str, body: str, at: int, found: _Found) -> bool:
+    """Add the call ``<function=name>`` with the arguments ``body`` to ``found``, if they are an object."""
+    decoded = _decode_objects(body)
+    if decoded is None or len(decoded[0]) != 1 or not _CALL_NAME.fullmatch(name):
+        return False
+    (start, arguments), how = decoded[0][0], decoded[1]
+    if not isinstance(arguments, dict):
+        return False
+    if how in _REPAIRED:
+        found.append((at + start, *_REPAIRED[how], None))
+    found.append((at + start, name, "", arguments))
+    return True
+
+
+def _fenced(body: str, at: int, found: _Found) -> bool:
+    """Add the calls a fence's body holds: call objects, ``<tool_call>`` blocks, or one of the
+    foreign tags around call objects."""
+    inner = body.strip()
+    lead = len(body) - len(body.lstrip())
+    tag = _FENCED_TAG.match(inner)
+    if tag is not None:
+        closer = f"</{tag.group(1)}>"
+        if not inner.endswith(closer):
+            return False
+        found.append((at + lead, "foreign_tag", f"calls written in {tag.group()}, not in <tool_call>", None))
+        return _objects(inner[tag.end() : -len(closer)], at + lead + tag.end(), found, strict=True)
+    if not inner.startswith(CALL_OPEN):
+        return _objects(body, at, found, strict=True)
+    i, n = lead, len(body)
+    while i < n:
+        if not body.startswith(CALL_OPEN, i):
+            return False
+        start = i + len(CALL_OPEN)
+        close = body.find(CALL_CLOSE, start)
+        if close < 0:
+            found.append((at + n, "missing_closer", f"missing {CALL_CLOSE!r} inserted", None))
+            close = n
+        if not _objects(body[start:close], at + start, found, strict=False):
+            return False
+        i = _BLANKS.match(body, min(n, close + len(CALL_CLOSE))).end()  # type: ignore[union-attr]
+    return True
+
+
 class HermesBuilder(LiteralHandlers, Builder):
     """Builds calls from the hermes grammar's reductions and repairs blocks it rejects."""
 
@@ -385,6 +959,9 @@ class HermesBuilder(LiteralHandlers, Builder):
         self._call: CallWriter | None = None  # the call object being read
         self._args_seen = 0  # its "arguments" members so far
         self._done_in_block = 0  # call objects completed in the current block
+        self._in_list = False  # the current block holds a list of call objects
+        #: Unused keys of a list element whose name has not come yet (it may be no call at all).
+        self._unused: list[tuple[str, int, str]] = []
 
     # values
     def string(self, token: Token) -> str:
@@ -423,6 +1000,9 @@ class HermesBuilder(LiteralHandlers, Builder):
             self.sink.issue("duplicate_key", f'"name" repeated; {call.name!r} is kept', key.start_pos, name)
             return
         call.start(name)
+        for message, pos, text in self._unused:
+            self.sink.issue("unexpected_key", message, pos, text)
+        self._unused.clear()
 
     def arg(self, key: Token, colon: Token, value: Any) -> None:
         self._current(key.start_pos).argument(_string(key), value, key.start_pos)
@@ -459,7 +1039,11 @@ class HermesBuilder(LiteralHandlers, Builder):
     def other_member(self, key: Token, colon: Token, value: Any) -> None:
         name = _string(key)
         text = json_text({name: value})
-        self.sink.issue("unexpected_key", f"key {name!r} in a tool call object is not used", key.start_pos, text)
+        message = f"key {name!r} in a tool call object is not used"
+        if self._in_list and (self._call is None or self._call.name is None):
+            self._unused.append((message, key.start_pos, text))  # reported if the element is a call
+            return
+        self.sink.issue("unexpected_key", message, key.start_pos, text)
 
     def call_object(self, *children: Any) -> None:
         brace = children[0]
@@ -483,42 +1067,89 @@ class HermesBuilder(LiteralHandlers, Builder):
         self._done_in_block = 0
 
     def _object_done(self, pos: int) -> None:
-        """A call object of the current block is complete (a second one is reported)."""
+        """A call object of the current block is complete (a second one is reported, outside a list)."""
         self._done_in_block += 1
-        if self._done_in_block == 2:
+        if self._done_in_block == 2 and not self._in_list:
             self.sink.issue("several_objects", "several call objects in one <tool_call> block", pos)
+
+    def list_open(self, bracket: Token) -> None:
+        self._in_list = True
+        self.sink.issue("call_list", "calls written as one JSON list", bracket.start_pos)
 
     def call(self, *children: Any) -> None:
         self._done_in_block = 0
+        self._in_list = False
+
+    # calls in other models' shapes (a whole token each)
+    def foreign(self, token: ValueToken) -> None:
+        found = _shape_contents(token.decoded, str(token))
+        if found is None or any(args is not None and self.sink.undeclared(name) for _, name, _, args in found):
+            self.sink.text(CONTENT, str(token), token.start_pos)  # an example, not a call
+            return
+        for at, what, message, arguments in found:
+            if arguments is None:
+                self.sink.issue(what, message, token.start_pos + at)
+            else:
+                self.sink.whole_call(what, token.start_pos + at, arguments)
+
+    def lead(self, token: ValueToken) -> None:
+        self.foreign(token)
 
     # a block the grammar rejected
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         call, self._call = self._call, None
         skip, self._done_in_block = self._done_in_block, 0
+        listed, self._in_list = self._in_list, False
+        self._unused.clear()  # an element without a name is reported whole
         body = raw[len(CALL_OPEN) :] if raw.startswith(CALL_OPEN) else raw
-        if body.rstrip().endswith(CALL_CLOSE):
+        closed = body.rstrip().endswith(CALL_CLOSE)
+        if closed:
             body = body.rstrip()[: -len(CALL_CLOSE)]
-        decoded = _decode_objects(body)
-        calls = [_as_call(o) for o in decoded[0][skip:]] if decoded else []
-        if decoded is None or not calls or any(found is None for found in calls):
-            if call is None or call.name is None:
-                return None
-            call.cut(raw, error, pos)
-            return len(raw)
-        how = decoded[1]
-        for i, found in enumerate(calls):
-            assert found is not None
+        fenced = _BODY_FENCE.fullmatch(body)
+        decoded = _decode_objects(body if fenced is None else fenced.group(1))
+        if decoded is None:
+            return self._cut(call, raw, error, pos)
+        values, how = [value for _, value in decoded[0]], decoded[1]
+        # A list's elements are its calls: one that is no call is reported, the others kept.
+        is_list = len(values) == 1 and isinstance(values[0], list)
+        elements = values[0][skip:] if is_list else values[skip:]
+        calls = [_call_parts(element) for element in elements]
+        if not is_list and (not calls or None in calls):
+            return self._cut(call, raw, error, pos)
+        if is_list and not skip and not any(calls) and (call is None or call.name is None):
+            return None
+        if is_list and not listed:
+            self.sink.issue("call_list", "calls written as one JSON list", pos)
+        if fenced:
+            self.sink.issue("fenced_call", "the block's JSON written in a code fence", pos)
+        # A call the list or the fence was all that kept the grammar from reading needs no other
+        # word (but a closer missing too needs one).
+        read_as_is = how == _READINGS[0][1] and (is_list or fenced is not None)
+        if read_as_is and not closed:
+            self.sink.issue("missing_closer", f"missing {CALL_CLOSE!r} inserted", pos + len(raw))
+        for i, (element, found) in enumerate(zip(elements, calls, strict=True)):
+            writer = call if i == 0 and call is not None and call.name is not None else None
+            if writer is not None and (found is None or found[0] != writer.name or not writer.extends(found[1])):
+                writer.cut(raw, error, pos)  # what was streamed of it cannot be taken back
+                continue
+            if found is None:
+                text = json_text(element)
+                self.sink.issue("invalid_list_element", "an element of a call list that is no call, dropped", pos, text)
+                continue
             name, args, repairs = found
-            detail = "; ".join([f"read as {how}", *repairs]) if how != "JSON" or repairs else "read as JSON"
-            writer = None
-            if i == 0 and call is not None and call.name is not None:
-                if name != call.name or not call.extends(args):
-                    call.cut(raw, error, pos)  # what was streamed of it cannot be taken back
-                    continue
-                writer = call
             writer = writer or self.sink.call(name, pos)
-            self.sink.issue("repaired_call", f"tool call {name!r} repaired ({error}): {detail}", pos)
+            if repairs or not read_as_is:
+                detail = "; ".join([f"read as {how}", *(message for _, message in repairs)])
+                self.sink.issue("repaired_call", f"tool call {name!r} repaired ({error}): {detail}", pos)
             writer.end(pos, args)
+        return len(raw)
+
+    @staticmethod
+    def _cut(call: CallWriter | None, raw: str, error: str, pos: int) -> int | None:
+        """A block that holds no usable call: the call it started is cut short (None: there is none)."""
+        if call is None or call.name is None:
+            return None
+        call.cut(raw, error, pos)
         return len(raw)
 
 
@@ -537,13 +1168,15 @@ def reply_syntax() -> Syntax:
         delimiters=(Delimiter('"', '"', "\\"),),
         # JSON punctuation no other terminal can extend: taken as soon as it arrives, not held back.
         closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "STOP", *CLOSED_PUNCTUATION}),
-        holdback=len(CALL_CLOSE) + 2,
+        holdback=_HOLDBACK,
         nest_open=frozenset({"LBRACE", "LBRACK"}),
         nest_close=frozenset({"RBRACE", "RBRACK"}),
         fast_terminals={
             "CALL_BLOCK": lex_call_block,
             "CALL_JSON": lex_call_json,
             "JSON_CONTAINER": lex_json_container,
+            "LEAD_CALLS": lex_lead_calls,
+            "FOREIGN_CALLS": lex_foreign_calls,
         },
         reasoning_open="THINK_OPEN",
         preempt_starts=" \t\r\n<",

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from typing import Any
 
 from harness import linked_as_json
 from hypothesis import strategies as st
 
-from formats import DEEP, PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
+from formats import DEEP, MANY, PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
 
 STOP = "<|im_end|>"
 OPEN, CLOSE = "<tool_call>\n", "\n</tool_call>"
@@ -42,6 +43,27 @@ def _adversarial() -> dict[str, Adversarial]:
         "stop_tokens": STOP * (N // 10),
         "python_literal_calls": (OPEN + '{"name": "f", "arguments": {"a": True}}' + CLOSE + "\n") * (N // 100),
         "empty_blocks": OPEN * (N // 12),
+        # calls in other models' shapes: fences, other tags, <function=NAME>, a bare reply
+        "fence_openers": "\n```json\n" * (N // 9),
+        "fences_starting_like_calls": '\n```json\n{"name"' * (N // 16),
+        "fence_never_closed": '```json\n{"name": "f", "arguments": {"a": "' + "x" * N,
+        "fence_never_closed_then_lines": '```json\n{"name": "f", "arguments": {"a": 1}}\n' + "texto\n" * (N // 6),
+        "backticks_after_newlines": "\n`" * (N // 2),
+        "tags_without_calls": "<tool>" * (N // 6),
+        "tags_starting_like_calls": '<tool>{"name": ' * (N // 15),
+        "tags_opened_inside_strings": '<tool>{"name": "\\"' * (N // 17),
+        "functions_opened_inside_strings": '<function=f>{"a": "\\"' * (N // 20),
+        "function_name_never_closed": "<function=" + "x" * N,
+        "function_openers": "<function=f>" * (N // 12),
+        "partial_tags": "<too" * (N // 4),
+        "tag_full_of_quotes": '<tool>{"name"' + '"' * N,
+        "bare_reply_never_closed": '{"name": "f", "arguments": {"a": "' + "x" * N,
+        "bare_reply_of_many_objects": ('{"name": "f", "arguments": {"a": 1}}\n') * (MANY // 37),
+        "bare_object_then_text": '{"name": "f", "arguments": {"a": 1}}' + " e " * (N // 3),
+        "tool_call_named_in_prose": "a tag <tool_call> e " * (N // 20),
+        "list_in_a_block": OPEN + "[" + '{"name": "f", "arguments": {}}, ' * (MANY // 32) + "{}]" + CLOSE,
+        "list_with_junk_elements": OPEN + "[" + '{"name": "f", "arguments": {}}, "x", ' * (MANY // 37) + "1]" + CLOSE,
+        "fences_in_blocks": (OPEN + '```json\n{"name": "f", "arguments": {}}\n```' + CLOSE + "\n") * (MANY // 60),
     }
     return {name: Adversarial(text) for name, text in texts.items()}
 
@@ -113,9 +135,21 @@ def arguments(strings: st.SearchStrategy[str] | None = None) -> st.SearchStrateg
 tool_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,20}", fullmatch=True)
 
 
+#: Content that may read as calls in another model's shape (a code fence, another tag,
+#: ``<function=NAME>``), or, at the start of the reply, as call objects without ``<tool_call>``.
+SHAPES = re.compile(r"```|<function[= ]|<(?:tool|tools|response|json|xml|JSON|function_call)>")
+
+
 def content_ok(text: str) -> bool:
-    """Content the format can carry: no markers, no leading reasoning block (the format cannot escape them)."""
-    return "<tool_call>" not in text and STOP not in text and not text.lstrip(" \t\r\n").startswith("<think>")
+    """Content the format can carry: no markers, no leading reasoning block (the format cannot escape
+    them), nothing that may read as calls in another model's shape."""
+    lead = text.lstrip(" \t\r\n")
+    return (
+        "<tool_call>" not in text
+        and STOP not in text
+        and not lead.startswith(("<think>", "{", "["))
+        and not SHAPES.search(text)
+    )
 
 
 contents = st.one_of(st.none(), st.just(""), text_values().filter(content_ok))
@@ -278,9 +312,28 @@ def decode_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None
 
 
 PROFILE = Profile(
-    markers=("<tool_call>", "</tool_call>", STOP, "<|im_start|>", "<think>", "</think>"),
+    markers=(
+        "<tool_call>",
+        "</tool_call>",
+        STOP,
+        "<|im_start|>",
+        "<think>",
+        "</think>",
+        # the openers and closers of calls in other models' shapes
+        "\n```json\n",
+        "\n```",
+        "<tool>",
+        "</tool>",
+        "<function_call>",
+        "<function=f>",
+        '<function name="f">',
+        "</function>",
+    ),
     snippets=(
         '{"name": "f", "arguments": {"a": 1}}',
+        "[{'name': 'f', 'arguments': {}}]",
+        '{"name": "f"',
+        "'name'",
         '{"name": "f", "arguments": {"a": ',
         '"name"',
         '"arguments"',
