@@ -315,6 +315,8 @@ class Stream:
         self._pending: list[str] = []  # chunks that arrived while waiting for a delimiter's closer
         self._wait: Watch | None = None  # follows a long token that has not ended yet
         self._watched = -1  # offset of the token the last watch ended: lex it for good now
+        self._watcher: str | None = None  # the fast terminal whose lexer made the watch (None: a delimiter's)
+        self._woken: str | None = None  # the fast terminal told to decide at _watched
         self._need = 0  # reply length before which the lexer cannot decide anything new
         self._marker_cache: dict[str, tuple[int, int]] = {}  # marker -> (found at, searched up to)
         self._block: _Block | None = None
@@ -355,7 +357,7 @@ class Stream:
             # The watched token may be complete: lex it for good now.
             events = self._out.events = []
             self._wait = None
-            self._watched = self._base
+            self._watched, self._woken = self._base, self._watcher
             self._buf += self._take_pending()
         else:
             if self._closed:
@@ -448,6 +450,7 @@ class Stream:
         for delim in self._syntax.delimiters:
             if buf.startswith(delim.open, i):
                 self._wait, examined = delim.watch(buf, i)
+                self._watcher = None
                 self.work += examined
                 return self._wait is not None  # closed, yet nothing matches: a real error
             if len(buf) - i < len(delim.open) and delim.open.startswith(buf[i:]):
@@ -521,7 +524,8 @@ class Stream:
             state = parser.state
             fast = fast_by_state[state]
             if fast:
-                got = self._try_fast(fast, buf, i, final or self._base + i == self._watched)
+                woken = self._woken if self._base + i == self._watched else None
+                got = self._try_fast(fast, buf, i, final, woken)
                 if isinstance(got, ValueToken):
                     i = self._take(got, buf, i + len(got))
                     continue
@@ -585,15 +589,20 @@ class Stream:
         return end
 
     def _try_fast(
-        self, fast: tuple[tuple[str, FastLexer], ...], buf: str, i: int, final: bool
+        self, fast: tuple[tuple[str, FastLexer], ...], buf: str, i: int, final: bool, woken: str | None = None
     ) -> ValueToken | Watch | None:
-        """A token of a fast lexer at ``buf[i]``, a watch for one still arriving, or None."""
+        """A token of a fast lexer at ``buf[i]``, a watch for one still arriving, or None.
+
+        ``woken`` is the terminal whose watch just woke here: its lexer decides now (it is told the
+        text is final); the others still wait for their text, as they would in a whole parse.
+        """
         for terminal, lexer in fast:
-            got = lexer(buf, i, final)
+            got = lexer(buf, i, final or terminal == woken)
             if got is None:
                 continue
             if not isinstance(got, tuple):
                 self.work += len(buf) - i
+                self._watcher = terminal
                 return got
             value, end = got
             self.work += end - i

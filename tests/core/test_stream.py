@@ -359,3 +359,74 @@ def test_reasoning_lookahead_streams_like_it_parses(text: str) -> None:
         assert stream.result == whole
         assert_append_only(events, stream.result)
         assert_events_rebuild(events, stream.result)
+
+
+# --------------------------------------------------------------------------- two fast lexers at one place
+
+TWO_LEXERS = r"""
+start: items?
+items: items _item | _item
+_item: text | tag | marked
+text: TEXT
+tag: TAG
+marked: MARKED
+%declare TAG MARKED
+TEXT: /[^<]+/
+"""
+
+
+class _Until:
+    """Wakes once ``close`` has arrived."""
+
+    def __init__(self, close: str) -> None:
+        self.close = close
+
+    def scan(self, text: str) -> bool:
+        return self.close in text
+
+
+def test_a_woken_watch_tells_only_its_own_lexer_to_decide() -> None:
+    """When the watch of one fast lexer wakes, the text is final for that lexer only: another
+    lexer at the same place is asked as in a whole parse, and may still wait for more text."""
+    from codec._lark import CompiledGrammar
+
+    told: list[tuple[str, int, bool]] = []
+
+    def marked(text: str, pos: int, final: bool) -> Any:
+        """``<...>!``: undecided (None) until the character after ``>`` has arrived."""
+        told.append(("MARKED", pos, final))
+        end = text.find(">", pos)
+        if end < 0 or (end + 1 == len(text) and not final):
+            return None
+        return (text[pos : end + 2], end + 2) if text.startswith("!", end + 1) else None
+
+    def tag(text: str, pos: int, final: bool) -> Any:
+        """``<...>``, watched until its ``>`` arrives."""
+        told.append(("TAG", pos, final))
+        end = text.find(">", pos)
+        if end >= 0:
+            return text[pos : end + 1], end + 1
+        return None if final else _Until(">")
+
+    syntax = Syntax(
+        grammar=CompiledGrammar(TWO_LEXERS),
+        builder=toy.Builder,
+        text_terminals={"TEXT": "content"},
+        blocks={},
+        fast_terminals={"MARKED": marked, "TAG": tag},
+        holdback=2,
+    )
+    text = "x <b>! y <c> z"
+    whole = Stream(syntax)
+    whole.feed(text)
+    whole.close()
+    for chunks in (list(text), split(text, 2), split(text, 3)):
+        told.clear()
+        stream = Stream(syntax)
+        for chunk in chunks:
+            stream.feed(chunk)
+        fed_all = len(told)
+        stream.close()
+        assert stream.result == whole.result, chunks
+        # While the reply was arriving, MARKED was never told its text was final.
+        assert not [t for t in told[:fed_all] if t[0] == "MARKED" and t[2]], chunks
