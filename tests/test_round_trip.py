@@ -62,7 +62,13 @@ def test_round_trip(name: str, variant: str, with_tools: bool, data: st.DataObje
     fmt = spec.fmt or codec.get_format(name)
     message, tools = data.draw(_messages(name, variant, with_tools), label="message")
     reply = fmt.render_reply(message)
-    result = fmt.parse(reply, tools=tools)
+    result, prompt = fmt.parse(reply, tools=tools), None
+    if any(issue.kind == "reasoning_without_opener" for issue in result.issues):
+        # Without a prompt, a reasoning closer before any call or stop token says that the prompt
+        # opened reasoning (documented); told that it opened nothing, the reply reads as written.
+        close = fmt.syntax().reasoning_close
+        assert close is not None and close in (message.get("content") or "")
+        result, prompt = fmt.parse(reply, tools=tools, prompt=""), ""
     want = spec.expected(message, tools)
     assert summary(result) == {**want, "issues": []}
     assert [c.id for c in result.tool_calls] == [f"call_{i}" for i in range(len(want["tool_calls"]))]
@@ -74,5 +80,5 @@ def test_round_trip(name: str, variant: str, with_tools: bool, data: st.DataObje
     if not spec.keeps_key_order:  # the arguments strings, as JSON values
         dumped, wanted = _arguments_decoded(dumped), _arguments_decoded(wanted)
     assert dumped == wanted
-    run = parse_chunked(fmt, reply, data.draw(_sizes, label="sizes"), tools=tools)
+    run = parse_chunked(fmt, reply, data.draw(_sizes, label="sizes"), tools=tools, prompt=prompt)
     assert_streams_like(run, result)

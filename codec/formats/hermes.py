@@ -1181,6 +1181,9 @@ def reply_syntax() -> Syntax:
         reasoning_open="THINK_OPEN",
         preempt_starts=" \t\r\n<",
         prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
+        # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
+        reasoning_close="</think>",
+        reasoning_not_opened=("<think>", CALL_OPEN, STOP),
     )
 
 
