@@ -7,7 +7,8 @@ The format-independent properties (bad input, truncation, chunking, linear work)
   values come back typed by their schemas, without tools as the raw text the template wrote, and
   what the format cannot represent is excluded explicitly (``representable`` in
   ``formats/qwen3_coder.py``);
-* a long string value is streamed as it arrives, in many append-only argument fragments.
+* a long string value is streamed as it arrives, in many append-only argument fragments;
+* schema types spelled as tools write them are checked in every format (``codec/schema.py``).
 
 Known parser bugs are ``xfail(strict=True)`` tests at the end, each with a minimal reproducer.
 """
@@ -88,6 +89,45 @@ def test_typed_value_is_sent_once_complete() -> None:
     run = run_chunks(FMT, split(reply, 4), tools=tools)
     assert run.result.tool_calls[0].function.arguments == {"a": list(range(2_000))}
     assert_append_only(run.events, run.result)
+
+
+# --------------------------------------------------------------------------- schema types as tools write them
+
+
+_QWEN_VALUES = {"n": "three", "on": "yes", "tags": "x"}
+_QWEN_ARGUMENTS = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in _QWEN_VALUES.items())
+
+
+def _tool(**types: Any) -> list[dict[str, Any]]:
+    properties = {key: {"type": kind} for key, kind in types.items()}
+    return [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
+
+
+@pytest.mark.parametrize(
+    ("name", "reply"),
+    [
+        ("hermes", '<tool_call>\n{"name": "f", "arguments": {"n": "3", "on": 1, "tags": "x"}}\n</tool_call>'),
+        ("gemma4", '<|tool_call>call:f{n:<|"|>3<|"|>,on:1,tags:<|"|>x<|"|>}<tool_call|>'),
+        ("deepseek_pythonic", '[f(n="3", on=1, tags="x")]'),
+        ("qwen3_coder", "<tool_call>\n<function=f>\n" + _QWEN_ARGUMENTS + "</function>\n</tool_call>"),
+    ],
+)
+def test_every_format_checks_types_spelled_as_tools_write_them(name: str, reply: str) -> None:
+    """``int``, ``BOOL`` and ``list`` are integer, boolean and array for every format's schema check."""
+    result = codec.get_format(name).parse(reply, tools=_tool(n="int", on="BOOL", tags="list"))
+    problems = [issue.message for issue in result.issues if issue.kind == "schema"]
+    assert len(problems) == 3, problems
+    assert not codec.get_format(name).parse(reply, tools=_tool(n="any", on="thing", tags="file")).issues
+
+
+def test_type_names_as_tools_write_them() -> None:
+    from codec.schema import declared_types, type_text
+
+    assert declared_types({"type": ["Integer", "NONE"]}) == ["integer", "null"]
+    assert declared_types({"type": "Float64", "nullable": True}) == ["number", "null"]
+    assert type_text("None", {"type": "dict"}) == (None, "null where the schema allows object, read as null")
+    assert type_text("['a', 1]", {"type": "tuple"}) == (["a", 1], None)
+    assert type_text("null", {"type": "str"}) == ("null", None)
 
 
 # --------------------------------------------------------------------------- known parser bugs

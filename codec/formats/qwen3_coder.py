@@ -642,7 +642,9 @@ class Qwen3CoderBuilder(Builder):
         if param.streams:
             call.string_end()
             return
-        value, _ = type_text("".join(param.raw), param.schema)  # a value that fits no type is reported at the end
+        value, problem = type_text("".join(param.raw), param.schema)  # a value that fits no type is reported at the end
+        if value is None and problem is not None:
+            self.sink.issue("null_value", f"parameter {param.name!r}: {problem}", param.pos)
         call.argument(param.name, value, param.pos)
 
     def function(self, head: None, *rest: Any) -> None:
