@@ -45,6 +45,11 @@ def test_exclusions_are_real() -> None:
         assert [c.function.arguments for c in result.tool_calls] != [{"a": value}], value
     trimmed = FMT.parse(FMT.render_reply({"role": "assistant", "content": "  hi\n"}))
     assert trimmed.content == "hi"
+    call = {"function": {"name": "f", "arguments": {"a": "x"}}}
+    for content in ("<think>plan</think>Done.",):
+        message = {"role": "assistant", "content": content, "tool_calls": [call]}
+        result = FMT.parse(FMT.render_reply(message))
+        assert (result.content, result.issues) != (content, []), content
 
 
 # --------------------------------------------------------------------------- streaming a long value

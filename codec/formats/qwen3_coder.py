@@ -91,7 +91,7 @@ from codec.formats._render import attr, concat, defined, is_iterable, is_mapping
 from codec.literals import python_literal
 from codec.models import Conversation
 from codec.schema import declared_types, tool_name, type_text
-from codec.sink import CONTENT, CallWriter, Sink
+from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax
 from codec.watch import Delimiter, FastLexer
 
@@ -99,6 +99,8 @@ from codec.watch import Delimiter, FastLexer
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
 STOP = IM_END
 
 DEFAULT_SYSTEM = "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks."
@@ -682,12 +684,13 @@ def reply_syntax() -> Syntax:
     return Syntax(
         grammar=grammar,
         builder=Qwen3CoderBuilder,
-        text_terminals={"TEXT": CONTENT, "VALUE": VALUE},
+        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "VALUE": VALUE},
         blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE"},
         autoclose={
             "PARAM_CLOSE": "</parameter>",
             "FUNCTION_CLOSE": "</function>",
             "CALL_CLOSE": CALL_CLOSE,
+            "THINK_CLOSE": THINK_CLOSE,
         },
         autoclose_before=frozenset({"PARAM_OPEN", "FUNCTION_CLOSE", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
         resync_after=(CALL_CLOSE, "</function>"),
@@ -698,6 +701,9 @@ def reply_syntax() -> Syntax:
         delimiters=(Delimiter("<function=", ">"), Delimiter("<parameter=", ">")),
         holdback=HOLDBACK,
         fast_terminals={"PARAM_BLOCK": _param_block_lexer(grammar)},
+        reasoning_open="THINK_OPEN",
+        preempt_starts=" \t\r\n<",
+        prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith(THINK_OPEN),
     )
 
 

@@ -75,6 +75,9 @@ def _adversarial() -> dict[str, Adversarial]:
     out["typed_deep_unclosed_array"] = Adversarial(_ARG + "[" * DEEP + _END, array)
     out["typed_deep_object"] = Adversarial(_ARG + '{"k": ' * DEEP + "1" + "}" * DEEP + _END, obj)
     out["typed_deep_string_encoded"] = Adversarial(_ARG + '"' + "[" * DEEP + '"' + _END, obj)
+    # Reasoning.
+    out["long_reasoning"] = Adversarial("<think>\n" + "I think <tool_call> </think \n" * (N // 27))
+    out["unclosed_reasoning_of_newlines"] = Adversarial("<think>" + "\n" * N)
     return out
 
 
@@ -160,8 +163,11 @@ def _schema_of(tools: list[dict[str, Any]] | None, name: str, key: str) -> Any:
 
 
 def _content_ok(text: str) -> bool:
-    """Content the format can carry: no call or stop markers (nothing is escaped)."""
-    return not any(marker in text for marker in ("<tool_call>", "</tool_call>", "<function=", STOP))
+    """Content the format can carry: no call or stop markers (nothing is escaped), no ``<think>`` first
+    (a reply that starts with one starts with reasoning)."""
+    if any(marker in text for marker in ("<tool_call>", "</tool_call>", "<function=", STOP)):
+        return False
+    return not text.lstrip().startswith("<think>")
 
 
 #: Property schemas, mostly scalars (with enums, nullables and unions), sometimes arrays and objects.
