@@ -46,7 +46,7 @@ def test_exclusions_are_real() -> None:
     trimmed = FMT.parse(FMT.render_reply({"role": "assistant", "content": "  hi\n"}))
     assert trimmed.content == "hi"
     call = {"function": {"name": "f", "arguments": {"a": "x"}}}
-    for content in ("<think>plan</think>Done.",):
+    for content in ("<think>plan</think>Done.", "Here:\n```sh\nls"):
         message = {"role": "assistant", "content": content, "tool_calls": [call]}
         result = FMT.parse(FMT.render_reply(message))
         assert (result.content, result.issues) != (content, []), content

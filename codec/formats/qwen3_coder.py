@@ -557,8 +557,13 @@ def _param_name(token: str) -> str:
     return str(token)[len("<parameter=") :].rstrip("\n")[:-1].strip()
 
 
-#: Characters that must follow a token before it is committed (covers the longest lookahead).
-HOLDBACK = 40
+def _function_name(token: str) -> str:
+    return str(token)[len("<function=") : -1].strip()
+
+
+#: Characters that must follow a token before it is committed: the grammar's lookaheads are at
+#: most 76 characters long (a line break, blanks, <function= and a name of up to 48 characters).
+HOLDBACK = 80
 
 
 def _param_block_lexer(grammar: CompiledGrammar) -> FastLexer:
@@ -591,20 +596,21 @@ class Qwen3CoderBuilder(Builder):
 
     def __init__(self, sink: Sink) -> None:
         super().__init__(sink)
-        self._wrapped = False  # inside <tool_call>
         self._call: CallWriter | None = None
         self._param: _Param | None = None
 
-    def call_open(self, token: Token) -> None:
-        self._wrapped = True
-
     def function_head(self, token: Token) -> None:
-        name = str(token)[len("<function=") : -1].strip()
-        if not self._wrapped:
-            if self.sink.undeclared(name):
-                raise BuildError(f"<function={name}> without <tool_call> names no declared tool", token.start_pos)
-            self.sink.issue("bare_function", f"<function={name}> without <tool_call> accepted", token.start_pos)
+        self._call = self.sink.call(_function_name(token), token.start_pos)
+
+    def bare_head(self, token: Token) -> None:
+        name = _function_name(token)
+        if self.sink.undeclared(name):
+            raise BuildError(f"<function={name}> without <tool_call> names no declared tool", token.start_pos)
+        self.sink.issue("bare_function", f"<function={name}> without <tool_call> accepted", token.start_pos)
         self._call = self.sink.call(name, token.start_pos)
+
+    def line_head(self, line: Token, token: Token) -> None:
+        self.bare_head(token)
 
     def param_head(self, token: Token) -> None:
         self._begin_param(_param_name(token), token.start_pos)
@@ -654,14 +660,18 @@ class Qwen3CoderBuilder(Builder):
         assert call is not None
         call.end()
 
-    def call(self, opener: None, function: None, closer: Token) -> None:
-        self._wrapped = False
-
-    def bare_call(self, head: None, *rest: Any) -> None:
+    def first_bare(self, head: None, *rest: Any) -> None:
         self.function(head, *rest)
 
+    def line_bare(self, head: None, *rest: Any) -> None:
+        self.function(head, *rest)
+
+    def fenced_call(self, opener: Token, function: None, closer: Token) -> None:
+        self.sink.issue("fenced_call", "a tool call inside a code fence, read as a call", opener.start_pos)
+
     def orphan_close(self, token: Token) -> None:
-        self.sink.issue("orphan_closer", "</tool_call> without <tool_call>, ignored", token.start_pos, str(token))
+        at = token.start_pos + len(token) - len(CALL_CLOSE)  # past the line break and blanks before it
+        self.sink.issue("orphan_closer", "</tool_call> without <tool_call>, ignored", at, CALL_CLOSE)
 
     def _schema(self, call: CallWriter, parameter: str) -> Any:
         params = self.sink.tool_schema(call.name or "")
@@ -670,7 +680,7 @@ class Qwen3CoderBuilder(Builder):
 
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         call = self._call
-        self._call, self._param, self._wrapped = None, None, False
+        self._call, self._param = None, None
         if call is None:
             return None
         call.cut(raw, error, pos)  # a string value being read keeps what was already sent of it
@@ -684,8 +694,16 @@ def reply_syntax() -> Syntax:
     return Syntax(
         grammar=grammar,
         builder=Qwen3CoderBuilder,
-        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "VALUE": VALUE},
-        blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE"},
+        text_terminals={
+            "TEXT": CONTENT,
+            "TEXT_FIRST": CONTENT,
+            "FENCE_OPEN": CONTENT,
+            "FENCED": CONTENT,
+            "FENCE_CLOSE": CONTENT,
+            "THOUGHT": REASONING,
+            "VALUE": VALUE,
+        },
+        blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE", "LINE": "FUNCTION_CLOSE"},
         autoclose={
             "PARAM_CLOSE": "</parameter>",
             "FUNCTION_CLOSE": "</function>",
@@ -700,6 +718,8 @@ def reply_syntax() -> Syntax:
         settle_rejected_blocks=True,
         delimiters=(Delimiter("<function=", ">"), Delimiter("<parameter=", ">")),
         holdback=HOLDBACK,
+        # A fence opens at the start of the reply: a backtick there may still become one.
+        marker_starts="<\n`",
         fast_terminals={"PARAM_BLOCK": _param_block_lexer(grammar)},
         reasoning_open="THINK_OPEN",
         preempt_starts=" \t\r\n<",

@@ -75,9 +75,20 @@ def _adversarial() -> dict[str, Adversarial]:
     out["typed_deep_unclosed_array"] = Adversarial(_ARG + "[" * DEEP + _END, array)
     out["typed_deep_object"] = Adversarial(_ARG + '{"k": ' * DEEP + "1" + "}" * DEEP + _END, obj)
     out["typed_deep_string_encoded"] = Adversarial(_ARG + '"' + "[" * DEEP + '"' + _END, obj)
-    # Reasoning.
-    out["long_reasoning"] = Adversarial("<think>\n" + "I think <tool_call> </think \n" * (N // 27))
-    out["unclosed_reasoning_of_newlines"] = Adversarial("<think>" + "\n" * N)
+    # Reasoning, fences and prose about the tags.
+    texts = {
+        "long_reasoning": "<think>\n" + "I think <tool_call> </think \n" * (N // 27),
+        "unclosed_reasoning_of_newlines": "<think>" + "\n" * N,
+        "many_fences": "```\n<function=f>\n```\n" * (N // 20),
+        "unclosed_fence_of_markers": "```\n" + "<tool_call>\n</tool_call>\n<function=f>\n" * (N // 37),
+        "fenced_calls": ("```\n" + one + "\n```\n") * (N // 70),
+        "backticks": "`" * N,
+        "prose_mentioning_tags": "Use <tool_call> then <function=f> and </tool_call>. " * (N // 52),
+        "lines_starting_with_tags": "\n<function=f\n</tool_call>x" * (N // 26),
+        "orphan_closers_on_their_lines": "\n  </tool_call>" * (N // 15),
+        "openers_not_followed_by_functions": "<tool_call>\n x" * (N // 15),
+    }
+    out.update({name: Adversarial(text) for name, text in texts.items()})
     return out
 
 
@@ -164,10 +175,12 @@ def _schema_of(tools: list[dict[str, Any]] | None, name: str, key: str) -> Any:
 
 def _content_ok(text: str) -> bool:
     """Content the format can carry: no call or stop markers (nothing is escaped), no ``<think>`` first
-    (a reply that starts with one starts with reasoning)."""
+    (a reply that starts with one starts with reasoning), and no code fence left open (the calls
+    after it would be inside it)."""
     if any(marker in text for marker in ("<tool_call>", "</tool_call>", "<function=", STOP)):
         return False
-    return not text.lstrip().startswith("<think>")
+    fences = sum(1 for line in text.split("\n") if line.startswith("```"))
+    return not text.lstrip().startswith("<think>") and fences % 2 == 0
 
 
 #: Property schemas, mostly scalars (with enums, nullables and unions), sometimes arrays and objects.
@@ -372,7 +385,7 @@ PROFILE = Profile(
     ),
     call_closer="</tool_call>",
     plain_text=PLAIN_TEXT,
-    broken_block="<tool_call>\noops\n</tool_call>",
+    broken_block="<tool_call>\n<function=\noops\n</tool_call>",
     adversarial=_adversarial,
     grammar_forbid=(),
     decode=Decode(normal_form=decode_normal_form),
