@@ -75,6 +75,24 @@ def _adversarial() -> dict[str, Adversarial]:
     out["typed_deep_unclosed_array"] = Adversarial(_ARG + "[" * DEEP + _END, array)
     out["typed_deep_object"] = Adversarial(_ARG + '{"k": ' * DEEP + "1" + "}" * DEEP + _END, obj)
     out["typed_deep_string_encoded"] = Adversarial(_ARG + '"' + "[" * DEEP + '"' + _END, obj)
+    # Pretty-printed calls: the layout of long values, blank lines and blanks held at line starts,
+    # lines less indented than the layout, indented tags.
+    laid = "<tool_call>\n  <function=f>\n    <parameter=s>\n"
+    laid_end = "\n    </parameter>\n  </function>\n</tool_call>"
+    texts = {
+        "laid_out_value_of_many_lines": laid + "      x = 1\n" * (N // 12) + laid_end,
+        "laid_out_value_of_blank_lines": laid + "      a\n" + "      \n" * (N // 7) + "      b" + laid_end,
+        "laid_out_value_of_one_long_indentation": laid + " " * N + "x" + laid_end,
+        "laid_out_value_of_uneven_lines": laid + "      a\n" + "b\n" * (N // 2) + laid_end,
+        "laid_out_value_cut_in_blanks": laid + "      a\n" + " \n" * (N // 2),
+        "indented_parameters": "<tool_call>\n  <function=f>\n"
+        + "".join(f"    <parameter=k{i}>\n      {i}\n    </parameter>\n" for i in range(N // 40))
+        + "  </function>\n</tool_call>",
+        "blank_lines_between_tags": _CALL + "  \n" * (N // 3) + "</function>\n</tool_call>",
+        "indentation_before_no_tag": _CALL + "\n   x" * (N // 5),
+        "indents_before_tags_in_a_value": _ARG + "\n    <b>" * (N // 8) + _END,
+    }
+    out.update({name: Adversarial(text, array) for name, text in texts.items()})
     # Reasoning, fences and prose about the tags.
     texts = {
         "long_reasoning": "<think>\n" + "I think <tool_call> </think \n" * (N // 27),
