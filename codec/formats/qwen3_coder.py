@@ -22,7 +22,7 @@ Parallel calls are consecutive blocks separated by a newline; a call without arg
 
 Replies are read by ``grammars/qwen3_coder.lark`` and :class:`Qwen3CoderBuilder`, which also take
 what real models write instead (README, "Errors and repairs"): a leading ``<think>`` block,
-pretty-printed calls (the layout of a string value is read by :class:`_Lines`), bare
+pretty-printed calls (the layout of a string value is read by :class:`_Lines`), drifted tags, bare
 ``<function=`` blocks; prose about the tags and code fences stay text.
 
 Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
@@ -547,7 +547,7 @@ def _argument(raw: str, schema: Any) -> Any:
 # ---------------------------------------------------------------------------- parse
 
 #: Characters that must follow a token before it is committed: the grammar's lookaheads are at
-#: most 76 characters long (a line break, blanks, <function= and a name of up to 48 characters).
+#: most 77 characters long (a line break, an indented </parameter + a suffix, blanks, the next tag).
 HOLDBACK = 80
 
 #: Blanks, line breaks included: what a held line start is made of.
@@ -758,14 +758,28 @@ class Qwen3CoderBuilder(Builder):
     def function_head(self, *children: Token) -> None:
         self._start(children[-1], children[0] if len(children) == 2 else None)
 
+    def function_head_unterminated(self, *children: Token) -> None:
+        token = children[-1]
+        self._start(token, children[0] if len(children) == 2 else None)
+        message = f"{str(token)!r} without '>' read as a function head"
+        self.sink.issue("function_head_unterminated", message, token.start_pos)
+
     def bare_head(self, token: Token) -> None:
         self._bare(token, None)
 
     def line_head(self, line: Token, token: Token) -> None:
         self._bare(token, line)
 
+    def _name(self, head: str, start: int, pos: int) -> str:
+        """The name of a ``<function=`` or ``<parameter=`` head; one written between quotes is reported."""
+        name = _tag_name(head, start)
+        if name[:1] in ('"', "'") and len(name) > 2 and name[0] == name[-1]:
+            name = name[1:-1]
+            self.sink.issue("quoted_name", f"name {name!r} written between quotes", pos)
+        return name
+
     def _bare(self, token: Token, line: Token | None) -> None:
-        name = _tag_name(token, _FUNCTION_NAME)
+        name = _tag_name(token, _FUNCTION_NAME).strip("\"'")
         if self.sink.undeclared(name):
             raise BuildError(f"<function={name}> without <tool_call> names no declared tool", token.start_pos)
         self.sink.issue("bare_function", f"<function={name}> without <tool_call> accepted", token.start_pos)
@@ -777,13 +791,17 @@ class Qwen3CoderBuilder(Builder):
         if indent is not None:
             self._function_indent = _blanks_of(indent)
             self._indented(_tag_pos(indent))
-        self._call = self.sink.call(_tag_name(str(token), _FUNCTION_NAME), token.start_pos)
+        self._call = self.sink.call(self._name(str(token), _FUNCTION_NAME, token.start_pos), token.start_pos)
 
     def function(self, *children: Any) -> None:
         call, self._call = self._call, None
         assert call is not None
+        closer = children[-1]
         if len(children) > 2 and isinstance(children[-2], Token):  # the INDENT of its own line
             self._indented(_tag_pos(children[-2]))
+        if closer.type == "FUNCTION_CLOSE_UNTERMINATED":
+            message = "'</function' without '>' read as '</function>'"
+            self.sink.issue("function_closer_unterminated", message, closer.start_pos)
         call.end()
 
     def first_bare(self, *children: Any) -> None:
@@ -815,6 +833,12 @@ class Qwen3CoderBuilder(Builder):
         token = children[-1]
         self._begin_param(str(token), token.start_pos, children[0] if len(children) == 2 else None)
 
+    def param_head_unterminated(self, *children: Token) -> None:
+        token = children[-1]
+        self._begin_param(str(token), token.start_pos, children[0] if len(children) == 2 else None)
+        message = f"{str(token).strip()!r} without '>' read as a parameter head"
+        self.sink.issue("parameter_head_unterminated", message, token.start_pos)
+
     def param_block(self, *children: Any) -> None:
         """A whole parameter taken by the fast path: the same steps as the grammar's rules."""
         token: ValueToken = children[-1]
@@ -828,7 +852,7 @@ class Qwen3CoderBuilder(Builder):
     def _begin_param(self, head: str, pos: int, indent: Token | None) -> None:
         call = self._call
         assert call is not None
-        name = _tag_name(head, _PARAMETER_NAME)
+        name = self._name(head, _PARAMETER_NAME, pos)
         new_line = head.endswith("\n")
         lines = None
         if indent is not None:
@@ -873,8 +897,8 @@ class Qwen3CoderBuilder(Builder):
         param, call = self._param, self._call
         assert param is not None and call is not None
         self._param = None
-        if closer not in _PLAIN_CLOSERS and _blanks_of(closer):  # on its own indented line
-            self._indented(pos + len(closer) - len(closer.lstrip(" \t\n")))
+        if closer not in _PLAIN_CLOSERS:
+            self._closer(kind, closer, pos)
         lines = param.lines
         rest = ""
         if lines is not None:
@@ -895,6 +919,17 @@ class Qwen3CoderBuilder(Builder):
         if isinstance(value, str) and lines is not None and lines.notes:
             self._report(param, lines)
         call.argument(param.name, value, param.pos)
+
+    def _closer(self, kind: str, closer: str, pos: int) -> None:
+        """A parameter closer written otherwise than ``\\n</parameter>``: on its own indented line, drifted."""
+        at = pos + len(closer) - len(closer.lstrip(" \t\n"))
+        if _blanks_of(closer):
+            self._indented(at)
+        spelled = closer[at - pos :]
+        if kind == "PARAM_CLOSE_SUFFIX":
+            self.sink.issue("parameter_closer_suffix", f"{spelled!r} read as '</parameter>'", at, spelled)
+        elif kind == "PARAM_CLOSE_UNTERMINATED":
+            self.sink.issue("parameter_closer_unterminated", "'</parameter' without '>' read as '</parameter>'", at)
 
     def _report(self, param: _Param, lines: _Lines) -> None:
         """What reading the value's layout did, reported once it happened."""
@@ -950,7 +985,9 @@ def reply_syntax() -> Syntax:
         autoclose_before=frozenset(
             {
                 "PARAM_OPEN",
+                "PARAM_OPEN_UNTERMINATED",
                 "FUNCTION_CLOSE",
+                "FUNCTION_CLOSE_UNTERMINATED",
                 "CALL_OPEN",
                 "CALL_CLOSE",
                 "INDENT",

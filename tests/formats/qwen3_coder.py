@@ -76,7 +76,7 @@ def _adversarial() -> dict[str, Adversarial]:
     out["typed_deep_object"] = Adversarial(_ARG + '{"k": ' * DEEP + "1" + "}" * DEEP + _END, obj)
     out["typed_deep_string_encoded"] = Adversarial(_ARG + '"' + "[" * DEEP + '"' + _END, obj)
     # Pretty-printed calls: the layout of long values, blank lines and blanks held at line starts,
-    # lines less indented than the layout, indented tags.
+    # lines less indented than the layout, indented tags, drifted tags.
     laid = "<tool_call>\n  <function=f>\n    <parameter=s>\n"
     laid_end = "\n    </parameter>\n  </function>\n</tool_call>"
     texts = {
@@ -91,6 +91,15 @@ def _adversarial() -> dict[str, Adversarial]:
         "blank_lines_between_tags": _CALL + "  \n" * (N // 3) + "</function>\n</tool_call>",
         "indentation_before_no_tag": _CALL + "\n   x" * (N // 5),
         "indents_before_tags_in_a_value": _ARG + "\n    <b>" * (N // 8) + _END,
+        "suffixed_closers_in_a_value": _ARG + "</parameter_x> " * (N // 15) + _END,
+        "unterminated_closers_in_a_value": _ARG + "</parameter\nx" * (N // 13) + _END,
+        "unterminated_function_closers_in_a_value": _ARG + "</function\nx" * (N // 12) + _END,
+        "many_drifted_calls": (
+            "<tool_call>\n<function=f\n<parameter=a\n1\n</parameter1>\n<parameter=b>\n2\n</parameter\n</function\n</tool_call>\n"
+        )
+        * (N // 95),
+        "function_heads_without_gt_in_calls": ("<tool_call>\n<function=" + "x" * 40 + "\n</tool_call>\n") * (N // 66),
+        "parameter_heads_without_gt": _CALL + "<parameter=a\n" * (N // 13),
     }
     out.update({name: Adversarial(text, array) for name, text in texts.items()})
     # Reasoning, fences and prose about the tags.
@@ -105,6 +114,8 @@ def _adversarial() -> dict[str, Adversarial]:
         "lines_starting_with_tags": "\n<function=f\n</tool_call>x" * (N // 26),
         "orphan_closers_on_their_lines": "\n  </tool_call>" * (N // 15),
         "openers_not_followed_by_functions": "<tool_call>\n x" * (N // 15),
+        "quoted_names": ('<tool_call>\n<function="f">\n<parameter="a">\n1\n</parameter>\n</function>\n</tool_call>\n')
+        * (N // 80),
     }
     out.update({name: Adversarial(text) for name, text in texts.items()})
     return out
