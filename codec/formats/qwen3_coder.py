@@ -55,7 +55,6 @@ import functools
 import itertools
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from codec._lark import CompiledGrammar, Token, ValueToken, compile_grammar
@@ -698,19 +697,21 @@ class _Lines:
         return "" if layout.startswith(line) else line
 
 
-@dataclass
 class _Param:
     """The parameter being read: a plain string streams as it arrives; a typed value is read whole."""
 
-    name: str
-    pos: int
-    schema: Any
-    streams: bool
-    #: The layout reader of a value that may have one (None: its text is the value's, byte for byte).
-    lines: _Lines | None
-    #: Whether the value starts on a line of its own and nothing of it has arrived yet.
-    fresh: bool
-    raw: list[str] = field(default_factory=list)
+    __slots__ = ("fresh", "lines", "name", "pos", "raw", "schema", "streams")
+
+    def __init__(self, name: str, pos: int, schema: Any, streams: bool, lines: _Lines | None, fresh: bool) -> None:
+        self.name = name
+        self.pos = pos
+        self.schema = schema
+        self.streams = streams
+        #: The layout reader of a value that may have one (None: its text is the value's, byte for byte).
+        self.lines = lines
+        #: Whether the value starts on a line of its own and nothing of it has arrived yet.
+        self.fresh = fresh
+        self.raw: list[str] = []  # a typed value's text so far
 
 
 def _param_block_lexer(grammar: CompiledGrammar) -> FastLexer:
@@ -772,8 +773,9 @@ class Qwen3CoderBuilder(Builder):
 
     def _name(self, head: str, start: int, pos: int) -> str:
         """The name of a ``<function=`` or ``<parameter=`` head; one written between quotes is reported."""
-        name = _tag_name(head, start)
-        if name[:1] in ('"', "'") and len(name) > 2 and name[0] == name[-1]:
+        end = head.find(">", start)
+        name = (head[start:end] if end >= 0 else head[start:]).strip()
+        if name and name[0] in "\"'" and len(name) > 2 and name[0] == name[-1]:
             name = name[1:-1]
             self.sink.issue("quoted_name", f"name {name!r} written between quotes", pos)
         return name
@@ -843,11 +845,11 @@ class Qwen3CoderBuilder(Builder):
         """A whole parameter taken by the fast path: the same steps as the grammar's rules."""
         token: ValueToken = children[-1]
         opener, raw, closer = token.decoded
-        pos = token.start_pos + len(opener)
-        self._begin_param(opener, token.start_pos, children[0] if len(children) == 2 else None)
+        start = token.start_pos
+        self._begin_param(opener, start, children[0] if len(children) == 2 else None)
         if raw:
-            self.on_text(VALUE, raw, pos)
-        self._end_param("PARAM_CLOSE", closer, pos + len(raw))
+            self._value(raw, start + len(opener))
+        self._end_param("PARAM_CLOSE", closer, start + len(opener) + len(raw))
 
     def _begin_param(self, head: str, pos: int, indent: Token | None) -> None:
         call = self._call
@@ -872,6 +874,10 @@ class Qwen3CoderBuilder(Builder):
         if kind != VALUE:
             super().on_text(kind, text, pos)
             return
+        self._value(text, pos)
+
+    def _value(self, text: str, pos: int) -> None:
+        """The next characters of the parameter's value, at offset ``pos``."""
         param, call = self._param, self._call
         assert param is not None and call is not None
         lines = param.lines
