@@ -4,6 +4,10 @@ Supported keywords: ``type`` (a name or a list of names), ``nullable``, ``enum``
 ``properties``, ``required``, ``additionalProperties`` (``false`` or a schema), ``items``,
 ``anyOf``, ``oneOf`` and ``allOf``. Other keywords are ignored: a checker that guessed at them
 would report problems that are not there.
+
+Type names are read as tools really write them (:data:`TYPE_NAMES`), in any case: ``"int"``,
+``"float"``, ``"bool"``, ``"str"``, ``"dict"``, ``"list"``... A name that is none of them is
+ignored, as an unknown keyword is.
 """
 
 from __future__ import annotations
@@ -45,12 +49,40 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+#: The JSON type each spelling of a type name stands for (compared lower-cased): JSON Schema's own
+#: names, and those of programming languages that tool definitions use in their place.
+TYPE_NAMES = {
+    **dict.fromkeys(("string", "str", "text"), "string"),
+    **dict.fromkeys(
+        ("integer", "int", "long", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64"),
+        "integer",
+    ),
+    **dict.fromkeys(("number", "float", "double", "decimal", "float32", "float64"), "number"),
+    **dict.fromkeys(("boolean", "bool"), "boolean"),
+    **dict.fromkeys(("object", "dict", "map"), "object"),
+    **dict.fromkeys(("array", "list", "tuple"), "array"),
+    **dict.fromkeys(("null", "none"), "null"),
+}
+
+
 def _types(schema: Mapping[str, Any]) -> list[str]:
+    """The JSON types ``type`` (and ``nullable``) name, spelled the JSON Schema way; unknown names
+    are kept as they are (no check knows them)."""
     declared = schema.get("type")
-    types = [declared] if isinstance(declared, str) else list(declared or [])
+    if isinstance(declared, str):
+        types = [TYPE_NAMES.get(declared) or TYPE_NAMES.get(declared.strip().lower(), declared)]
+    elif isinstance(declared, list):
+        types = []
+        for name in declared:
+            if isinstance(name, str):
+                kind = TYPE_NAMES.get(name) or TYPE_NAMES.get(name.strip().lower(), name)
+                if kind not in types:
+                    types.append(kind)
+    else:
+        return []
     if types and schema.get("nullable") is True and "null" not in types:
         types.append("null")
-    return [t for t in types if isinstance(t, str)]
+    return types
 
 
 def violations(value: Any, schema: Any, path: str = "") -> list[str]:
@@ -180,12 +212,14 @@ def type_text(raw: str, schema: Any) -> tuple[Any, str | None]:
     parameter reads ``null``/``None`` as null; otherwise each declared type is tried in order
     (a string type keeps the text exactly: ``"0042"`` stays a string). Integers are exact at
     any size; objects and arrays are JSON, else Python literals. A value that fits no declared
-    type stays a string and ``problem`` says why.
+    type stays a string and ``problem`` says why, except ``null``/``None`` where no declared type
+    takes it: that is null (what the model meant: no value), and ``problem`` says it was not allowed.
     """
     types = declared_types(schema)
     if not types:
         return raw, None
-    if "null" in types and raw.strip() in ("null", "None"):
+    nulls = raw.strip() in ("null", "None")
+    if "null" in types and nulls:
         return None, None
     for kind in types:
         if kind == "null":
@@ -194,5 +228,7 @@ def type_text(raw: str, schema: Any) -> tuple[Any, str | None]:
             return _typed(raw, kind), None
         except ValueError:
             continue
+    if nulls:
+        return None, f"null where the schema allows {' or '.join(types)}, read as null"
     shown = raw if len(raw) <= 40 else raw[:37] + "..."
     return raw, f"{shown!r} is not {' or '.join(types)}; kept as text"

@@ -7,7 +7,10 @@ The format-independent properties (bad input, truncation, chunking, linear work)
   values come back typed by their schemas, without tools as the raw text the template wrote, and
   what the format cannot represent is excluded explicitly (``representable`` in
   ``formats/qwen3_coder.py``);
-* a long string value is streamed as it arrives, in many append-only argument fragments.
+* a long string value is streamed as it arrives, in many append-only argument fragments;
+* a pretty-printed call (indented tags, values indented by the layout) reads back as the call the
+  template would have written, whatever the values' own indentation and blank lines, streamed too;
+* schema types spelled as tools write them are checked in every format (``codec/schema.py``).
 
 Known parser bugs are ``xfail(strict=True)`` tests at the end, each with a minimal reproducer.
 """
@@ -18,8 +21,18 @@ import json
 from typing import Any
 
 import pytest
-from formats.qwen3_coder import tojson
-from harness import argument_fragments, assert_append_only, run_chunks, split
+from formats.qwen3_coder import expected_arguments, messages, tojson
+from harness import (
+    argument_fragments,
+    assert_append_only,
+    assert_streams_like,
+    examples,
+    parse_chunked,
+    run_chunks,
+    split,
+)
+from hypothesis import given
+from hypothesis import strategies as st
 
 import codec
 
@@ -44,6 +57,11 @@ def test_exclusions_are_real() -> None:
         assert [c.function.arguments for c in result.tool_calls] != [{"a": value}], value
     trimmed = FMT.parse(FMT.render_reply({"role": "assistant", "content": "  hi\n"}))
     assert trimmed.content == "hi"
+    call = {"function": {"name": "f", "arguments": {"a": "x"}}}
+    for content in ("<think>plan</think>Done.", "Here:\n```sh\nls"):
+        message = {"role": "assistant", "content": content, "tool_calls": [call]}
+        result = FMT.parse(FMT.render_reply(message))
+        assert (result.content, result.issues) != (content, []), content
 
 
 # --------------------------------------------------------------------------- streaming a long value
@@ -88,6 +106,125 @@ def test_typed_value_is_sent_once_complete() -> None:
     run = run_chunks(FMT, split(reply, 4), tools=tools)
     assert run.result.tool_calls[0].function.arguments == {"a": list(range(2_000))}
     assert_append_only(run.events, run.result)
+
+
+# --------------------------------------------------------------------------- pretty-printed calls
+
+
+def pretty_printed(message: dict[str, Any], step: str, blank_layout: bool) -> str:
+    """The message's calls as a model that pretty-prints its XML writes them: each tag on its own line
+    indented one ``step`` deeper than its parent, each line of a value two steps deeper than its tag
+    (empty lines with that layout too, or left empty, as ``blank_layout`` says)."""
+    layout = step * 3
+    blocks = []
+    for call in message.get("tool_calls") or []:
+        function = call["function"]
+        out = [f"<tool_call>\n{step}<function={function['name']}>\n"]
+        for key, value in function["arguments"].items():
+            text = value if isinstance(value, str) else tojson(value)
+            lines = [layout + line if line or blank_layout else line for line in text.split("\n")]
+            out.append(f"{step * 2}<parameter={key}>\n" + "\n".join(lines) + f"\n{step * 2}</parameter>\n")
+        out.append(f"{step}</function>\n</tool_call>")
+        blocks.append("".join(out))
+    return "\n".join(blocks) + STOP
+
+
+@examples(60)
+@given(
+    case=messages(with_tools=True),
+    step=st.sampled_from(["  ", "    ", "\t", " \t"]),
+    blank_layout=st.booleans(),
+    sizes=st.one_of(st.just([1]), st.lists(st.integers(1, 16), min_size=1, max_size=6)),
+)
+def test_a_pretty_printed_call_reads_back_the_call(
+    case: tuple[dict[str, Any], Any], step: str, blank_layout: bool, sizes: list[int]
+) -> None:
+    """The layout rule is certain for calls laid out consistently: each value comes back exactly as the
+    template would have written it, its own indentation, blank lines and blanks-only lines included."""
+    message, tools = case
+    calls = message.get("tool_calls") or []
+    reply = pretty_printed(message, step, blank_layout)
+    whole = FMT.parse(reply, tools=tools)
+    assert [(c.function.name, c.function.arguments) for c in whole.tool_calls] == [
+        (c["function"]["name"], expected_arguments(c, tools)) for c in calls
+    ]
+    kinds = {issue.kind for issue in whole.issues}
+    assert kinds <= {"indented_markup", "value_indentation"}
+    assert ("indented_markup" in kinds) == bool(calls)
+    assert_streams_like(parse_chunked(FMT, reply, sizes, tools=tools), whole)
+
+
+#: String values made of what layout rules get wrong: leading blanks, blank lines and lines of blanks only.
+_blanks = st.text(" \t", max_size=6)
+_lines = st.one_of(st.just(""), _blanks, st.builds(str.__add__, _blanks, st.text("ab </>=\"'", min_size=1, max_size=6)))
+_layout_strings = st.lists(_lines, max_size=6).map("\n".join)
+
+
+@examples(100)
+@given(
+    values=st.lists(_layout_strings, min_size=1, max_size=3),
+    step=st.sampled_from(["  ", "    ", "\t"]),
+    blank_layout=st.booleans(),
+    sizes=st.one_of(st.just([1]), st.lists(st.integers(1, 16), min_size=1, max_size=6)),
+)
+def test_a_pretty_printed_string_keeps_its_own_blanks(
+    values: list[str], step: str, blank_layout: bool, sizes: list[int]
+) -> None:
+    arguments = {f"k{i}": value for i, value in enumerate(values)}
+    message = {"tool_calls": [{"function": {"name": "f", "arguments": arguments}}]}
+    reply = pretty_printed(message, step, blank_layout)
+    whole = FMT.parse(reply)
+    assert [c.function.arguments for c in whole.tool_calls] == [arguments]
+    assert {issue.kind for issue in whole.issues} <= {"indented_markup", "value_indentation"}
+    assert_streams_like(parse_chunked(FMT, reply, sizes), whole)
+
+
+def test_a_long_pretty_printed_value_streams_as_it_arrives() -> None:
+    body = "".join(f"        line {i}: {{x}} <b>\n" for i in range(1_500))
+    reply = "<tool_call>\n  <function=w>\n    <parameter=content>\n" + body + "    </parameter>\n  </function>"
+    fragments, sent_at_half, result = argument_fragments(FMT, reply, 4)
+    value = "".join(f"  line {i}: {{x}} <b>\n" for i in range(1_500))[:-1]
+    assert result.tool_calls[0].function.arguments == {"content": value}
+    assert len(fragments) > 1_000 and len(sent_at_half) > 0.4 * len(tojson(value))
+
+
+# --------------------------------------------------------------------------- schema types as tools write them
+
+
+_QWEN_VALUES = {"n": "three", "on": "yes", "tags": "x"}
+_QWEN_ARGUMENTS = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in _QWEN_VALUES.items())
+
+
+def _tool(**types: Any) -> list[dict[str, Any]]:
+    properties = {key: {"type": kind} for key, kind in types.items()}
+    return [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
+
+
+@pytest.mark.parametrize(
+    ("name", "reply"),
+    [
+        ("hermes", '<tool_call>\n{"name": "f", "arguments": {"n": "3", "on": 1, "tags": "x"}}\n</tool_call>'),
+        ("gemma4", '<|tool_call>call:f{n:<|"|>3<|"|>,on:1,tags:<|"|>x<|"|>}<tool_call|>'),
+        ("deepseek_pythonic", '[f(n="3", on=1, tags="x")]'),
+        ("qwen3_coder", "<tool_call>\n<function=f>\n" + _QWEN_ARGUMENTS + "</function>\n</tool_call>"),
+    ],
+)
+def test_every_format_checks_types_spelled_as_tools_write_them(name: str, reply: str) -> None:
+    """``int``, ``BOOL`` and ``list`` are integer, boolean and array for every format's schema check."""
+    result = codec.get_format(name).parse(reply, tools=_tool(n="int", on="BOOL", tags="list"))
+    problems = [issue.message for issue in result.issues if issue.kind == "schema"]
+    assert len(problems) == 3, problems
+    assert not codec.get_format(name).parse(reply, tools=_tool(n="any", on="thing", tags="file")).issues
+
+
+def test_type_names_as_tools_write_them() -> None:
+    from codec.schema import declared_types, type_text
+
+    assert declared_types({"type": ["Integer", "NONE"]}) == ["integer", "null"]
+    assert declared_types({"type": "Float64", "nullable": True}) == ["number", "null"]
+    assert type_text("None", {"type": "dict"}) == (None, "null where the schema allows object, read as null")
+    assert type_text("['a', 1]", {"type": "tuple"}) == (["a", 1], None)
+    assert type_text("null", {"type": "str"}) == ("null", None)
 
 
 # --------------------------------------------------------------------------- known parser bugs

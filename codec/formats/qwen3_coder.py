@@ -20,6 +20,11 @@ A value is written raw between a newline after ``<parameter=KEY>`` and a newline
 Parallel calls are consecutive blocks separated by a newline; a call without arguments is
 ``<function=f>\\n</function>``.
 
+Replies are read by ``grammars/qwen3_coder.lark`` and :class:`Qwen3CoderBuilder`, which also take
+what real models write instead (README, "Errors and repairs"): a leading ``<think>`` block,
+pretty-printed calls (the layout of a string value is read by :class:`_Lines`), drifted tags, bare
+``<function=`` blocks; prose about the tags and code fences stay text.
+
 Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
 
 * X1. An assistant turn opens ``<|im_start|>assistant`` and adds ``\\n`` + content only when the
@@ -50,7 +55,6 @@ import functools
 import itertools
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from codec._lark import CompiledGrammar, Token, ValueToken, compile_grammar
@@ -91,7 +95,7 @@ from codec.formats._render import attr, concat, defined, is_iterable, is_mapping
 from codec.literals import python_literal
 from codec.models import Conversation
 from codec.schema import declared_types, tool_name, type_text
-from codec.sink import CONTENT, CallWriter, Sink
+from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax
 from codec.watch import Delimiter, FastLexer
 
@@ -99,6 +103,8 @@ from codec.watch import Delimiter, FastLexer
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
 STOP = IM_END
 
 DEFAULT_SYSTEM = "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks."
@@ -539,24 +545,173 @@ def _argument(raw: str, schema: Any) -> Any:
 
 # ---------------------------------------------------------------------------- parse
 
+#: Characters that must follow a token before it is committed: the grammar's lookaheads are at
+#: most 77 characters long (a line break, an indented </parameter + a suffix, blanks, the next tag).
+HOLDBACK = 80
 
-@dataclass
+#: Blanks, line breaks included: what a held line start is made of.
+_BLANKS = re.compile(r"[ \t\r\n]*")
+
+
+def _blanks_of(token: str) -> str:
+    """The blanks after the last line break of a token that holds its own layout (INDENT, LINE,
+    a closer on its own line): the indentation of its tag ("" for one that starts no line)."""
+    if "\n" not in token:
+        return ""
+    line = token[token.rfind("\n") + 1 :]
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _tag_pos(token: Token) -> int:
+    """Where the tag starts that a token of layout (INDENT, LINE) comes before, or that a token
+    holding its own layout (a closer on its own line) holds."""
+    text = str(token)
+    return int(token.start_pos) + len(text) - len(text.lstrip(" \t\r\n"))
+
+
+def _tag_name(head: str, start: int) -> str:
+    """The name a ``<function=NAME>`` or ``<parameter=NAME>`` head gives from ``start``, past its
+    ``=`` (its ``>`` may be missing)."""
+    end = head.find(">", start)
+    return (head[start:end] if end >= 0 else head[start:]).strip()
+
+
+#: Where the name starts in a ``<function=`` and in a ``<parameter=`` head.
+_FUNCTION_NAME = len("<function=")
+_PARAMETER_NAME = len("<parameter=")
+
+
+class _Lines:
+    """How one string value's lines are read: byte-exact, or without the layout of a pretty-printed call.
+
+    A value is *laid out* when its ``<parameter=`` tag starts an indented line, the value starts on
+    the line after it, and its first line that is not blank (of a value of blank lines only: its
+    first line of blanks) is indented at least as deep as the tag: the layout is then the tag's
+    indentation plus one step (how far the tag is indented past its ``<function=``; without a step,
+    all of that line's indentation), removed from the start of every line (a blank line loses as much
+    of it as it has); a line less indented keeps its text and is reported. Any other value is read
+    the template's way, byte for byte. Either way the blanks of a first line that holds nothing but
+    its closer are the closer's indentation.
+
+    The blanks at the start of a line are held until the line shows what it is (its first other
+    character, or the closer), so that no character sent is taken back.
+    """
+
+    __slots__ = ("_held", "_start", "holding", "layout", "notes", "step", "tag", "uneven")
+
+    def __init__(self, tag: str, step: str | None, new_line: bool) -> None:
+        self.tag = tag
+        self.step = step
+        self._start = -1  # where the value's text starts, once some has arrived
+        #: The layout once decided ("" for a value read byte for byte); None until its first line shows.
+        self.layout: str | None = None if new_line else ""
+        #: Whether the text since the last line start is blanks held back.
+        self.holding = new_line
+        self._held: list[str] = []
+        #: What the builder reports about the value: (issue kind, offset in the reply).
+        self.notes: list[tuple[str, int]] = []
+        self.uneven = False
+
+    def feed(self, text: str, pos: int) -> str:
+        """The value's next characters (at offset ``pos``): returns those that can be sent now."""
+        out: list[str] = []
+        i, n = 0, len(text)
+        if self._start < 0:
+            self._start = pos
+        while i < n:
+            if self.holding:
+                j = _BLANKS.match(text, i).end()  # type: ignore[union-attr]
+                self._held.append(text[i:j])
+                if j == n:
+                    break
+                out.append(self._release(pos + j))
+                self.holding = False
+                i = j
+            else:
+                j = text.find("\n", i)
+                if j < 0:
+                    out.append(text[i:])
+                    break
+                out.append(text[i : j + 1])
+                i = j + 1
+                self.holding = bool(self.layout)
+        return "".join(out)
+
+    def end(self, closer: str) -> tuple[str, bool]:
+        """The value's last characters before its closer (``closer``: the closer's text, empty when
+        it was inserted or the value is cut short), and whether they ended in the closer's own
+        indentation."""
+        if not self.holding:
+            return "", False
+        held = "".join(self._held)
+        self._held, self.holding = [], False
+        if self.layout is None and closer and not closer.startswith("\n"):
+            kept, _, indentation = held.rpartition("\n")  # the line break the template writes, and the closer's blanks
+            return kept, bool(indentation)
+        lines = held.split("\n")
+        if self.layout is None:  # a value of blank lines only: its first line of blanks decides
+            self.layout = self._decide(next((line for line in lines if line), ""))
+            if self.layout:
+                self.notes.append(("value_indentation", self._start))
+        if self.layout:
+            held = "\n".join(self._blank(line) for line in lines)
+        return held, False
+
+    def _release(self, at: int) -> str:
+        """The held blanks, now that a character other than a blank follows them at offset ``at``."""
+        held = "".join(self._held)
+        self._held = []
+        *blank_lines, indentation = held.split("\n")
+        if self.layout is None:
+            self.layout = self._decide(indentation)
+            if self.layout:
+                self.notes.append(("value_indentation", at - len(indentation)))
+        layout = self.layout
+        if not layout:
+            return held
+        if not indentation.startswith(layout):
+            if not self.uneven:
+                self.uneven = True
+                self.notes.append(("uneven_indentation", at - len(indentation)))
+            return "\n".join([*(self._blank(line) for line in blank_lines), indentation])
+        return "\n".join([*(self._blank(line) for line in blank_lines), indentation[len(layout) :]])
+
+    def _decide(self, indentation: str) -> str:
+        """The layout of a value whose first line starts with ``indentation`` ("": none)."""
+        tag = self.tag
+        if not tag or not indentation.startswith(tag):
+            return ""
+        if self.step:
+            own, step = indentation[len(tag) :], self.step
+            n = 0
+            while n < len(step) and n < len(own) and own[n] == step[n]:
+                n += 1
+            return tag + step[:n]
+        return indentation
+
+    def _blank(self, line: str) -> str:
+        """A line of blanks without the layout (or what it has of it)."""
+        layout = self.layout or ""
+        if line.startswith(layout):
+            return line[len(layout) :]
+        return "" if layout.startswith(line) else line
+
+
 class _Param:
     """The parameter being read: a plain string streams as it arrives; a typed value is read whole."""
 
-    name: str
-    pos: int
-    schema: Any
-    streams: bool
-    raw: list[str] = field(default_factory=list)
+    __slots__ = ("fresh", "lines", "name", "pos", "raw", "schema", "streams")
 
-
-def _param_name(token: str) -> str:
-    return str(token)[len("<parameter=") :].rstrip("\n")[:-1].strip()
-
-
-#: Characters that must follow a token before it is committed (covers the longest lookahead).
-HOLDBACK = 40
+    def __init__(self, name: str, pos: int, schema: Any, streams: bool, lines: _Lines | None, fresh: bool) -> None:
+        self.name = name
+        self.pos = pos
+        self.schema = schema
+        self.streams = streams
+        #: The layout reader of a value that may have one (None: its text is the value's, byte for byte).
+        self.lines = lines
+        #: Whether the value starts on a line of its own and nothing of it has arrived yet.
+        self.fresh = fresh
+        self.raw: list[str] = []  # a typed value's text so far
 
 
 def _param_block_lexer(grammar: CompiledGrammar) -> FastLexer:
@@ -579,85 +734,218 @@ def _param_block_lexer(grammar: CompiledGrammar) -> FastLexer:
         tail = closer.match(text, end)
         if tail is None or (tail.end() + HOLDBACK > len(text) and not final):
             return None
-        return (_param_name(head.group()), text[head.end() : end]), tail.end()
+        return (head.group(), text[head.end() : end], tail.group()), tail.end()
 
     return lex
 
 
+#: How a parameter closer is written the template's way (or inserted where it is missing).
+_PLAIN_CLOSERS = frozenset(("\n</parameter>", "</parameter>", ""))
+
+
 class Qwen3CoderBuilder(Builder):
-    """Builds calls from the qwen3_coder grammar, typing each value by the tool's schema."""
+    """Builds calls from the qwen3_coder grammar, typing each value by the tool's schema, and reads
+    the layout of pretty-printed calls (see :class:`_Lines`)."""
 
     def __init__(self, sink: Sink) -> None:
         super().__init__(sink)
-        self._wrapped = False  # inside <tool_call>
         self._call: CallWriter | None = None
         self._param: _Param | None = None
+        self._function_indent = ""  # the blanks before the current call's <function= line
+        self._laid_out = False  # the current call's indented markup is reported
 
-    def call_open(self, token: Token) -> None:
-        self._wrapped = True
+    # ---- the call's head and end
 
-    def function_head(self, token: Token) -> None:
-        name = str(token)[len("<function=") : -1].strip()
-        if not self._wrapped:
-            if self.sink.undeclared(name):
-                raise BuildError(f"<function={name}> without <tool_call> names no declared tool", token.start_pos)
-            self.sink.issue("bare_function", f"<function={name}> without <tool_call> accepted", token.start_pos)
-        self._call = self.sink.call(name, token.start_pos)
+    def function_head(self, *children: Token) -> None:
+        self._start(children[-1], children[0] if len(children) == 2 else None)
 
-    def param_head(self, token: Token) -> None:
-        self._begin_param(_param_name(token), token.start_pos)
+    def function_head_unterminated(self, *children: Token) -> None:
+        token = children[-1]
+        self._start(token, children[0] if len(children) == 2 else None)
+        message = f"{str(token)!r} without '>' read as a function head"
+        self.sink.issue("function_head_unterminated", message, token.start_pos)
 
-    def param_block(self, token: ValueToken) -> None:
+    def bare_head(self, token: Token) -> None:
+        self._bare(token, None)
+
+    def line_head(self, line: Token, token: Token) -> None:
+        self._bare(token, line)
+
+    def _name(self, head: str, start: int, pos: int) -> str:
+        """The name of a ``<function=`` or ``<parameter=`` head; one written between quotes is reported."""
+        end = head.find(">", start)
+        name = (head[start:end] if end >= 0 else head[start:]).strip()
+        if name and name[0] in "\"'" and len(name) > 2 and name[0] == name[-1]:
+            name = name[1:-1]
+            self.sink.issue("quoted_name", f"name {name!r} written between quotes", pos)
+        return name
+
+    def _bare(self, token: Token, line: Token | None) -> None:
+        name = _tag_name(token, _FUNCTION_NAME).strip("\"'")
+        if self.sink.undeclared(name):
+            raise BuildError(f"<function={name}> without <tool_call> names no declared tool", token.start_pos)
+        self.sink.issue("bare_function", f"<function={name}> without <tool_call> accepted", token.start_pos)
+        self._start(token, line if line is not None and _blanks_of(line) else None)
+
+    def _start(self, token: Token, indent: Token | None) -> None:
+        self._laid_out = False
+        self._function_indent = ""
+        if indent is not None:
+            self._function_indent = _blanks_of(indent)
+            self._indented(_tag_pos(indent))
+        self._call = self.sink.call(self._name(str(token), _FUNCTION_NAME, token.start_pos), token.start_pos)
+
+    def function(self, *children: Any) -> None:
+        call, self._call = self._call, None
+        assert call is not None
+        closer = children[-1]
+        if len(children) > 2 and isinstance(children[-2], Token):  # the INDENT of its own line
+            self._indented(_tag_pos(children[-2]))
+        if closer.type == "FUNCTION_CLOSE_UNTERMINATED":
+            message = "'</function' without '>' read as '</function>'"
+            self.sink.issue("function_closer_unterminated", message, closer.start_pos)
+        call.end()
+
+    def first_bare(self, *children: Any) -> None:
+        self.function(*children)
+
+    def line_bare(self, *children: Any) -> None:
+        self.function(*children)
+
+    def call(self, *children: Token) -> None:
+        if len(children) == 4:  # an INDENT before </tool_call>
+            self._indented(_tag_pos(children[2]))
+
+    def fenced_call(self, *children: Token) -> None:
+        self.sink.issue("fenced_call", "a tool call inside a code fence, read as a call", children[0].start_pos)
+        self.call(*children)
+
+    def orphan_close(self, token: Token) -> None:
+        self.sink.issue("orphan_closer", "</tool_call> without <tool_call>, ignored", _tag_pos(token), CALL_CLOSE)
+
+    def _indented(self, pos: int) -> None:
+        """A tag of the current call starts an indented line: the call is pretty-printed (reported once)."""
+        if not self._laid_out:
+            self._laid_out = True
+            self.sink.issue("indented_markup", "indented tags read as layout", pos)
+
+    # ---- parameters
+
+    def param_head(self, *children: Token) -> None:
+        token = children[-1]
+        self._begin_param(str(token), token.start_pos, children[0] if len(children) == 2 else None)
+
+    def param_head_unterminated(self, *children: Token) -> None:
+        token = children[-1]
+        self._begin_param(str(token), token.start_pos, children[0] if len(children) == 2 else None)
+        message = f"{str(token).strip()!r} without '>' read as a parameter head"
+        self.sink.issue("parameter_head_unterminated", message, token.start_pos)
+
+    def param_block(self, *children: Any) -> None:
         """A whole parameter taken by the fast path: the same steps as the grammar's rules."""
-        name, raw = token.decoded
-        self._begin_param(name, token.start_pos)
+        token: ValueToken = children[-1]
+        opener, raw, closer = token.decoded
+        start = token.start_pos
+        self._begin_param(opener, start, children[0] if len(children) == 2 else None)
         if raw:
-            self.on_text(VALUE, raw, token.start_pos)
-        self.param(token)
+            self._value(raw, start + len(opener))
+        self._end_param("PARAM_CLOSE", closer, start + len(opener) + len(raw))
 
-    def _begin_param(self, name: str, pos: int) -> None:
+    def _begin_param(self, head: str, pos: int, indent: Token | None) -> None:
         call = self._call
         assert call is not None
+        name = self._name(head, _PARAMETER_NAME, pos)
+        new_line = head.endswith("\n")
+        lines = None
+        if indent is not None:
+            self._indented(_tag_pos(indent))
+            if new_line:  # a value written on its tag's line is read as it is
+                tag, function = _blanks_of(indent), self._function_indent
+                step = tag[len(function) :] if tag.startswith(function) and len(tag) > len(function) else None
+                lines = _Lines(tag, step, True)
         schema = self._schema(call, name)
         types = declared_types(schema)
-        self._param = _Param(name, pos, schema, not types or types == ["string"])
-        if self._param.streams:
+        streams = not types or types == ["string"]
+        self._param = _Param(name, pos, schema, streams, lines, new_line)
+        if streams:
             call.string_start(name, pos)
 
     def on_text(self, kind: str, text: str, pos: int) -> None:
         if kind != VALUE:
             super().on_text(kind, text, pos)
             return
+        self._value(text, pos)
+
+    def _value(self, text: str, pos: int) -> None:
+        """The next characters of the parameter's value, at offset ``pos``."""
         param, call = self._param, self._call
         assert param is not None and call is not None
-        if param.streams:
-            call.string_more(text)
-        else:
+        lines = param.lines
+        if param.fresh:
+            param.fresh = False
+            if lines is None and text[0] in " \t\r\n":  # its first line may hold nothing but the closer
+                lines = param.lines = _Lines("", None, True)
+        if lines is not None:
+            text = lines.feed(text, pos)
+        if not param.streams:
             param.raw.append(text)
+            return
+        if text:
+            call.string_more(text)
+        if lines is not None and lines.notes:
+            self._report(param, lines)
 
     def param(self, *children: Any) -> None:
+        closer = children[-1]
+        self._end_param(closer.type, str(closer), closer.start_pos)
+
+    def _end_param(self, kind: str, closer: str, pos: int) -> None:
         param, call = self._param, self._call
         assert param is not None and call is not None
         self._param = None
+        if closer not in _PLAIN_CLOSERS:
+            self._closer(kind, closer, pos)
+        lines = param.lines
+        rest = ""
+        if lines is not None:
+            rest, indented = lines.end(closer)
+            if indented:
+                self._indented(pos)
         if param.streams:
+            if rest:
+                call.string_more(rest)
+            if lines is not None and lines.notes:
+                self._report(param, lines)
             call.string_end()
             return
-        value, _ = type_text("".join(param.raw), param.schema)  # a value that fits no type is reported at the end
+        text = "".join(param.raw) + rest
+        value, problem = type_text(text, param.schema)  # a value that fits no type is reported at the end
+        if value is None and problem is not None:
+            self.sink.issue("null_value", f"parameter {param.name!r}: {problem}", param.pos)
+        if isinstance(value, str) and lines is not None and lines.notes:
+            self._report(param, lines)
         call.argument(param.name, value, param.pos)
 
-    def function(self, head: None, *rest: Any) -> None:
-        call, self._call = self._call, None
-        assert call is not None
-        call.end()
+    def _closer(self, kind: str, closer: str, pos: int) -> None:
+        """A parameter closer written otherwise than ``\\n</parameter>``: on its own indented line, drifted."""
+        at = pos + len(closer) - len(closer.lstrip(" \t\n"))
+        if _blanks_of(closer):
+            self._indented(at)
+        spelled = closer[at - pos :]
+        if kind == "PARAM_CLOSE_SUFFIX":
+            self.sink.issue("parameter_closer_suffix", f"{spelled!r} read as '</parameter>'", at, spelled)
+        elif kind == "PARAM_CLOSE_UNTERMINATED":
+            self.sink.issue("parameter_closer_unterminated", "'</parameter' without '>' read as '</parameter>'", at)
 
-    def call(self, opener: None, function: None, closer: Token) -> None:
-        self._wrapped = False
-
-    def bare_call(self, head: None, *rest: Any) -> None:
-        self.function(head, *rest)
-
-    def orphan_close(self, token: Token) -> None:
-        self.sink.issue("orphan_closer", "</tool_call> without <tool_call>, ignored", token.start_pos, str(token))
+    def _report(self, param: _Param, lines: _Lines) -> None:
+        """What reading the value's layout did, reported once it happened."""
+        for kind, pos in lines.notes:
+            if kind == "value_indentation":
+                what = f"layout indentation ({len(lines.layout or '')} characters) removed from its lines"
+            else:
+                what = "a line less indented than the layout, kept as written"
+            self.sink.issue(kind, f"parameter {param.name!r}: {what}", pos)
+        lines.notes.clear()
 
     def _schema(self, call: CallWriter, parameter: str) -> Any:
         params = self.sink.tool_schema(call.name or "")
@@ -665,10 +953,14 @@ class Qwen3CoderBuilder(Builder):
         return props.get(parameter) if isinstance(props, dict) else None
 
     def recover(self, raw: str, pos: int, error: str) -> int | None:
-        call = self._call
-        self._call, self._param, self._wrapped = None, None, False
+        call, param = self._call, self._param
+        self._call, self._param = None, None
         if call is None:
             return None
+        if param is not None and param.streams and param.lines is not None:  # what was held of its last line
+            rest, _ = param.lines.end("")
+            if rest:
+                call.string_more(rest)
         call.cut(raw, error, pos)  # a string value being read keeps what was already sent of it
         return len(raw)
 
@@ -680,14 +972,34 @@ def reply_syntax() -> Syntax:
     return Syntax(
         grammar=grammar,
         builder=Qwen3CoderBuilder,
-        text_terminals={"TEXT": CONTENT, "VALUE": VALUE},
-        blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE"},
+        text_terminals={
+            "TEXT": CONTENT,
+            "TEXT_FIRST": CONTENT,
+            "FENCE_OPEN": CONTENT,
+            "FENCED": CONTENT,
+            "FENCE_CLOSE": CONTENT,
+            "THOUGHT": REASONING,
+            "VALUE": VALUE,
+        },
+        blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE", "LINE": "FUNCTION_CLOSE"},
         autoclose={
             "PARAM_CLOSE": "</parameter>",
             "FUNCTION_CLOSE": "</function>",
             "CALL_CLOSE": CALL_CLOSE,
+            "THINK_CLOSE": THINK_CLOSE,
         },
-        autoclose_before=frozenset({"PARAM_OPEN", "FUNCTION_CLOSE", "CALL_OPEN", "CALL_CLOSE", "STOP"}),
+        autoclose_before=frozenset(
+            {
+                "PARAM_OPEN",
+                "PARAM_OPEN_UNTERMINATED",
+                "FUNCTION_CLOSE",
+                "FUNCTION_CLOSE_UNTERMINATED",
+                "CALL_OPEN",
+                "CALL_CLOSE",
+                "INDENT",
+                "STOP",
+            }
+        ),
         resync_after=(CALL_CLOSE, "</function>"),
         resync_before=(CALL_OPEN, STOP),
         # A reply cut inside the next parameter keeps the finished ones, and one cut after
@@ -695,7 +1007,12 @@ def reply_syntax() -> Syntax:
         settle_rejected_blocks=True,
         delimiters=(Delimiter("<function=", ">"), Delimiter("<parameter=", ">")),
         holdback=HOLDBACK,
+        # A fence opens at the start of the reply: a backtick there may still become one.
+        marker_starts="<\n`",
         fast_terminals={"PARAM_BLOCK": _param_block_lexer(grammar)},
+        reasoning_open="THINK_OPEN",
+        preempt_starts=" \t\r\n<",
+        prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith(THINK_OPEN),
     )
 
 

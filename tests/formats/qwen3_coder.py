@@ -75,6 +75,49 @@ def _adversarial() -> dict[str, Adversarial]:
     out["typed_deep_unclosed_array"] = Adversarial(_ARG + "[" * DEEP + _END, array)
     out["typed_deep_object"] = Adversarial(_ARG + '{"k": ' * DEEP + "1" + "}" * DEEP + _END, obj)
     out["typed_deep_string_encoded"] = Adversarial(_ARG + '"' + "[" * DEEP + '"' + _END, obj)
+    # Pretty-printed calls: the layout of long values, blank lines and blanks held at line starts,
+    # lines less indented than the layout, indented tags, drifted tags.
+    laid = "<tool_call>\n  <function=f>\n    <parameter=s>\n"
+    laid_end = "\n    </parameter>\n  </function>\n</tool_call>"
+    texts = {
+        "laid_out_value_of_many_lines": laid + "      x = 1\n" * (N // 12) + laid_end,
+        "laid_out_value_of_blank_lines": laid + "      a\n" + "      \n" * (N // 7) + "      b" + laid_end,
+        "laid_out_value_of_one_long_indentation": laid + " " * N + "x" + laid_end,
+        "laid_out_value_of_uneven_lines": laid + "      a\n" + "b\n" * (N // 2) + laid_end,
+        "laid_out_value_cut_in_blanks": laid + "      a\n" + " \n" * (N // 2),
+        "indented_parameters": "<tool_call>\n  <function=f>\n"
+        + "".join(f"    <parameter=k{i}>\n      {i}\n    </parameter>\n" for i in range(N // 40))
+        + "  </function>\n</tool_call>",
+        "blank_lines_between_tags": _CALL + "  \n" * (N // 3) + "</function>\n</tool_call>",
+        "indentation_before_no_tag": _CALL + "\n   x" * (N // 5),
+        "indents_before_tags_in_a_value": _ARG + "\n    <b>" * (N // 8) + _END,
+        "suffixed_closers_in_a_value": _ARG + "</parameter_x> " * (N // 15) + _END,
+        "unterminated_closers_in_a_value": _ARG + "</parameter\nx" * (N // 13) + _END,
+        "unterminated_function_closers_in_a_value": _ARG + "</function\nx" * (N // 12) + _END,
+        "many_drifted_calls": (
+            "<tool_call>\n<function=f\n<parameter=a\n1\n</parameter1>\n<parameter=b>\n2\n</parameter\n</function\n</tool_call>\n"
+        )
+        * (N // 95),
+        "function_heads_without_gt_in_calls": ("<tool_call>\n<function=" + "x" * 40 + "\n</tool_call>\n") * (N // 66),
+        "parameter_heads_without_gt": _CALL + "<parameter=a\n" * (N // 13),
+    }
+    out.update({name: Adversarial(text, array) for name, text in texts.items()})
+    # Reasoning, fences and prose about the tags.
+    texts = {
+        "long_reasoning": "<think>\n" + "I think <tool_call> </think \n" * (N // 27),
+        "unclosed_reasoning_of_newlines": "<think>" + "\n" * N,
+        "many_fences": "```\n<function=f>\n```\n" * (N // 20),
+        "unclosed_fence_of_markers": "```\n" + "<tool_call>\n</tool_call>\n<function=f>\n" * (N // 37),
+        "fenced_calls": ("```\n" + one + "\n```\n") * (N // 70),
+        "backticks": "`" * N,
+        "prose_mentioning_tags": "Use <tool_call> then <function=f> and </tool_call>. " * (N // 52),
+        "lines_starting_with_tags": "\n<function=f\n</tool_call>x" * (N // 26),
+        "orphan_closers_on_their_lines": "\n  </tool_call>" * (N // 15),
+        "openers_not_followed_by_functions": "<tool_call>\n x" * (N // 15),
+        "quoted_names": ('<tool_call>\n<function="f">\n<parameter="a">\n1\n</parameter>\n</function>\n</tool_call>\n')
+        * (N // 80),
+    }
+    out.update({name: Adversarial(text) for name, text in texts.items()})
     return out
 
 
@@ -160,8 +203,13 @@ def _schema_of(tools: list[dict[str, Any]] | None, name: str, key: str) -> Any:
 
 
 def _content_ok(text: str) -> bool:
-    """Content the format can carry: no call or stop markers (nothing is escaped)."""
-    return not any(marker in text for marker in ("<tool_call>", "</tool_call>", "<function=", STOP))
+    """Content the format can carry: no call or stop markers (nothing is escaped), no ``<think>`` first
+    (a reply that starts with one starts with reasoning), and no code fence left open (the calls
+    after it would be inside it)."""
+    if any(marker in text for marker in ("<tool_call>", "</tool_call>", "<function=", STOP)):
+        return False
+    fences = sum(1 for line in text.split("\n") if line.startswith("```"))
+    return not text.lstrip().startswith("<think>") and fences % 2 == 0
 
 
 #: Property schemas, mostly scalars (with enums, nullables and unions), sometimes arrays and objects.
@@ -366,7 +414,7 @@ PROFILE = Profile(
     ),
     call_closer="</tool_call>",
     plain_text=PLAIN_TEXT,
-    broken_block="<tool_call>\noops\n</tool_call>",
+    broken_block="<tool_call>\n<function=\noops\n</tool_call>",
     adversarial=_adversarial,
     grammar_forbid=(),
     decode=Decode(normal_form=decode_normal_form),
