@@ -33,6 +33,34 @@ _CLOSERS = {"THINK_CLOSE": "</think>", "FENCE_CLOSE": "```"}
 CLOSED_PUNCTUATION = ("COMMA", "RPAR", "RBRACK", "RBRACE", "COLON", "EQ")
 
 
+def fitting_number(text: str) -> int | float | None:
+    """The value of a number literal, or None where a float cannot hold it: it overflows to
+    infinity (``1e999``), or a number that is not zero underflows to zero (``1e-400``)."""
+    try:
+        value = number_literal(text)
+    except ValueError:
+        return None
+    if value == 0 and isinstance(value, float) and any(digit in "123456789" for digit in re.split("[eE]", text)[0]):
+        return None
+    return value
+
+
+def _fitting_float(text: str) -> float:
+    value = fitting_number(text)
+    if value is None:
+        raise ValueError(f"number out of range: {text}")
+    return float(value)
+
+
+#: The fast path's JSON decoder: the plain one (a repeated key, NaN and infinity are left to the
+#: rules) that also leaves to the rules a number that does not fit, which they report.
+_JSON_DECODER = json.JSONDecoder(
+    object_pairs_hook=PLAIN_JSON_DECODER.object_pairs_hook,
+    parse_float=_fitting_float,
+    parse_constant=PLAIN_JSON_DECODER.parse_constant,
+)
+
+
 def quoted_string_value(text: str) -> str:
     """The value of a quoted string, as Python or JSON reads it (JSON first: it is what the templates write)."""
     try:
@@ -70,6 +98,16 @@ class PythonicBuilder(LiteralHandlers, Builder):
             self._pending = None
             self._call = self.sink.call(name, pos)
         return self._call
+
+    def number(self, token: Token) -> Any:
+        """A number as written; one that a float cannot hold is kept as its text, a string, reported."""
+        text = str(token)
+        value = fitting_number(text)
+        if value is None:
+            message = f"the number {text} does not fit a float: kept as the string {text!r}"
+            self.sink.issue("number_out_of_range", message, token.start_pos, text)
+            return text
+        return value
 
     def arg(self, name: Token, equals: Token, value: Any) -> None:
         self._started().argument(str(name), value, name.start_pos)
@@ -424,14 +462,17 @@ class CallListReader:
                 raise _Unusual
             return quoted_string_value(m.group()), m.end()
         if first in "{[":
-            value, end = PLAIN_JSON_DECODER.raw_decode(text, i)
+            value, end = _JSON_DECODER.raw_decode(text, i)
             opened = text.count("[", i, end) + text.count("{", i, end)  # cheap bound on the nesting
             if opened + 2 > MAX_DEPTH and nesting(value) + 2 > MAX_DEPTH:
                 raise _Unusual  # the rules refuse it
             return value, end
         m = self._number.match(text, i)
         if m is not None:
-            return number_literal(m.group()), m.end()
+            number = fitting_number(m.group())
+            if number is None:
+                raise _Unusual  # the rules report it
+            return number, m.end()
         for keyword, value in self._keywords:
             m = keyword.match(text, i)
             if m is not None:
