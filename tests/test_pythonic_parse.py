@@ -66,7 +66,10 @@ def _without_fast_path(fmt: codec.Format) -> Syntax:
 
 _RULES_ONLY = {name: _without_fast_path(spec.fmt) for name, spec in SPECS.items()}
 #: Pieces of call lists the fast path must read exactly as the grammar's rules do, or leave to them.
-_LIST_PIECES = (*RAW_PIECES, "[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5", "1.", "+3", "1e5", "'x'", "(1, 2)")
+_LIST_PIECES = (
+    *RAW_PIECES,
+    *("[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5", "1.", "+3", "1e5", "'x'", "(1, 2)", "`", "1e999", "x", "\n"),
+)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -136,11 +139,11 @@ def test_exclusions_are_real(name: str) -> None:
         assert not arguments_ok(spec, arguments), arguments
         result = fmt.parse(fmt.render_reply(call_message(arguments)))
         assert [c.function.arguments for c in result.tool_calls] != [arguments], arguments
-    bad_contents = ["a<end_of_turn>b", "Use ```tool_code\n", "see [f(x)]"] if spec.stop == G3_STOP else []
+    bad_contents = ["a<end_of_turn>b", "Use ```tool_code\n", "see [f(a=1)]"] if spec.stop == G3_STOP else []
     if spec.stop == DS_STOP:
         # (content opening with '<think>' and no '</think>' after it reads as reasoning, see the golden
         # case deepseek_pythonic/reply_ending_inside_reasoning_opened_by_the_reply)
-        bad_contents = ["a<|end_of_sentence|>b", "see [f(x)]", "a</think>b"]
+        bad_contents = ["a<|end_of_sentence|>b", "see [f(a=1)]", "a</think>b"]
     for content in bad_contents:
         assert not spec.content_ok(content, False, False), content
         result = fmt.parse(fmt.render_reply({"role": "assistant", "content": content}))

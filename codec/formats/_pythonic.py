@@ -353,12 +353,15 @@ class CallListReader:
         self._keywords = [(grammar.pattern(t), v) for t, v in (("TRUE", True), ("FALSE", False), ("NULL", None))]
         self._decode_arg_string = arg_string
 
-    def lexer(self, follows: Callable[[str, int, bool], bool] | None = None) -> FastLexer:
-        """The fast lexer; ``follows(text, end, final)`` says whether the grammar can go on after ``]``."""
+    def lexer(self, follows: Callable[[str, int, bool], bool] | None = None, *, in_text: bool = False) -> FastLexer:
+        """The fast lexer; ``follows(text, end, final)`` says whether the grammar can go on after ``]``.
+        ``in_text``: the list starts in free text, where inline code (`` `[f(a=1)]` ``) is text."""
 
         def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
             if not text.startswith("[", pos):
                 return None
+            if in_text and _inline_code(text, pos, final):
+                return None  # text, or it may still be: the rules decide
             try:
                 calls, end = self._list(text, pos)
             except (_Unusual, ValueError, RecursionError, IndexError):
@@ -480,6 +483,19 @@ class CallListReader:
         raise _Unusual
 
 
+#: A ``[`` whose first ``]`` (on the same line, not far) is followed by a backtick: inline code, which the
+#: grammars' TEXT reads as text.
+_INLINE_CODE = re.compile(r"\[[^\]\n]{0,120}\]")
+
+
+def _inline_code(text: str, pos: int, final: bool) -> bool:
+    """Whether the ``[`` at ``pos`` is (or, with more text, may be) inline code."""
+    m = _INLINE_CODE.match(text, pos)
+    if m is None:
+        return False
+    return text.startswith("`", m.end()) or (m.end() == len(text) and not final)
+
+
 def _skip(text: str, i: int) -> int:
     if i < len(text) and text[i] not in " \t\r\n":
         return i
@@ -518,7 +534,7 @@ def pythonic_syntax(
     """
     reader = CallListReader(grammar, arg_string)
     fast: dict[str, FastLexer] = {
-        "CALL_LIST": reader.lexer(),
+        "CALL_LIST": reader.lexer(in_text=True),
         "FAST_CALL": reader.call_lexer(),
         "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
         "FAST_ARG": reader.argument_lexer(),
@@ -540,7 +556,9 @@ def pythonic_syntax(
         delimiters=(string, Delimiter("'", "'", "\\")),
         # Punctuation no other terminal can extend: taken as soon as it arrives, not held back.
         closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP", *CLOSED_PUNCTUATION}) | extra_closed,
-        holdback=80,
+        # Longer than the longest lookahead: a "[" opens a call list only where `name(key=` and the
+        # start of a literal follow (grammars' TEXT).
+        holdback=160,
         marker_starts="[<`\n",
         nest_open=frozenset({"LBRACK", "LPAR", "LBRACE"}),
         nest_close=frozenset({"RBRACK", "RPAR", "RBRACE"}),

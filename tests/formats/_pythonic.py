@@ -44,6 +44,10 @@ def adversarial(prefix: str, end: str, stop: str) -> dict[str, str]:
         "open_brackets": "[" * N,
         "open_calls": "[f(" * (N // 3),
         "calls_in_prose": "Try [f(x) or [g(y) later. " * (N // 25),
+        "code_in_brackets": "[f(x) for x in y] [open(p, mode='r')] [name(arg=value)] [g(k=True" * (N // 60),
+        "brackets_before_long_keywords": ("[f(" + "k" * 47 + " " * 4 + "x ") * (N // 56),
+        "brackets_before_many_blanks": ("[f(" + " " * 16 + "x ") * (N // 22),
+        "inline_code_calls": "`[f(a=1)]` and `[g(b='x')]` " * (N // 28),
         "partial_stop_tokens": stop[:-1] * (N // len(stop)),
         "stop_tokens": stop * (N // len(stop)),
         "deep_list": calls("f(a=" + "[" * DEEP + "]" * DEEP + ")"),
@@ -77,8 +81,16 @@ FENCE = "```tool_code\n"
 #: A keyword or tool name as the grammar reads it (``NAME``): an ASCII letter or ``_``, then word characters,
 #: ``-`` and ``.``.
 _NAME = re.compile(r"[A-Za-z_][\w\-.]*")
-#: Where a ``[`` opens a call list (the grammars' free-text lookahead): ``[``, a name, ``(``.
-_CALL_START = re.compile(r"\[[ \t\r\n]{0,4}[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,4}\(")
+_WS = r"[ \t\r\n]"
+_KEYWORD = r"[A-Za-z_][\w\-.]{0,47}(?![\w\-.])"
+#: Where a ``[`` opens a call list (the grammars' free-text lookahead): ``[``, a name, ``(``, then ``)`` or a
+#: keyword whose value does not start with a bare name; past the lookahead's bounds (more blanks, a longer
+#: keyword), a call list too.
+_CALL_START = re.compile(
+    rf"\[{_WS}{{0,4}}[A-Za-z_][\w\-.]{{0,63}}{_WS}{{0,4}}\("
+    rf"(?:{_WS}{{0,16}}(?!{_WS})(?:\)|{_KEYWORD}{_WS}{{0,4}}(?!{_WS})=(?!=){_WS}{{0,4}}"
+    rf"(?:True|False|None|true|false|null|(?![A-Za-z_]))|[A-Za-z_][\w\-.]{{48}}|{_KEYWORD}{_WS}{{5}})|{_WS}{{17}})"
+)
 #: Where a deepseek raw string closes: a ``"`` followed by ``, NAME=`` or ``)`` (ARG_STRING's lookahead).
 _RAW_CLOSE = re.compile(r'"(?=[ \t\r\n]{0,16}(?:,[ \t\r\n]{0,16}[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,16}=|\)))')
 #: A key that glues onto a number written just before it when nothing separates them (``a=1e1=2``).

@@ -192,7 +192,7 @@ PROFILE = Profile(
     call_closer=")",
     plain_text=PLAIN_TEXT,
     # A call starts at its first argument or ')': a list whose call never starts is kept whole.
-    broken_block="[oops(1)]",
+    broken_block="[oops(a=@)]",
     adversarial=_adversarial,
     grammar_forbid=(STRING_END,),
     decode=Decode(normal_form=decode_normal_form, dump_mode="python"),
