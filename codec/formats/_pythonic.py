@@ -72,6 +72,21 @@ def quoted_string_value(text: str) -> str:
     return value
 
 
+#: Characters neither a JSON string nor (line breaks, NUL) a one-line Python string may hold raw.
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
+def raw_controls_string_value(text: str) -> str | None:
+    """The value of a quoted string that holds raw control characters (a raw line break), read with
+    them kept as they are; None where the string reads without that or does not read even so."""
+    if _CONTROL.search(text) is None:
+        return None
+    try:
+        return quoted_string_value(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    except ValueError:
+        return None
+
+
 class PythonicBuilder(LiteralHandlers, Builder):
     """Builds calls from the pythonic_calls rules. Values are typed as written."""
 
@@ -147,10 +162,16 @@ class PythonicBuilder(LiteralHandlers, Builder):
 
     # ---- values
     def string(self, token: Token) -> str:
+        text = str(token)
         try:
-            return quoted_string_value(str(token))
+            return quoted_string_value(text)
         except ValueError as exc:
-            raise BuildError(f"invalid string: {exc}", token.start_pos) from None
+            value = raw_controls_string_value(text)
+            if value is None:
+                raise BuildError(f"invalid string: {exc}", token.start_pos) from None
+        message = "a string holds raw line breaks or other control characters: read with them kept"
+        self.sink.issue("raw_control_character", message, token.start_pos)
+        return value
 
     def pair(self, key: Any, colon: Token, value: Any) -> tuple[Any, Any]:
         return key, value

@@ -106,7 +106,7 @@ from codec.formats._render import (
 from codec.models import Conversation, Message
 from codec.schema import tool_name
 from codec.sink import CONTENT
-from codec.stream import BuildError, Syntax
+from codec.stream import Syntax
 from codec.watch import Delimiter
 
 # ---------------------------------------------------------------------------- markers
@@ -529,10 +529,7 @@ class Gemma3ToolCodeBuilder(PythonicBuilder):
         return opener.end(), stop
 
     def arg_string(self, token: Token) -> str:
-        try:
-            return quoted_string_value(str(token))
-        except ValueError as exc:
-            raise BuildError(f"invalid string: {exc}", token.start_pos) from None
+        return self.string(token)
 
 
 @functools.cache

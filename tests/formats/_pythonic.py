@@ -60,6 +60,7 @@ def adversarial(prefix: str, end: str, stop: str) -> dict[str, str]:
         "many_broken_calls": calls(", ".join("f(a=@)" for _ in range(MANY // 8))),
         "many_unreadable_elements": calls(", ".join("oops" for _ in range(MANY // 6))),
         "many_lists": (calls("f(a=1)") + "\n") * (MANY // 12),
+        "many_nested_line_breaks": calls("f(a=[" + ", ".join('"x\ny"' for _ in range(MANY // 8)) + "])"),
         "many_numbers_out_of_range": calls("f(" + ", ".join(f"k{i}=1e999" for i in range(MANY // 12)) + ")"),
     }
 

@@ -20,6 +20,7 @@ def _adversarial() -> dict[str, Adversarial]:
         "backslashes_even": FENCE + ARG + '"' + "\\" * (N // 2) + '")]' + CLOSE + STOP,
         "backticks": "`" * N,
         "partial_fence_openers": "```tool_cod" * (N // 11),
+        "many_line_breaks_in_strings": FENCE + "[f(" + "".join(f'k{i}="a\nb"' for i in range(MANY // 10)) + ")]",
         "inline_fence_openers": "the ```tool_code``` fence " * (N // 26),
         "unclosed_fences": FENCE * (N // 13),
         "many_fences": (FENCE + "[f(a=1)]" + CLOSE + "\n") * (MANY // 25) + STOP,
