@@ -593,8 +593,9 @@ _SPACE = star(charset(" \t\r\n"))
 _NAME = rseq(charset("A-Za-z_"), star(ralt(WORD, charset("-."))))
 #: What starts a call list in free text (``[name(``), as the grammar reads it.
 CALL_START = rseq("[", _SPACE, _NAME, _SPACE, "(")
-#: Where a raw string argument ends: a quote followed by ``, name=`` or ``)``.
-STRING_END = rseq('"', _SPACE, ralt(rseq(",", _SPACE, _NAME, _SPACE, "="), ")"))
+#: Where a raw string argument may end: a quote followed by ``, name=``, ``,)`` or ``)`` (the parser
+#: takes ``)`` only where no quote follows it: the grammar keeps all of them out of string values).
+STRING_END = rseq('"', _SPACE, ralt(rseq(",", _SPACE, ralt(rseq(_NAME, _SPACE, "="), ")")), ")"))
 
 
 def _raw_string(schema: Any) -> bool:

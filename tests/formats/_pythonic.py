@@ -92,8 +92,11 @@ _CALL_START = re.compile(
     rf"(?:{_WS}{{0,16}}(?!{_WS})(?:\)|{_KEYWORD}{_WS}{{0,4}}(?!{_WS})=(?!=){_WS}{{0,4}}"
     rf"(?:True|False|None|true|false|null|(?![A-Za-z_]))|[A-Za-z_][\w\-.]{{48}}|{_KEYWORD}{_WS}{{5}})|{_WS}{{17}})"
 )
-#: Where a deepseek raw string closes: a ``"`` followed by ``, NAME=`` or ``)`` (ARG_STRING's lookahead).
-_RAW_CLOSE = re.compile(r'"(?=[ \t\r\n]{0,16}(?:,[ \t\r\n]{0,16}[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,16}=|\)))')
+#: Where a deepseek raw string closes: a ``"`` followed by ``, NAME=``, ``,)`` or a ``)`` that no ``"`` follows
+#: (ARG_STRING's lookahead).
+_RAW_CLOSE = re.compile(
+    r'"(?=[ \t\r\n]{0,16}(?:,[ \t\r\n]{0,16}(?:[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,16}=|\))|\)(?![ \t\r\n]{0,16}")))'
+)
 #: A key that glues onto a number written just before it when nothing separates them (``a=1e1=2``).
 _EXPONENT_KEY = re.compile(r"[eE][+-]?\d")
 
@@ -118,9 +121,10 @@ def seed_args_ok(arguments: dict[str, Any]) -> bool:
 
 def raw_string_ok(text: str) -> bool:
     """A deepseek top-level string the format carries: written ``"`` + value + ``"`` with nothing escaped
-    (D1), it ends at the first ``"`` followed by ``, NAME=`` or ``)``, so a value holding ``", b=`` or
-    ``")`` ends early. Nested strings are JSON and carry anything."""
-    return _RAW_CLOSE.search(text) is None
+    (D1), it ends at the first ``"`` followed by ``, NAME=``, ``,)`` or a ``)`` that no ``"`` follows, so a
+    value holding ``", b=``, ``",)`` or ``") x`` ends early. The value's own closing quote always follows
+    it, so the test looks at the value and that quote. Nested strings are JSON and carry anything."""
+    return _RAW_CLOSE.search(text + '"') is None  # the added quote, followed by nothing, never closes
 
 
 def _gemma3_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> bool:

@@ -39,6 +39,8 @@ def _adversarial() -> dict[str, Adversarial]:
         "string_of_quotes": ARG + '"' * N + ")]",
         "string_of_almost_closers": ARG + '"' + '", b ' * (N // 5) + '")]' + STOP,
         "string_of_long_almost_closers": ARG + '"' + ('", ' + "b" * 60 + " ") * (N // 64) + '")]',
+        "string_of_quoted_parens": ARG + '"' + 'x")"' * (N // 4) + '")]' + STOP,
+        "string_of_trailing_commas": ARG + '"' + '", x' * (N // 4) + '",)]' + STOP,
         "json_document_in_string": ARG + '"' + '{"k": "v", "n": [1, "x"]}, ' * (N // 28) + '")]' + STOP,
         "many_unseparated_arguments": "[f(" + "".join(f'k{i}="v"' for i in range(N // 8)) + ")]",
     }
