@@ -135,6 +135,7 @@ def test_exclusions_are_real(name: str) -> None:
         bad_arguments += [{"a": 1, "e1": 2}, {"a": 2.5, "E-5": "x"}]
     if spec.string_ok is raw_string_ok:
         bad_arguments += [{"a": 'x", b=1'}, {"a": 'x"), y', "b": 1}, {"a": 'say "hi") now'}, {"a": 'a",)'}]
+        bad_arguments += [{"a": "a\\nb"}, {"a": 'say \\"hi\\"'}, {"a": "C:\\\\share"}, {"a": "caf\\u00e9"}]
     for arguments in bad_arguments:
         assert not arguments_ok(spec, arguments), arguments
         result = fmt.parse(fmt.render_reply(call_message(arguments)))

@@ -285,6 +285,8 @@ class ElementCutter:
 
     def __init__(self, grammar: CompiledGrammar) -> None:
         self._arg_string = grammar.pattern("ARG_STRING")
+        #: A string argument written with escapes, which wins over ARG_STRING where it reads (deepseek_pythonic).
+        self._escaped_string = grammar.pattern("ESC_STRING") if "ESC_STRING" in grammar.terminals else None
         self._nested_string = grammar.pattern("DQ_STRING")
         self._sq_string = grammar.pattern("SQ_STRING")
         name = grammar.pattern("NAME").pattern
@@ -304,7 +306,8 @@ class ElementCutter:
             ch = text[i]
             if ch == "'" or ch == '"':
                 string = self._sq_string if ch == "'" else self._arg_string if depth == 1 else self._nested_string
-                m = string.match(text, i)
+                escaped = self._escaped_string if string is self._arg_string else None
+                m = (escaped and escaped.match(text, i)) or string.match(text, i)
                 i = m.end() if m is not None else n
                 continue
             if ch in "([{":
@@ -356,6 +359,20 @@ _WS = re.compile(r"[ \t\r\n]*")
 _SEPARATOR = re.compile(r"[ \t\r\n]*(?:,[ \t\r\n]*)?")
 
 
+@dataclass(frozen=True)
+class StringArguments:
+    """How a format writes a string argument, as the fast paths read one (the grammar's ``ARG_STRING``)."""
+
+    #: The value of a string argument token.
+    decode: Callable[[str], str]
+    #: Whether a token reads as the template writes it, with no repair: the fast paths leave the
+    #: others to the rules, which report the repair.
+    plain: Callable[[str], bool] = lambda token: True
+    #: What must follow a token (which its own lookahead already accepted) for more text not to change
+    #: where it ends; None where nothing can (a token closed by its quote).
+    settled: re.Pattern[str] | None = None
+
+
 class CallListReader:
     """Fast path: a whole, ordinary call list ``[f(a=1, b="x"), g()]`` read in one go.
 
@@ -365,14 +382,14 @@ class CallListReader:
     tuples, containers that are not plain JSON, a list that has not arrived whole.
     """
 
-    def __init__(self, grammar: CompiledGrammar, arg_string: Callable[[str], str]) -> None:
+    def __init__(self, grammar: CompiledGrammar, strings: StringArguments) -> None:
         self._name = grammar.pattern("NAME")
         self._key = re.compile(f"({self._name.pattern})[ \\t\\r\\n]*=[ \\t\\r\\n]*")
         self._arg_string = grammar.pattern("ARG_STRING")
         self._sq_string = grammar.pattern("SQ_STRING")
         self._number = grammar.pattern("NUMBER")
         self._keywords = [(grammar.pattern(t), v) for t, v in (("TRUE", True), ("FALSE", False), ("NULL", None))]
-        self._decode_arg_string = arg_string
+        self._strings = strings
 
     def lexer(self, follows: Callable[[str, int, bool], bool] | None = None, *, in_text: bool = False) -> FastLexer:
         """The fast lexer; ``follows(text, end, final)`` says whether the grammar can go on after ``]``.
@@ -477,9 +494,12 @@ class CallListReader:
         first = text[i]
         if first == '"':
             m = self._arg_string.match(text, i)
-            if m is None:
+            strings = self._strings
+            if m is None or not strings.plain(m.group()):
                 raise _Unusual
-            return self._decode_arg_string(m.group()), m.end()
+            if strings.settled is not None and strings.settled.match(text, m.end()) is None:
+                raise _Unusual  # where it ends may still change: the rules wait for it
+            return strings.decode(m.group()), m.end()
         if first == "'":
             m = self._sq_string.match(text, i)
             if m is None:
@@ -545,16 +565,19 @@ def pythonic_syntax(
     reasoning_open: str | None = None,
     prompt_opens_reasoning: Callable[[str], bool] | None = None,
     reasoning_open_rest: str = "",
-    arg_string: Callable[[str], str],
+    strings: StringArguments,
     fenced_list: str | None = None,
+    string_lexers: dict[str, FastLexer] | None = None,
 ) -> Syntax:
     """The :class:`Syntax` both Python-list formats share, given their frame's differences.
 
-    ``arg_string`` decodes a string argument as the format writes it (for the fast path); with
-    ``fenced_list``, the grammar's ``FENCED_LIST`` is a whole list followed by that fence closer.
+    ``strings`` says how a string argument is written (for the fast paths); with ``fenced_list``,
+    the grammar's ``FENCED_LIST`` is a whole list followed by that fence closer; ``string_lexers``
+    are a format's lexers of string arguments, which wait (a watch) while where one ends is undecided.
     """
-    reader = CallListReader(grammar, arg_string)
+    reader = CallListReader(grammar, strings)
     fast: dict[str, FastLexer] = {
+        **(string_lexers or {}),
         "CALL_LIST": reader.lexer(in_text=True),
         "FAST_CALL": reader.call_lexer(),
         "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),

@@ -83,6 +83,7 @@ from codec.formats._pythonic import (
     CallListSyntax,
     PythonicBuilder,
     ReadCall,
+    StringArguments,
     decoded_call,
     decoded_tool,
     json_readings,
@@ -544,7 +545,7 @@ def reply_syntax() -> Syntax:
         string=Delimiter('"', '"', "\\"),
         resync_after=("```",),
         extra_closed=frozenset({"ARG_STRING"}),
-        arg_string=quoted_string_value,
+        strings=StringArguments(quoted_string_value),
         fenced_list="```",
     )
 

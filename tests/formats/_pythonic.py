@@ -119,12 +119,19 @@ def seed_args_ok(arguments: dict[str, Any]) -> bool:
     return not any(_is_number(value) and _EXPONENT_KEY.match(key) for (_, value), (key, _) in pairwise(pairs))
 
 
+#: A backslash escape that a deepseek string's escaped reading takes (ESC_STRING).
+_ESCAPE = re.compile(r'\\(?:["\\nrt]|u[0-9a-fA-F]{4})')
+
+
 def raw_string_ok(text: str) -> bool:
     """A deepseek top-level string the format carries: written ``"`` + value + ``"`` with nothing escaped
     (D1), it ends at the first ``"`` followed by ``, NAME=``, ``,)`` or a ``)`` that no ``"`` follows, so a
     value holding ``", b=``, ``",)`` or ``") x`` ends early. The value's own closing quote always follows
-    it, so the test looks at the value and that quote. Nested strings are JSON and carry anything."""
-    return _RAW_CLOSE.search(text + '"') is None  # the added quote, followed by nothing, never closes
+    it, so the test looks at the value and that quote. A value holding what reads as a JSON escape
+    (``\\n``, ``\\"``, ``\\\\``...) may be read as escaped text, which wins where it reads (it is what
+    models mean by it), so it does not come back either. Nested strings are JSON and carry anything."""
+    # (the added quote, followed by nothing, never closes)
+    return _RAW_CLOSE.search(text + '"') is None and _ESCAPE.search(text) is None
 
 
 def _gemma3_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> bool:
