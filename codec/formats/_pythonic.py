@@ -61,6 +61,29 @@ _JSON_DECODER = json.JSONDecoder(
 )
 
 
+def lookahead_text(pattern: str, start: int) -> str:
+    """The text of the lookahead group ``(?=...)`` that opens at ``pattern[start]`` (a terminal's
+    closing test, shared with the code that follows the same token), its parentheses balanced."""
+    depth, i, in_class = 0, start, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return pattern[start + 3 : i]
+        i += 1
+    raise ValueError(f"no lookahead group at {start} of {pattern!r}")
+
+
 def quoted_string_value(text: str) -> str:
     """The value of a quoted string, as Python or JSON reads it (JSON first: it is what the templates write)."""
     try:
@@ -561,7 +584,6 @@ def pythonic_syntax(
     stop: str,
     string: Delimiter,
     resync_after: tuple[str, ...] = (),
-    extra_closed: frozenset[str] = frozenset(),
     reasoning_open: str | None = None,
     prompt_opens_reasoning: Callable[[str], bool] | None = None,
     reasoning_open_rest: str = "",
@@ -599,7 +621,7 @@ def pythonic_syntax(
         resync_before=(stop,),
         delimiters=(string, Delimiter("'", "'", "\\")),
         # Punctuation no other terminal can extend: taken as soon as it arrives, not held back.
-        closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP", *CLOSED_PUNCTUATION}) | extra_closed,
+        closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP", *CLOSED_PUNCTUATION}),
         # Longer than the longest lookahead: a "[" opens a call list only where `name(key=` and the
         # start of a literal follow (grammars' TEXT).
         holdback=160,

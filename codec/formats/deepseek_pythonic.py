@@ -82,6 +82,7 @@ from codec.formats._pythonic import (
     decoded_call,
     decoded_tool,
     json_readings,
+    lookahead_text,
     pythonic_syntax,
     raw_string_readings,
     read_call_list,
@@ -555,8 +556,7 @@ def prompt_conversation(prompt: str) -> Conversation:
 def _closing_quote_test(grammar: CompiledGrammar) -> str:
     """What must follow a quote for it to close a string argument: ARG_STRING's final lookahead."""
     pattern = grammar.pattern("ARG_STRING").pattern
-    start = pattern.rindex("(?=")
-    return pattern[start + 3 : pattern.rindex(")")]
+    return lookahead_text(pattern, pattern.rindex("(?="))
 
 
 def raw_string(token: str) -> str:

@@ -21,6 +21,11 @@ def _adversarial() -> dict[str, Adversarial]:
         "backticks": "`" * N,
         "partial_fence_openers": "```tool_cod" * (N // 11),
         "many_line_breaks_in_strings": FENCE + "[f(" + "".join(f'k{i}="a\nb"' for i in range(MANY // 10)) + ")]",
+        # Quotes inside a string that may or may not close it (the call goes on after them or not).
+        "string_of_inner_quotes": FENCE + ARG + '"' + 'x "y" ' * (N // 6) + '")]' + CLOSE + STOP,
+        "unterminated_string_of_inner_quotes": FENCE + ARG + '"' + 'a"b' * (N // 3),
+        "string_of_almost_closers": FENCE + ARG + '"' + ('"' + "b" * 60 + " ") * (N // 62) + '")]' + CLOSE,
+        "string_of_quoted_parens": FENCE + ARG + '"' + 'x")"' * (N // 4) + '")]' + CLOSE,
         "inline_fence_openers": "the ```tool_code``` fence " * (N // 26),
         "unclosed_fences": FENCE * (N // 13),
         "many_fences": (FENCE + "[f(a=1)]" + CLOSE + "\n") * (MANY // 25) + STOP,
