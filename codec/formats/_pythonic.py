@@ -124,10 +124,11 @@ class PythonicBuilder(LiteralHandlers, Builder):
         raise NotImplementedError
 
     # ---- calls
-    def call_name(self, token: Token) -> None:
+    def call_name(self, token: Token) -> Token:
         # The call starts (ToolCallStart) at its first argument or its ")": a name followed by
         # anything else ("see [Smith(2020)]") is not a call, and stays text.
         self._pending = (str(token), token.start_pos)
+        return token
 
     def _started(self) -> CallWriter:
         if self._call is None:

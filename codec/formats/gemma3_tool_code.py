@@ -109,7 +109,7 @@ from codec.formats._render import (
 from codec.models import Conversation, Message
 from codec.schema import tool_name
 from codec.sink import CONTENT
-from codec.stream import Syntax
+from codec.stream import BuildError, Syntax
 from codec.watch import Delimiter, FastLexer, Watch
 
 # ---------------------------------------------------------------------------- markers
@@ -593,6 +593,26 @@ class Gemma3ToolCodeBuilder(PythonicBuilder):
         if raw.endswith("```") and stop - 3 >= opener.end():
             stop -= 4 if raw.endswith("\n```") and stop - 4 >= opener.end() else 3
         return opener.end(), stop
+
+    def _wrapped(self) -> None:
+        """A call starts: a name and "(" still pending before it are a call around it, which only
+        ``print`` may be."""
+        if self._pending is not None:
+            outer, pos = self._pending
+            if outer != "print":
+                raise BuildError(f"{outer}(...) around a call is no tool call", pos)
+
+    def call_name(self, token: Token) -> Token:
+        self._wrapped()
+        return super().call_name(token)
+
+    def fast_call(self, *children: Any) -> None:
+        self._wrapped()
+        super().fast_call(*children)
+
+    def printed(self, name: Token, *children: Any) -> None:
+        message = "the call is printed, print(...) (a Python statement): the print is dropped"
+        self.sink.issue("printed_call", message, name.start_pos, str(name) + "(")
 
     def arg_string(self, token: Token) -> str:
         text = str(token)

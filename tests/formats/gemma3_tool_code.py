@@ -26,6 +26,8 @@ def _adversarial() -> dict[str, Adversarial]:
         "unterminated_string_of_inner_quotes": FENCE + ARG + '"' + 'a"b' * (N // 3),
         "string_of_almost_closers": FENCE + ARG + '"' + ('"' + "b" * 60 + " ") * (N // 62) + '")]' + CLOSE,
         "string_of_quoted_parens": FENCE + ARG + '"' + 'x")"' * (N // 4) + '")]' + CLOSE,
+        "many_printed_calls": FENCE + "print(f(a=1))\n" * (MANY // 14) + CLOSE,
+        "nested_prints": FENCE + "print(" * (N // 6),
         "inline_fence_openers": "the ```tool_code``` fence " * (N // 26),
         "unclosed_fences": FENCE * (N // 13),
         "many_fences": (FENCE + "[f(a=1)]" + CLOSE + "\n") * (MANY // 25) + STOP,
