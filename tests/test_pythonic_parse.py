@@ -150,6 +150,9 @@ def test_exclusions_are_real(name: str) -> None:
         result = fmt.parse(fmt.render_reply({"role": "assistant", "content": content}))
         assert (result.content, result.reasoning, result.tool_calls, result.issues) != (content, "", [], []), content
     if spec.stop == DS_STOP:
+        content = "Run this:\n```python\n"
+        assert not spec.content_ok(content, True, False)
+        assert fmt.parse(fmt.render_reply(call_message({"a": 1}, content))).tool_calls == []
         message = {"role": "assistant", "reasoning_content": "r", "content": "\nx"}
         assert not spec.content_ok("\nx", False, True)
         assert fmt.parse(fmt.render_reply(message)).content != "\nx"
@@ -280,3 +283,23 @@ def test_deepseek_first_words_are_not_held_back() -> None:
     stream = DEEPSEEK.stream()
     events = stream.feed("Hello! How can I help?")
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello! How can I help?"
+
+
+# --------------------------------------------------------------------------- code fences
+
+
+@pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
+def test_code_fences_stream_like_they_parse_split_anywhere(name: str) -> None:
+    """A code fence's opener and closer are text that must not be cut where they hold a backtick (the
+    stream commits free text only up to a character that may start a marker): fed in two pieces split at
+    every offset, with more than the holdback of text before each, the reply reads as it does whole."""
+    fmt = SPECS[name].fmt
+    hold = fmt.syntax().holdback
+    # What follows each closer reads otherwise if the closer's backticks are left out of it.
+    after = "tool_code\n[f(a=1)]" if name == "gemma3_tool_code" else "python\n[f(a=1)]"
+    code = "\n```python\n" + "y = [g(b=2)]\n" * 15 + "\n```" + after
+    text = "x" * (hold + 20) + code + "\n" + "z" * (hold + 20) + code
+    whole = fmt.parse(text)
+    assert len(whole.tool_calls) == 2 and whole.issues == []
+    for cut in range(len(text) + 1):
+        assert parse_chunked(fmt, text, [cut, len(text)]).result == whole, f"cut at {cut}"

@@ -29,6 +29,8 @@ from codec.watch import Delimiter, FastLexer, Watch
 
 #: Frame closers a format may leave out at the end of a reply (inserted and reported).
 _CLOSERS = {"THINK_CLOSE": "</think>", "FENCE_CLOSE": "```"}
+#: A markdown code fence with a language tag, whose text (calls in it included) is content.
+CODE_FENCE = ("CODE_OPEN", "CODE_TEXT", "CODE_CLOSE")
 #: Punctuation that no terminal of either format can extend where it is read (tests check it).
 CLOSED_PUNCTUATION = ("COMMA", "RPAR", "RBRACK", "RBRACE", "COLON", "EQ")
 
@@ -622,7 +624,8 @@ def pythonic_syntax(
         resync_before=(stop,),
         delimiters=(string, Delimiter("'", "'", "\\")),
         # Punctuation no other terminal can extend: taken as soon as it arrives, not held back.
-        closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP", *CLOSED_PUNCTUATION}),
+        # (A code fence's opener and closer too: text, but not to be cut where they hold a backtick.)
+        closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP", "CODE_OPEN", "CODE_CLOSE", *CLOSED_PUNCTUATION}),
         # Longer than the longest lookahead: a "[" opens a call list only where `name(key=` and the
         # start of a literal follow (grammars' TEXT).
         holdback=160,

@@ -75,6 +75,7 @@ from codec.export import (
 from codec.format import Format, Functions
 from codec.formats._decode import rendering
 from codec.formats._pythonic import (
+    CODE_FENCE,
     CallListSyntax,
     PythonicBuilder,
     ReadCall,
@@ -664,7 +665,7 @@ def reply_syntax() -> Syntax:
     return pythonic_syntax(
         grammar,
         DeepseekPythonicBuilder,
-        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
+        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, **dict.fromkeys(CODE_FENCE, CONTENT)},
         blocks={"LBRACK": None},
         stop="<|end_of_sentence|>",
         # A closing quote counts only where `, name=` or `)` follows: wake the lexer only there.

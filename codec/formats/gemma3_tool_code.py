@@ -81,6 +81,7 @@ from codec.export import (
 from codec.format import Format, Functions
 from codec.formats._decode import bos_token
 from codec.formats._pythonic import (
+    CODE_FENCE,
     CallListSyntax,
     PythonicBuilder,
     ReadCall,
@@ -642,7 +643,7 @@ def reply_syntax() -> Syntax:
     return pythonic_syntax(
         grammar,
         Gemma3ToolCodeBuilder,
-        text_terminals={"TEXT": CONTENT},
+        text_terminals={"TEXT": CONTENT, **dict.fromkeys(CODE_FENCE, CONTENT)},
         blocks={"FENCE_OPEN": "FENCE_CLOSE", "LBRACK": None},
         stop="<end_of_turn>",
         string=Delimiter('"', '"', "\\"),

@@ -47,6 +47,9 @@ def adversarial(prefix: str, end: str, stop: str) -> dict[str, str]:
         "code_in_brackets": "[f(x) for x in y] [open(p, mode='r')] [name(arg=value)] [g(k=True" * (N // 60),
         "brackets_before_long_keywords": ("[f(" + "k" * 47 + " " * 4 + "x ") * (N // 56),
         "brackets_before_many_blanks": ("[f(" + " " * 16 + "x ") * (N // 22),
+        "code_fences": "```python\nx = [f(a=1)]\n```\n" * (N // 28),
+        "unclosed_code_fence": "```python\n" + "[f(a=1)] <" * (N // 10),
+        "code_fence_openers": "```python " * (N // 10),
         "inline_code_calls": "`[f(a=1)]` and `[g(b='x')]` " * (N // 28),
         "partial_stop_tokens": stop[:-1] * (N // len(stop)),
         "stop_tokens": stop * (N // len(stop)),
@@ -145,18 +148,36 @@ def _gemma3_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> boo
     )
 
 
+#: A markdown code fence with a language tag, and its closer (the grammars' CODE_OPEN and CODE_CLOSE).
+_CODE_OPEN = re.compile(r"```[ \t]{0,16}(?!tool_code)[A-Za-z0-9_+\-.#]{1,32}[ \t]{0,16}(?=\r?\n)")
+_CODE_CLOSE = re.compile(r"\n {0,3}```")
+
+
+def ends_in_code_fence(text: str) -> bool:
+    """Whether ``text`` ends inside a code fence it opens (``...```python\\nx = 1``): what follows it is code."""
+    i = 0
+    while (opener := _CODE_OPEN.search(text, i)) is not None:
+        closer = _CODE_CLOSE.search(text, opener.end())
+        if closer is None:
+            return True
+        i = closer.end()
+    return False
+
+
 def _deepseek_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> bool:
     """DeepSeek content, written as is (never trimmed, glued before the calls, D4). Excluded:
     ``<|end_of_sentence|>`` (the stop token), ``[NAME(`` (a call list), ``</think>`` (the renderer
     splits content there, D7); ``<think>`` at the start (after blanks) when there is no reasoning (it
     opens reasoning); a line break at the start after reasoning (``</think>`` swallows the line
-    breaks that follow it, as the template writes ``</think>\\n\\n``)."""
+    breaks that follow it, as the template writes ``</think>\\n\\n``); before calls, an unclosed code
+    fence (the calls would be code in it)."""
     return (
         DS_STOP not in text
         and _CALL_START.search(text) is None
         and "</think>" not in text
         and not (not with_reasoning and text.lstrip(" \t\r\n").startswith("<think>"))
         and not (with_reasoning and text.startswith("\n"))
+        and not (with_calls and ends_in_code_fence(text))
     )
 
 
