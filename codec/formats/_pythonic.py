@@ -306,7 +306,8 @@ class ElementCutter:
     An element ends at a top-level ``,`` or right after a call's closing ``)``; the list ends at
     its ``]``. Strings are skipped with the grammar's own patterns, so brackets and commas inside
     them do not count, and a string argument is read the way the format's grammar reads it
-    (ARG_STRING, and ESC_STRING first where the grammar has one). Each character is looked at once.
+    (ARG_STRING, and ESC_STRING first where the grammar has one), each character a bounded number
+    of times.
     """
 
     def __init__(self, grammar: CompiledGrammar) -> None:
