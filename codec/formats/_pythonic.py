@@ -388,13 +388,17 @@ _SEPARATOR = re.compile(r"[ \t\r\n]*(?:,[ \t\r\n]*)?")
 
 @dataclass(frozen=True)
 class StringArguments:
-    """How a format writes a string argument, as the fast paths read one (the grammar's ``ARG_STRING``)."""
+    """How a format writes a string argument, as the fast paths read one: a token the grammar's rules
+    read as ``ARG_STRING`` too, with no repair."""
 
     #: The value of a string argument token.
     decode: Callable[[str], str]
-    #: Whether a token reads as the template writes it, with no repair: the fast paths leave the
-    #: others to the rules, which report the repair.
-    plain: Callable[[str], bool] = lambda token: True
+    #: The token (None: ``ARG_STRING`` itself); a format may give a simpler pattern that, where
+    #: :attr:`settled` follows it, ends where ``ARG_STRING`` would.
+    token: re.Pattern[str] | None = None
+    #: Whether a token reads as the template writes it, with no repair (None: every token does): the
+    #: fast paths leave the others to the rules, which report the repair.
+    plain: Callable[[str], bool] | None = None
     #: What must follow a token (which its own lookahead already accepted) for more text not to change
     #: where it ends; None where nothing can (a token closed by its quote).
     settled: re.Pattern[str] | None = None
@@ -412,7 +416,7 @@ class CallListReader:
     def __init__(self, grammar: CompiledGrammar, strings: StringArguments) -> None:
         self._name = grammar.pattern("NAME")
         self._key = re.compile(f"({self._name.pattern})[ \\t\\r\\n]*=[ \\t\\r\\n]*")
-        self._arg_string = grammar.pattern("ARG_STRING")
+        self._arg_string = strings.token or grammar.pattern("ARG_STRING")
         self._sq_string = grammar.pattern("SQ_STRING")
         self._number = grammar.pattern("NUMBER")
         self._keywords = [(grammar.pattern(t), v) for t, v in (("TRUE", True), ("FALSE", False), ("NULL", None))]
@@ -522,7 +526,7 @@ class CallListReader:
         if first == '"':
             m = self._arg_string.match(text, i)
             strings = self._strings
-            if m is None or not strings.plain(m.group()):
+            if m is None or (strings.plain is not None and not strings.plain(m.group())):
                 raise _Unusual
             if strings.settled is not None and strings.settled.match(text, m.end()) is None:
                 raise _Unusual  # where it ends may still change: the rules wait for it
