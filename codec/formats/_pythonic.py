@@ -393,9 +393,9 @@ class StringArguments:
 
     #: The value of a string argument token.
     decode: Callable[[str], str]
-    #: The token (None: ``ARG_STRING`` itself); a format may give a simpler pattern that, where
-    #: :attr:`settled` follows it, ends where ``ARG_STRING`` would.
-    token: re.Pattern[str] | None = None
+    #: A simpler pattern of the usual token, tried first: where :attr:`settled` follows it, it ends
+    #: where ``ARG_STRING`` would and reads with no repair (elsewhere ``ARG_STRING`` is tried).
+    shortcut: re.Pattern[str] | None = None
     #: Whether a token reads as the template writes it, with no repair (None: every token does): the
     #: fast paths leave the others to the rules, which report the repair.
     plain: Callable[[str], bool] | None = None
@@ -416,7 +416,7 @@ class CallListReader:
     def __init__(self, grammar: CompiledGrammar, strings: StringArguments) -> None:
         self._name = grammar.pattern("NAME")
         self._key = re.compile(f"({self._name.pattern})[ \\t\\r\\n]*=[ \\t\\r\\n]*")
-        self._arg_string = strings.token or grammar.pattern("ARG_STRING")
+        self._arg_string = grammar.pattern("ARG_STRING")
         self._sq_string = grammar.pattern("SQ_STRING")
         self._number = grammar.pattern("NUMBER")
         self._keywords = [(grammar.pattern(t), v) for t, v in (("TRUE", True), ("FALSE", False), ("NULL", None))]
@@ -524,8 +524,12 @@ class CallListReader:
     def _value(self, text: str, i: int) -> tuple[Any, int]:
         first = text[i]
         if first == '"':
-            m = self._arg_string.match(text, i)
             strings = self._strings
+            if strings.shortcut is not None:
+                m = strings.shortcut.match(text, i)
+                if m is not None and (strings.settled is None or strings.settled.match(text, m.end())):
+                    return strings.decode(m.group()), m.end()
+            m = self._arg_string.match(text, i)
             if m is None or (strings.plain is not None and not strings.plain(m.group())):
                 raise _Unusual
             if strings.settled is not None and strings.settled.match(text, m.end()) is None:

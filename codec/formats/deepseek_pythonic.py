@@ -657,6 +657,10 @@ _SETTLED = re.compile(
 )
 
 
+#: The usual string argument: no quote or backslash inside.
+_PLAIN_STRING = re.compile(r'"[^"\\]*"')
+
+
 @functools.cache
 def reply_syntax() -> Syntax:
     """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
@@ -674,7 +678,9 @@ def reply_syntax() -> Syntax:
         prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
         reasoning_open_rest="\n",  # the template writes "<think>\n": THINK_OPEN drops the line break too
         # The fast paths read strings without a backslash (with one, the escaped reading may win).
-        strings=StringArguments(raw_string, plain=lambda token: "\\" not in token, settled=_SETTLED),
+        strings=StringArguments(
+            raw_string, shortcut=_PLAIN_STRING, plain=lambda token: "\\" not in token, settled=_SETTLED
+        ),
         string_lexers={"ESC_STRING": escaped_string_lexer(re.compile(closes))},
     )
 

@@ -650,7 +650,12 @@ def reply_syntax() -> Syntax:
         resync_after=("```",),
         # The fast paths read strings as JSON does, up to their first quote (a string with a quote left
         # unescaped in it is the rules' to read and report), once what follows settles where they end.
-        strings=StringArguments(quoted_string_value, token=_JSON_STRING, settled=_SETTLED),
+        strings=StringArguments(
+            quoted_string_value,
+            shortcut=_JSON_STRING,
+            plain=lambda token: _JSON_STRING.fullmatch(token) is not None,
+            settled=_SETTLED,
+        ),
         string_lexers={"ARG_STRING": closing_quote_lexer(closes)},
         fenced_list="```",
     )
