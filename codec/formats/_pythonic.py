@@ -635,9 +635,8 @@ def pythonic_syntax(
         # Punctuation no other terminal can extend: taken as soon as it arrives, not held back.
         # (A code fence's opener and closer too: text, but not to be cut where they hold a backtick.)
         closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP", "CODE_OPEN", "CODE_CLOSE", *CLOSED_PUNCTUATION}),
-        # Longer than the longest lookahead: a "[" opens a call list only where `name(key=` and the
-        # start of a literal follow (grammars' TEXT).
-        holdback=160,
+        # As long as the grammars' lookaheads in free text (where a "[" opens a call list).
+        holdback=80,
         marker_starts="[<`\n",
         nest_open=frozenset({"LBRACK", "LPAR", "LBRACE"}),
         nest_close=frozenset({"RBRACK", "RPAR", "RBRACE"}),

@@ -45,8 +45,9 @@ def adversarial(prefix: str, end: str, stop: str) -> dict[str, str]:
         "open_calls": "[f(" * (N // 3),
         "calls_in_prose": "Try [f(x) or [g(y) later. " * (N // 25),
         "code_in_brackets": "[f(x) for x in y] [open(p, mode='r')] [name(arg=value)] [g(k=True" * (N // 60),
-        "brackets_before_long_keywords": ("[f(" + "k" * 47 + " " * 4 + "x ") * (N // 56),
-        "brackets_before_many_blanks": ("[f(" + " " * 16 + "x ") * (N // 22),
+        "brackets_before_long_keywords": ("[f(" + "k" * 15 + " " * 2 + "x ") * (N // 22),
+        "brackets_before_many_blanks": ("[f(" + " " * 8 + "x ") * (N // 14),
+        "long_names_before_code": ("[" + "n" * 40 + "(x) ") * (N // 46),
         "code_fences": "```python\nx = [f(a=1)]\n```\n" * (N // 28),
         "unclosed_code_fence": "```python\n" + "[f(a=1)] <" * (N // 10),
         "code_fence_openers": "```python " * (N // 10),
@@ -86,14 +87,18 @@ FENCE = "```tool_code\n"
 #: ``-`` and ``.``.
 _NAME = re.compile(r"[A-Za-z_][\w\-.]*")
 _WS = r"[ \t\r\n]"
-_KEYWORD = r"[A-Za-z_][\w\-.]{0,47}(?![\w\-.])"
-#: Where a ``[`` opens a call list (the grammars' free-text lookahead): ``[``, a name, ``(``, then ``)`` or a
-#: keyword whose value does not start with a bare name; past the lookahead's bounds (more blanks, a longer
-#: keyword), a call list too.
+_KEYWORD = r"[A-Za-z_][\w\-.]{0,15}(?![\w\-.])"
+_OPENS = rf"{_WS}{{0,4}}[A-Za-z_][\w\-.]{{0,31}}{_WS}{{0,4}}\("
+#: What a call someone meant starts with after its ``(`` (past the bounds, a call too).
+_ATTEMPT = (
+    rf"(?:{_WS}{{0,8}}\)|{_WS}{{0,8}}{_KEYWORD}{_WS}{{0,2}}=(?!=)(?:{_WS}{{0,2}}(?:True|False|None|true|false|null)"
+    rf"|{_WS}{{0,2}}(?![A-Za-z_ \t\r\n])|{_WS}{{3}})|{_WS}{{0,8}}[A-Za-z_][\w\-.]{{16}}"
+    rf"|{_WS}{{0,8}}{_KEYWORD}{_WS}{{3}}|{_WS}{{9}})"
+)
+#: Where a ``[`` opens a call list (the grammars' free-text lookahead): ``[``, a name of up to 64 characters,
+#: ``(``; with a name of up to 32, only where a call someone meant follows (:data:`_ATTEMPT`).
 _CALL_START = re.compile(
-    rf"\[{_WS}{{0,4}}[A-Za-z_][\w\-.]{{0,63}}{_WS}{{0,4}}\("
-    rf"(?:{_WS}{{0,16}}(?!{_WS})(?:\)|{_KEYWORD}{_WS}{{0,4}}(?!{_WS})=(?!=){_WS}{{0,4}}"
-    rf"(?:True|False|None|true|false|null|(?![A-Za-z_]))|[A-Za-z_][\w\-.]{{48}}|{_KEYWORD}{_WS}{{5}})|{_WS}{{17}})"
+    rf"\[(?={_WS}{{0,4}}[A-Za-z_][\w\-.]{{0,63}}{_WS}{{0,4}}\()(?:(?!{_OPENS})|(?={_OPENS}{_ATTEMPT}))"
 )
 #: Where a deepseek raw string closes: a ``"`` followed by ``, NAME=``, ``,)`` or a ``)`` that no ``"`` follows
 #: (ARG_STRING's lookahead).
