@@ -559,9 +559,9 @@ class CallListReader:
         raise _Unusual
 
 
-#: A ``[`` whose first ``]`` (on the same line, not far) is followed by a backtick: inline code, which the
-#: grammars' TEXT reads as text.
-_INLINE_CODE = re.compile(r"\[[^\]\n]{0,120}\]")
+#: A ``[`` whose first ``]`` (on the same line, not far: the bound of the grammars' TEXT) is followed by a
+#: backtick: inline code, which TEXT reads as text.
+_INLINE_CODE = re.compile(r"\[[^\]\n]{0,76}\]")
 
 
 def _inline_code(text: str, pos: int, final: bool) -> bool:
