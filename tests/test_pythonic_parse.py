@@ -66,7 +66,10 @@ def _without_fast_path(fmt: codec.Format) -> Syntax:
 
 _RULES_ONLY = {name: _without_fast_path(spec.fmt) for name, spec in SPECS.items()}
 #: Pieces of call lists the fast path must read exactly as the grammar's rules do, or leave to them.
-_LIST_PIECES = (*RAW_PIECES, "[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5", "1.", "+3", "1e5", "'x'", "(1, 2)")
+_LIST_PIECES = (
+    *RAW_PIECES,
+    *("[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5", "1.", "+3", "1e5", "'x'", "(1, 2)", "`", "1e999", "x", "\n"),
+)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -131,21 +134,25 @@ def test_exclusions_are_real(name: str) -> None:
     if spec.args_ok is seed_args_ok:
         bad_arguments += [{"a": 1, "e1": 2}, {"a": 2.5, "E-5": "x"}]
     if spec.string_ok is raw_string_ok:
-        bad_arguments += [{"a": 'x", b=1'}, {"a": 'x")', "b": 1}, {"a": 'say "hi")'}]
+        bad_arguments += [{"a": 'x", b=1'}, {"a": 'x"), y', "b": 1}, {"a": 'say "hi") now'}, {"a": 'a",)'}]
+        bad_arguments += [{"a": "a\\nb"}, {"a": 'say \\"hi\\"'}, {"a": "C:\\\\share"}, {"a": "caf\\u00e9"}]
     for arguments in bad_arguments:
         assert not arguments_ok(spec, arguments), arguments
         result = fmt.parse(fmt.render_reply(call_message(arguments)))
         assert [c.function.arguments for c in result.tool_calls] != [arguments], arguments
-    bad_contents = ["a<end_of_turn>b", "Use ```tool_code\n", "see [f(x)]"] if spec.stop == G3_STOP else []
+    bad_contents = ["a<end_of_turn>b", "Use ```tool_code\n", "see [f(a=1)]"] if spec.stop == G3_STOP else []
     if spec.stop == DS_STOP:
         # (content opening with '<think>' and no '</think>' after it reads as reasoning, see the golden
         # case deepseek_pythonic/reply_ending_inside_reasoning_opened_by_the_reply)
-        bad_contents = ["a<|end_of_sentence|>b", "see [f(x)]", "a</think>b"]
+        bad_contents = ["a<|end_of_sentence|>b", "see [f(a=1)]", "a</think>b"]
     for content in bad_contents:
         assert not spec.content_ok(content, False, False), content
         result = fmt.parse(fmt.render_reply({"role": "assistant", "content": content}))
         assert (result.content, result.reasoning, result.tool_calls, result.issues) != (content, "", [], []), content
     if spec.stop == DS_STOP:
+        content = "Run this:\n```python\n"
+        assert not spec.content_ok(content, True, False)
+        assert fmt.parse(fmt.render_reply(call_message({"a": 1}, content))).tool_calls == []
         message = {"role": "assistant", "reasoning_content": "r", "content": "\nx"}
         assert not spec.content_ok("\nx", False, True)
         assert fmt.parse(fmt.render_reply(message)).content != "\nx"
@@ -276,3 +283,23 @@ def test_deepseek_first_words_are_not_held_back() -> None:
     stream = DEEPSEEK.stream()
     events = stream.feed("Hello! How can I help?")
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello! How can I help?"
+
+
+# --------------------------------------------------------------------------- code fences
+
+
+@pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
+def test_code_fences_stream_like_they_parse_split_anywhere(name: str) -> None:
+    """A code fence's opener and closer are text that must not be cut where they hold a backtick (the
+    stream commits free text only up to a character that may start a marker): fed in two pieces split at
+    every offset, with more than the holdback of text before each, the reply reads as it does whole."""
+    fmt = SPECS[name].fmt
+    hold = fmt.syntax().holdback
+    # What follows each closer reads otherwise if the closer's backticks are left out of it.
+    after = "tool_code\n[f(a=1)]" if name == "gemma3_tool_code" else "python\n[f(a=1)]"
+    code = "\n```python\n" + "y = [g(b=2)]\n" * 15 + "\n```" + after
+    text = "x" * (hold + 20) + code + "\n" + "z" * (hold + 20) + code
+    whole = fmt.parse(text)
+    assert len(whole.tool_calls) == 2 and whole.issues == []
+    for cut in range(len(text) + 1):
+        assert parse_chunked(fmt, text, [cut, len(text)]).result == whole, f"cut at {cut}"

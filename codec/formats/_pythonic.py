@@ -29,8 +29,61 @@ from codec.watch import Delimiter, FastLexer, Watch
 
 #: Frame closers a format may leave out at the end of a reply (inserted and reported).
 _CLOSERS = {"THINK_CLOSE": "</think>", "FENCE_CLOSE": "```"}
+#: A markdown code fence with a language tag, whose text (calls in it included) is content.
+CODE_FENCE = ("CODE_OPEN", "CODE_TEXT", "CODE_CLOSE")
 #: Punctuation that no terminal of either format can extend where it is read (tests check it).
 CLOSED_PUNCTUATION = ("COMMA", "RPAR", "RBRACK", "RBRACE", "COLON", "EQ")
+
+
+def fitting_number(text: str) -> int | float | None:
+    """The value of a number literal, or None where a float cannot hold it: it overflows to
+    infinity (``1e999``), or a number that is not zero underflows to zero (``1e-400``)."""
+    try:
+        value = number_literal(text)
+    except ValueError:
+        return None
+    if value == 0 and isinstance(value, float) and any(digit in "123456789" for digit in re.split("[eE]", text)[0]):
+        return None
+    return value
+
+
+def _fitting_float(text: str) -> float:
+    value = fitting_number(text)
+    if value is None:
+        raise ValueError(f"number out of range: {text}")
+    return float(value)
+
+
+#: The fast path's JSON decoder: the plain one (a repeated key, NaN and infinity are left to the
+#: rules) that also leaves to the rules a number that does not fit, which they report.
+_JSON_DECODER = json.JSONDecoder(
+    object_pairs_hook=PLAIN_JSON_DECODER.object_pairs_hook,
+    parse_float=_fitting_float,
+    parse_constant=PLAIN_JSON_DECODER.parse_constant,
+)
+
+
+def lookahead_text(pattern: str, start: int) -> str:
+    """The text of the lookahead group ``(?=...)`` that opens at ``pattern[start]`` (a terminal's
+    closing test, shared with the code that follows the same token), its parentheses balanced."""
+    depth, i, in_class = 0, start, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return pattern[start + 3 : i]
+        i += 1
+    raise ValueError(f"no lookahead group at {start} of {pattern!r}")
 
 
 def quoted_string_value(text: str) -> str:
@@ -42,6 +95,21 @@ def quoted_string_value(text: str) -> str:
     if not isinstance(value, str):
         raise ValueError("not a string")
     return value
+
+
+#: Characters neither a JSON string nor (line breaks, NUL) a one-line Python string may hold raw.
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
+def raw_controls_string_value(text: str) -> str | None:
+    """The value of a quoted string that holds raw control characters (a raw line break), read with
+    them kept as they are; None where the string reads without that or does not read even so."""
+    if _CONTROL.search(text) is None:
+        return None
+    try:
+        return quoted_string_value(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    except ValueError:
+        return None
 
 
 class PythonicBuilder(LiteralHandlers, Builder):
@@ -58,10 +126,11 @@ class PythonicBuilder(LiteralHandlers, Builder):
         raise NotImplementedError
 
     # ---- calls
-    def call_name(self, token: Token) -> None:
+    def call_name(self, token: Token) -> Token:
         # The call starts (ToolCallStart) at its first argument or its ")": a name followed by
         # anything else ("see [Smith(2020)]") is not a call, and stays text.
         self._pending = (str(token), token.start_pos)
+        return token
 
     def _started(self) -> CallWriter:
         if self._call is None:
@@ -70,6 +139,16 @@ class PythonicBuilder(LiteralHandlers, Builder):
             self._pending = None
             self._call = self.sink.call(name, pos)
         return self._call
+
+    def number(self, token: Token) -> Any:
+        """A number as written; one that a float cannot hold is kept as its text, a string, reported."""
+        text = str(token)
+        value = fitting_number(text)
+        if value is None:
+            message = f"the number {text} does not fit a float: kept as the string {text!r}"
+            self.sink.issue("number_out_of_range", message, token.start_pos, text)
+            return text
+        return value
 
     def arg(self, name: Token, equals: Token, value: Any) -> None:
         self._started().argument(str(name), value, name.start_pos)
@@ -109,10 +188,16 @@ class PythonicBuilder(LiteralHandlers, Builder):
 
     # ---- values
     def string(self, token: Token) -> str:
+        text = str(token)
         try:
-            return quoted_string_value(str(token))
+            return quoted_string_value(text)
         except ValueError as exc:
-            raise BuildError(f"invalid string: {exc}", token.start_pos) from None
+            value = raw_controls_string_value(text)
+            if value is None:
+                raise BuildError(f"invalid string: {exc}", token.start_pos) from None
+        message = "a string holds raw line breaks or other control characters: read with them kept"
+        self.sink.issue("raw_control_character", message, token.start_pos)
+        return value
 
     def pair(self, key: Any, colon: Token, value: Any) -> tuple[Any, Any]:
         return key, value
@@ -220,12 +305,15 @@ class ElementCutter:
 
     An element ends at a top-level ``,`` or right after a call's closing ``)``; the list ends at
     its ``]``. Strings are skipped with the grammar's own patterns, so brackets and commas inside
-    them do not count, and a string argument is read the way the format writes it (JSON-escaped,
-    or raw up to a quote that ``, name=`` or ``)`` follows). Each character is looked at once.
+    them do not count, and a string argument is read the way the format's grammar reads it
+    (ARG_STRING, and ESC_STRING first where the grammar has one), each character a bounded number
+    of times.
     """
 
     def __init__(self, grammar: CompiledGrammar) -> None:
         self._arg_string = grammar.pattern("ARG_STRING")
+        #: A string argument written with escapes, which wins over ARG_STRING where it reads (deepseek_pythonic).
+        self._escaped_string = grammar.pattern("ESC_STRING") if "ESC_STRING" in grammar.terminals else None
         self._nested_string = grammar.pattern("DQ_STRING")
         self._sq_string = grammar.pattern("SQ_STRING")
         name = grammar.pattern("NAME").pattern
@@ -245,7 +333,8 @@ class ElementCutter:
             ch = text[i]
             if ch == "'" or ch == '"':
                 string = self._sq_string if ch == "'" else self._arg_string if depth == 1 else self._nested_string
-                m = string.match(text, i)
+                escaped = self._escaped_string if string is self._arg_string else None
+                m = (escaped and escaped.match(text, i)) or string.match(text, i)
                 i = m.end() if m is not None else n
                 continue
             if ch in "([{":
@@ -297,6 +386,24 @@ _WS = re.compile(r"[ \t\r\n]*")
 _SEPARATOR = re.compile(r"[ \t\r\n]*(?:,[ \t\r\n]*)?")
 
 
+@dataclass(frozen=True)
+class StringArguments:
+    """How a format writes a string argument, as the fast paths read one: a token the grammar's rules
+    read as ``ARG_STRING`` too, with no repair."""
+
+    #: The value of a string argument token.
+    decode: Callable[[str], str]
+    #: A simpler pattern of the usual token, tried first: where :attr:`settled` follows it, it ends
+    #: where ``ARG_STRING`` would and reads with no repair (elsewhere ``ARG_STRING`` is tried).
+    shortcut: re.Pattern[str] | None = None
+    #: Whether a token reads as the template writes it, with no repair (None: every token does): the
+    #: fast paths leave the others to the rules, which report the repair.
+    plain: Callable[[str], bool] | None = None
+    #: What must follow a token (which its own lookahead already accepted) for more text not to change
+    #: where it ends; None where nothing can (a token closed by its quote).
+    settled: re.Pattern[str] | None = None
+
+
 class CallListReader:
     """Fast path: a whole, ordinary call list ``[f(a=1, b="x"), g()]`` read in one go.
 
@@ -306,21 +413,24 @@ class CallListReader:
     tuples, containers that are not plain JSON, a list that has not arrived whole.
     """
 
-    def __init__(self, grammar: CompiledGrammar, arg_string: Callable[[str], str]) -> None:
+    def __init__(self, grammar: CompiledGrammar, strings: StringArguments) -> None:
         self._name = grammar.pattern("NAME")
         self._key = re.compile(f"({self._name.pattern})[ \\t\\r\\n]*=[ \\t\\r\\n]*")
         self._arg_string = grammar.pattern("ARG_STRING")
         self._sq_string = grammar.pattern("SQ_STRING")
         self._number = grammar.pattern("NUMBER")
         self._keywords = [(grammar.pattern(t), v) for t, v in (("TRUE", True), ("FALSE", False), ("NULL", None))]
-        self._decode_arg_string = arg_string
+        self._strings = strings
 
-    def lexer(self, follows: Callable[[str, int, bool], bool] | None = None) -> FastLexer:
-        """The fast lexer; ``follows(text, end, final)`` says whether the grammar can go on after ``]``."""
+    def lexer(self, follows: Callable[[str, int, bool], bool] | None = None, *, in_text: bool = False) -> FastLexer:
+        """The fast lexer; ``follows(text, end, final)`` says whether the grammar can go on after ``]``.
+        ``in_text``: the list starts in free text, where inline code (`` `[f(a=1)]` ``) is text."""
 
         def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
             if not text.startswith("[", pos):
                 return None
+            if in_text and _inline_code(text, pos, final):
+                return None  # text, or it may still be: the rules decide
             try:
                 calls, end = self._list(text, pos)
             except (_Unusual, ValueError, RecursionError, IndexError):
@@ -414,29 +524,52 @@ class CallListReader:
     def _value(self, text: str, i: int) -> tuple[Any, int]:
         first = text[i]
         if first == '"':
+            strings = self._strings
+            if strings.shortcut is not None:
+                m = strings.shortcut.match(text, i)
+                if m is not None and (strings.settled is None or strings.settled.match(text, m.end())):
+                    return strings.decode(m.group()), m.end()
             m = self._arg_string.match(text, i)
-            if m is None:
+            if m is None or (strings.plain is not None and not strings.plain(m.group())):
                 raise _Unusual
-            return self._decode_arg_string(m.group()), m.end()
+            if strings.settled is not None and strings.settled.match(text, m.end()) is None:
+                raise _Unusual  # where it ends may still change: the rules wait for it
+            return strings.decode(m.group()), m.end()
         if first == "'":
             m = self._sq_string.match(text, i)
             if m is None:
                 raise _Unusual
             return quoted_string_value(m.group()), m.end()
         if first in "{[":
-            value, end = PLAIN_JSON_DECODER.raw_decode(text, i)
+            value, end = _JSON_DECODER.raw_decode(text, i)
             opened = text.count("[", i, end) + text.count("{", i, end)  # cheap bound on the nesting
             if opened + 2 > MAX_DEPTH and nesting(value) + 2 > MAX_DEPTH:
                 raise _Unusual  # the rules refuse it
             return value, end
         m = self._number.match(text, i)
         if m is not None:
-            return number_literal(m.group()), m.end()
+            number = fitting_number(m.group())
+            if number is None:
+                raise _Unusual  # the rules report it
+            return number, m.end()
         for keyword, value in self._keywords:
             m = keyword.match(text, i)
             if m is not None:
                 return value, m.end()
         raise _Unusual
+
+
+#: A ``[`` whose first ``]`` (on the same line, not far: the bound of the grammars' TEXT) is followed by a
+#: backtick: inline code, which TEXT reads as text.
+_INLINE_CODE = re.compile(r"\[[^\]\n]{0,76}\]")
+
+
+def _inline_code(text: str, pos: int, final: bool) -> bool:
+    """Whether the ``[`` at ``pos`` is (or, with more text, may be) inline code."""
+    m = _INLINE_CODE.match(text, pos)
+    if m is None:
+        return False
+    return text.startswith("`", m.end()) or (m.end() == len(text) and not final)
 
 
 def _skip(text: str, i: int) -> int:
@@ -463,21 +596,23 @@ def pythonic_syntax(
     stop: str,
     string: Delimiter,
     resync_after: tuple[str, ...] = (),
-    extra_closed: frozenset[str] = frozenset(),
     reasoning_open: str | None = None,
     prompt_opens_reasoning: Callable[[str], bool] | None = None,
     reasoning_open_rest: str = "",
-    arg_string: Callable[[str], str],
+    strings: StringArguments,
     fenced_list: str | None = None,
+    string_lexers: dict[str, FastLexer] | None = None,
 ) -> Syntax:
     """The :class:`Syntax` both Python-list formats share, given their frame's differences.
 
-    ``arg_string`` decodes a string argument as the format writes it (for the fast path); with
-    ``fenced_list``, the grammar's ``FENCED_LIST`` is a whole list followed by that fence closer.
+    ``strings`` says how a string argument is written (for the fast paths); with ``fenced_list``,
+    the grammar's ``FENCED_LIST`` is a whole list followed by that fence closer; ``string_lexers``
+    are a format's lexers of string arguments, which wait (a watch) while where one ends is undecided.
     """
-    reader = CallListReader(grammar, arg_string)
+    reader = CallListReader(grammar, strings)
     fast: dict[str, FastLexer] = {
-        "CALL_LIST": reader.lexer(),
+        **(string_lexers or {}),
+        "CALL_LIST": reader.lexer(in_text=True),
         "FAST_CALL": reader.call_lexer(),
         "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
         "FAST_ARG": reader.argument_lexer(),
@@ -498,7 +633,9 @@ def pythonic_syntax(
         resync_before=(stop,),
         delimiters=(string, Delimiter("'", "'", "\\")),
         # Punctuation no other terminal can extend: taken as soon as it arrives, not held back.
-        closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP", *CLOSED_PUNCTUATION}) | extra_closed,
+        # (A code fence's opener and closer too: text, but not to be cut where they hold a backtick.)
+        closed_terminals=frozenset({"DQ_STRING", "SQ_STRING", "STOP", "CODE_OPEN", "CODE_CLOSE", *CLOSED_PUNCTUATION}),
+        # As long as the grammars' lookaheads in free text (where a "[" opens a call list).
         holdback=80,
         marker_starts="[<`\n",
         nest_open=frozenset({"LBRACK", "LPAR", "LBRACE"}),

@@ -45,6 +45,7 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §6.3):
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -74,12 +75,15 @@ from codec.export import (
 from codec.format import Format, Functions
 from codec.formats._decode import rendering
 from codec.formats._pythonic import (
+    CODE_FENCE,
     CallListSyntax,
     PythonicBuilder,
     ReadCall,
+    StringArguments,
     decoded_call,
     decoded_tool,
     json_readings,
+    lookahead_text,
     pythonic_syntax,
     raw_string_readings,
     read_call_list,
@@ -97,11 +101,12 @@ from codec.formats._render import (
     subscript,
     tojson,
 )
+from codec.literals import json_value
 from codec.models import Conversation, Message
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING
 from codec.stream import Syntax
-from codec.watch import Delimiter
+from codec.watch import Delimiter, FastLexer, Watch
 
 # ---------------------------------------------------------------------------- markers
 
@@ -552,8 +557,7 @@ def prompt_conversation(prompt: str) -> Conversation:
 def _closing_quote_test(grammar: CompiledGrammar) -> str:
     """What must follow a quote for it to close a string argument: ARG_STRING's final lookahead."""
     pattern = grammar.pattern("ARG_STRING").pattern
-    start = pattern.rindex("(?=")
-    return pattern[start + 3 : pattern.rindex(")")]
+    return lookahead_text(pattern, pattern.rindex("(?="))
 
 
 def raw_string(token: str) -> str:
@@ -561,29 +565,123 @@ def raw_string(token: str) -> str:
     return token[1:-1]
 
 
+#: How far past a quote the lexer looks to tell whether it closes a string argument (the closing
+#: quote test needs at most 114 characters).
+LOOKAHEAD = 120
+#: A string argument's escaped reading (ESC_STRING) from its opening quote: characters other than a
+#: quote, a backslash or a raw control character, and the escapes it takes (JSON's, less ``\/``,
+#: ``\b`` and ``\f``, which raw text holds far more often: regexes, paths).
+_ESCAPED_BODY = re.compile(r'"(?:[^"\\\x00-\x1f]+|\\["\\nrt]|\\u[0-9a-fA-F]{4})*')
+#: What may still grow into such an escape at the end of the text read so far.
+_PARTIAL_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z")
+
+
+def _escaped_reading(text: str, pos: int) -> tuple[str, int]:
+    """How far the escaped reading of the string opened at ``text[pos]`` goes: ``("closed", end)``
+    after its closing quote, ``("refused", at)`` where it meets what it does not take (a raw control
+    character, another backslash sequence), ``("open", at)`` where the text ends first (``at``: a
+    backslash escape still arriving, or the end)."""
+    at = _ESCAPED_BODY.match(text, pos).end()  # type: ignore[union-attr]
+    if at == len(text) or _PARTIAL_ESCAPE.match(text, at):
+        return "open", at
+    if text[at] == '"':
+        return "closed", at + 1
+    return "refused", at
+
+
+class _EscapedStringWatch:
+    """Follows a string argument while its escaped reading is undecided, each character once: wakes the
+    lexer when that reading is refused, or :data:`LOOKAHEAD` characters after its closing quote."""
+
+    def __init__(self, rest: str, after: int) -> None:
+        self.rest = rest  # a backslash escape cut by the end of the text so far
+        self.after = after  # characters after the closing quote (-1: none found yet)
+
+    def scan(self, text: str) -> bool:
+        if self.after >= 0:
+            self.after += len(text)
+            return self.after >= LOOKAHEAD
+        state, at = _escaped_reading('"' + self.rest + text, 0)
+        if state == "open":
+            self.rest = (self.rest + text)[at - 1 :]
+            return False
+        if state == "refused":
+            return True
+        self.after = len(self.rest) + len(text) + 1 - at
+        return self.after >= LOOKAHEAD
+
+
+def escaped_string_lexer(closes: re.Pattern[str]) -> FastLexer:
+    """The lexer of ESC_STRING where the grammar's rules could take either it or ARG_STRING: the
+    escaped token once its reading is decided and wins (it must read up to a quote that ``closes``
+    accepts), None when the raw reading wins (the rules then take ARG_STRING), and a watch while
+    undecided: a raw token is never taken while the escaped one may still come."""
+
+    def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
+        if not text.startswith('"', pos):
+            return None
+        state, at = _escaped_reading(text, pos)
+        if state == "refused":
+            return None
+        if state == "open":
+            return None if final else _EscapedStringWatch(text[at:], -1)
+        if not final and len(text) - at < LOOKAHEAD:
+            return _EscapedStringWatch("", len(text) - at)
+        if text.find("\\", pos, at) < 0 or closes.match(text, at) is None:
+            return None  # the same as the raw reading, or no closing quote
+        return None, at
+
+    return lex
+
+
 class DeepseekPythonicBuilder(PythonicBuilder):
-    """String arguments are written '"' + value + '"' with no escaping: the text between is the value."""
+    """String arguments are written '"' + value + '"' with no escaping: the text between is the value.
+    One written with escapes, where the escaped reading wins (ESC_STRING), is decoded and reported."""
 
     def arg_string(self, token: Token) -> str:
         return raw_string(str(token))
+
+    def escaped_string(self, token: Token) -> str:
+        message = "a string written with backslash escapes, where the template writes it raw: escapes decoded"
+        self.sink.issue("escaped_string", message, token.start_pos)
+        value = json_value(str(token))
+        assert isinstance(value, str)
+        return value
+
+
+#: After a raw string argument the fast paths read, what makes sure more text would not move its end:
+#: ``, name=``, ``,)``, or a ``)`` and what follows it (no quote).
+_SETTLED = re.compile(
+    r"[ \t\r\n]{0,16}(?:,[ \t\r\n]{0,16}(?:[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,16}=|\))"
+    r'|\)(?:[ \t\r\n]{0,16}[^" \t\r\n]|[ \t\r\n]{17}))'
+)
+
+
+#: The usual string argument: no quote or backslash inside.
+_PLAIN_STRING = re.compile(r'"[^"\\]*"')
 
 
 @functools.cache
 def reply_syntax() -> Syntax:
     """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
     grammar = compile_grammar("deepseek_pythonic")
+    closes = _closing_quote_test(grammar)
     return pythonic_syntax(
         grammar,
         DeepseekPythonicBuilder,
-        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
+        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, **dict.fromkeys(CODE_FENCE, CONTENT)},
         blocks={"LBRACK": None},
         stop="<|end_of_sentence|>",
         # A closing quote counts only where `, name=` or `)` follows: wake the lexer only there.
-        string=Delimiter('"', '"', lookahead=120, follows=_closing_quote_test(grammar)),
+        string=Delimiter('"', '"', lookahead=LOOKAHEAD, follows=closes),
         reasoning_open="THINK_OPEN",
         prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
         reasoning_open_rest="\n",  # the template writes "<think>\n": THINK_OPEN drops the line break too
-        arg_string=raw_string,
+        # The fast paths read strings without a backslash (with one, the escaped reading may win).
+        strings=StringArguments(
+            raw_string, shortcut=_PLAIN_STRING, plain=lambda token: "\\" not in token, settled=_SETTLED
+        ),
+        string_lexers={"ESC_STRING": escaped_string_lexer(re.compile(closes))},
     )
 
 
@@ -593,8 +691,9 @@ _SPACE = star(charset(" \t\r\n"))
 _NAME = rseq(charset("A-Za-z_"), star(ralt(WORD, charset("-."))))
 #: What starts a call list in free text (``[name(``), as the grammar reads it.
 CALL_START = rseq("[", _SPACE, _NAME, _SPACE, "(")
-#: Where a raw string argument ends: a quote followed by ``, name=`` or ``)``.
-STRING_END = rseq('"', _SPACE, ralt(rseq(",", _SPACE, _NAME, _SPACE, "="), ")"))
+#: Where a raw string argument may end: a quote followed by ``, name=``, ``,)`` or ``)`` (the parser
+#: takes ``)`` only where no quote follows it: the grammar keeps all of them out of string values).
+STRING_END = rseq('"', _SPACE, ralt(rseq(",", _SPACE, ralt(rseq(_NAME, _SPACE, "="), ")")), ")"))
 
 
 def _raw_string(schema: Any) -> bool:

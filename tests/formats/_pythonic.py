@@ -44,6 +44,14 @@ def adversarial(prefix: str, end: str, stop: str) -> dict[str, str]:
         "open_brackets": "[" * N,
         "open_calls": "[f(" * (N // 3),
         "calls_in_prose": "Try [f(x) or [g(y) later. " * (N // 25),
+        "code_in_brackets": "[f(x) for x in y] [open(p, mode='r')] [name(arg=value)] [g(k=True" * (N // 60),
+        "brackets_before_long_keywords": ("[f(" + "k" * 15 + " " * 2 + "x ") * (N // 22),
+        "brackets_before_many_blanks": ("[f(" + " " * 8 + "x ") * (N // 14),
+        "long_names_before_code": ("[" + "n" * 40 + "(x) ") * (N // 46),
+        "code_fences": "```python\nx = [f(a=1)]\n```\n" * (N // 28),
+        "unclosed_code_fence": "```python\n" + "[f(a=1)] <" * (N // 10),
+        "code_fence_openers": "```python " * (N // 10),
+        "inline_code_calls": "`[f(a=1)]` and `[g(b='x')]` " * (N // 28),
         "partial_stop_tokens": stop[:-1] * (N // len(stop)),
         "stop_tokens": stop * (N // len(stop)),
         "deep_list": calls("f(a=" + "[" * DEEP + "]" * DEEP + ")"),
@@ -56,6 +64,8 @@ def adversarial(prefix: str, end: str, stop: str) -> dict[str, str]:
         "many_broken_calls": calls(", ".join("f(a=@)" for _ in range(MANY // 8))),
         "many_unreadable_elements": calls(", ".join("oops" for _ in range(MANY // 6))),
         "many_lists": (calls("f(a=1)") + "\n") * (MANY // 12),
+        "many_nested_line_breaks": calls("f(a=[" + ", ".join('"x\ny"' for _ in range(MANY // 8)) + "])"),
+        "many_numbers_out_of_range": calls("f(" + ", ".join(f"k{i}=1e999" for i in range(MANY // 12)) + ")"),
     }
 
 
@@ -76,10 +86,25 @@ FENCE = "```tool_code\n"
 #: A keyword or tool name as the grammar reads it (``NAME``): an ASCII letter or ``_``, then word characters,
 #: ``-`` and ``.``.
 _NAME = re.compile(r"[A-Za-z_][\w\-.]*")
-#: Where a ``[`` opens a call list (the grammars' free-text lookahead): ``[``, a name, ``(``.
-_CALL_START = re.compile(r"\[[ \t\r\n]{0,4}[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,4}\(")
-#: Where a deepseek raw string closes: a ``"`` followed by ``, NAME=`` or ``)`` (ARG_STRING's lookahead).
-_RAW_CLOSE = re.compile(r'"(?=[ \t\r\n]{0,16}(?:,[ \t\r\n]{0,16}[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,16}=|\)))')
+_WS = r"[ \t\r\n]"
+_KEYWORD = r"[A-Za-z_][\w\-.]{0,15}(?![\w\-.])"
+_OPENS = rf"{_WS}{{0,4}}[A-Za-z_][\w\-.]{{0,31}}{_WS}{{0,4}}\("
+#: What a call someone meant starts with after its ``(`` (past the bounds, a call too).
+_ATTEMPT = (
+    rf"(?:{_WS}{{0,8}}\)|{_WS}{{0,8}}{_KEYWORD}{_WS}{{0,2}}=(?!=)(?:{_WS}{{0,2}}(?:True|False|None|true|false|null)"
+    rf"|{_WS}{{0,2}}(?![A-Za-z_ \t\r\n])|{_WS}{{3}})|{_WS}{{0,8}}[A-Za-z_][\w\-.]{{16}}"
+    rf"|{_WS}{{0,8}}{_KEYWORD}{_WS}{{3}}|{_WS}{{9}})"
+)
+#: Where a ``[`` opens a call list (the grammars' free-text lookahead): ``[``, a name of up to 64 characters,
+#: ``(``; with a name of up to 32, only where a call someone meant follows (:data:`_ATTEMPT`).
+_CALL_START = re.compile(
+    rf"\[(?={_WS}{{0,4}}[A-Za-z_][\w\-.]{{0,63}}{_WS}{{0,4}}\()(?:(?!{_OPENS})|(?={_OPENS}{_ATTEMPT}))"
+)
+#: Where a deepseek raw string closes: a ``"`` followed by ``, NAME=``, ``,)`` or a ``)`` that no ``"`` follows
+#: (ARG_STRING's lookahead).
+_RAW_CLOSE = re.compile(
+    r'"(?=[ \t\r\n]{0,16}(?:,[ \t\r\n]{0,16}(?:[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,16}=|\))|\)(?![ \t\r\n]{0,16}")))'
+)
 #: A key that glues onto a number written just before it when nothing separates them (``a=1e1=2``).
 _EXPONENT_KEY = re.compile(r"[eE][+-]?\d")
 
@@ -102,11 +127,19 @@ def seed_args_ok(arguments: dict[str, Any]) -> bool:
     return not any(_is_number(value) and _EXPONENT_KEY.match(key) for (_, value), (key, _) in pairwise(pairs))
 
 
+#: A backslash escape that a deepseek string's escaped reading takes (ESC_STRING).
+_ESCAPE = re.compile(r'\\(?:["\\nrt]|u[0-9a-fA-F]{4})')
+
+
 def raw_string_ok(text: str) -> bool:
     """A deepseek top-level string the format carries: written ``"`` + value + ``"`` with nothing escaped
-    (D1), it ends at the first ``"`` followed by ``, NAME=`` or ``)``, so a value holding ``", b=`` or
-    ``")`` ends early. Nested strings are JSON and carry anything."""
-    return _RAW_CLOSE.search(text) is None
+    (D1), it ends at the first ``"`` followed by ``, NAME=``, ``,)`` or a ``)`` that no ``"`` follows, so a
+    value holding ``", b=``, ``",)`` or ``") x`` ends early. The value's own closing quote always follows
+    it, so the test looks at the value and that quote. A value holding what reads as a JSON escape
+    (``\\n``, ``\\"``, ``\\\\``...) may be read as escaped text, which wins where it reads (it is what
+    models mean by it), so it does not come back either. Nested strings are JSON and carry anything."""
+    # (the added quote, followed by nothing, never closes)
+    return _RAW_CLOSE.search(text + '"') is None and _ESCAPE.search(text) is None
 
 
 def _gemma3_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> bool:
@@ -120,18 +153,36 @@ def _gemma3_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> boo
     )
 
 
+#: A markdown code fence with a language tag, and its closer (the grammars' CODE_OPEN and CODE_CLOSE).
+_CODE_OPEN = re.compile(r"```[ \t]{0,16}(?!tool_code)[A-Za-z0-9_+\-.#]{1,32}[ \t]{0,16}(?=\r?\n)")
+_CODE_CLOSE = re.compile(r"\n {0,3}```")
+
+
+def ends_in_code_fence(text: str) -> bool:
+    """Whether ``text`` ends inside a code fence it opens (``...```python\\nx = 1``): what follows it is code."""
+    i = 0
+    while (opener := _CODE_OPEN.search(text, i)) is not None:
+        closer = _CODE_CLOSE.search(text, opener.end())
+        if closer is None:
+            return True
+        i = closer.end()
+    return False
+
+
 def _deepseek_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> bool:
     """DeepSeek content, written as is (never trimmed, glued before the calls, D4). Excluded:
     ``<|end_of_sentence|>`` (the stop token), ``[NAME(`` (a call list), ``</think>`` (the renderer
     splits content there, D7); ``<think>`` at the start (after blanks) when there is no reasoning (it
     opens reasoning); a line break at the start after reasoning (``</think>`` swallows the line
-    breaks that follow it, as the template writes ``</think>\\n\\n``)."""
+    breaks that follow it, as the template writes ``</think>\\n\\n``); before calls, an unclosed code
+    fence (the calls would be code in it)."""
     return (
         DS_STOP not in text
         and _CALL_START.search(text) is None
         and "</think>" not in text
         and not (not with_reasoning and text.lstrip(" \t\r\n").startswith("<think>"))
         and not (with_reasoning and text.startswith("\n"))
+        and not (with_calls and ends_in_code_fence(text))
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from codec import jinja
 from codec.formats.deepseek_pythonic import STRING_END
-from formats import PLAIN_TEXT, Adversarial, Decode, N, Profile
+from formats import MANY, PLAIN_TEXT, Adversarial, Decode, N, Profile
 from formats._pythonic import (
     ARG,
     BRACKET_PROSE,
@@ -39,6 +39,13 @@ def _adversarial() -> dict[str, Adversarial]:
         "string_of_quotes": ARG + '"' * N + ")]",
         "string_of_almost_closers": ARG + '"' + '", b ' * (N // 5) + '")]' + STOP,
         "string_of_long_almost_closers": ARG + '"' + ('", ' + "b" * 60 + " ") * (N // 64) + '")]',
+        "string_of_quoted_parens": ARG + '"' + 'x")"' * (N // 4) + '")]' + STOP,
+        "string_of_trailing_commas": ARG + '"' + '", x' * (N // 4) + '",)]' + STOP,
+        # A string whose escaped reading (ESC_STRING) may win: followed while it is undecided.
+        "unterminated_escaped_string": ARG + '"' + '\\n\\t\\"' * (N // 6),
+        "escaped_string_of_raw_closers": ARG + '"' + '\\"), x=' * (N // 7),
+        "escaped_string_of_inner_quotes": ARG + '"' + '\\n"x ' * (N // 5) + '")]' + STOP,
+        "many_escaped_strings": "[f(" + ", ".join(f'k{i}="a\\nb"' for i in range(MANY // 10)) + ")]" + STOP,
         "json_document_in_string": ARG + '"' + '{"k": "v", "n": [1, "x"]}, ' * (N // 28) + '")]' + STOP,
         "many_unseparated_arguments": "[f(" + "".join(f'k{i}="v"' for i in range(N // 8)) + ")]",
     }
@@ -192,7 +199,7 @@ PROFILE = Profile(
     call_closer=")",
     plain_text=PLAIN_TEXT,
     # A call starts at its first argument or ')': a list whose call never starts is kept whole.
-    broken_block="[oops(1)]",
+    broken_block="[oops(a=@)]",
     adversarial=_adversarial,
     grammar_forbid=(STRING_END,),
     decode=Decode(normal_form=decode_normal_form, dump_mode="python"),
