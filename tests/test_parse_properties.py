@@ -380,3 +380,30 @@ def test_run_chunks_accepts_any_iterable(name: str) -> None:
     assert whole.tool_calls
     assert run_chunks(fmt, iter(split(case.text, [0, 5, 0, 2])), **case.kwargs()).result == whole
     assert parse_char_by_char(fmt, case.text, **case.kwargs()).result == whole
+
+
+_LOOKAHEAD_FORMATS = [name for name in FORMATS if codec.get_format(name).syntax().reasoning_close is not None]
+
+
+@pytest.mark.parametrize("name", _LOOKAHEAD_FORMATS)
+def test_a_reply_that_starts_inside_reasoning_is_read_so_without_its_prompt(name: str) -> None:
+    """A prompt that ends in an open ``<think>`` block makes the reply start with reasoning and a bare
+    closer: without the prompt the reply says so (reported), with it nothing is reported, and with a
+    prompt that opened nothing the closer is text; whole and streamed alike."""
+    fmt = codec.get_format(name)
+    close = fmt.syntax().reasoning_close
+    assert close is not None
+    reply = f"Let me think.\n{close}\n\nIt is sunny."
+    guessed = fmt.parse(reply)
+    assert (guessed.reasoning, guessed.content) == ("Let me think.", "It is sunny.")
+    assert [(i.kind, i.pos) for i in guessed.issues] == [("reasoning_without_opener", reply.index(close))]
+    told = fmt.parse(reply, prompt="<|im_start|>assistant\n<think>\n")
+    assert (told.reasoning, told.content, told.issues) == ("Let me think.", "It is sunny.", [])
+    assert fmt.parse(reply, prompt="").content == reply
+    for size in (1, 3, 7):
+        assert parse_chunked(fmt, reply, size).result == guessed
+    # A call before the closer says that the reply started outside reasoning.
+    call = fmt.render_reply({"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]})
+    after_call = fmt.parse(f"{call}{close}")
+    assert after_call.reasoning == "" and [c.function.name for c in after_call.tool_calls] == ["f"]
+    assert "reasoning_without_opener" not in [i.kind for i in after_call.issues]

@@ -1013,6 +1013,9 @@ def reply_syntax() -> Syntax:
         reasoning_open="THINK_OPEN",
         preempt_starts=" \t\r\n<",
         prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith(THINK_OPEN),
+        # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
+        reasoning_close=THINK_CLOSE,
+        reasoning_not_opened=(THINK_OPEN, CALL_OPEN, "<function=", STOP),
     )
 
 
