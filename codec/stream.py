@@ -65,6 +65,7 @@ reasoning lookahead
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
@@ -151,9 +152,12 @@ class Syntax:
     #: holds ``reasoning_close`` (a closer with no opener, ``</think>``) starting within its first
     #: ``reasoning_lookahead`` characters and before any of ``reasoning_not_opened`` (markers a
     #: reply writes first only outside reasoning: the opener, a call, the stop token). Until that
-    #: is decided the reply's text is held back (see "reasoning lookahead" above).
+    #: is decided the reply's text is held back (see "reasoning lookahead" above). A marker given
+    #: as a pattern (a call that no fixed string starts) matches at most ``reasoning_marker_span``
+    #: characters, so that the search can resume where it stopped.
     reasoning_close: str | None = None
-    reasoning_not_opened: tuple[str, ...] = ()
+    reasoning_not_opened: tuple[str | re.Pattern[str], ...] = ()
+    reasoning_marker_span: int = 0
     reasoning_lookahead: int = 4096
     #: Before a rejected block goes to the builder's recovery, make the reductions that any
     #: continuation would make, so that its finished parts (a parameter, a call's head) are built.
@@ -182,6 +186,8 @@ class Syntax:
             raise ValueError(f"the syntax names terminals its grammar does not have: {', '.join(unknown)}")
         if self.reasoning_close is not None and self.reasoning_open is None:
             raise ValueError("reasoning_close needs reasoning_open: the terminal fed when the prompt opened reasoning")
+        if self.reasoning_marker_span <= 0 and any(not isinstance(m, str) for m in self.reasoning_not_opened):
+            raise ValueError("a reasoning_not_opened pattern needs reasoning_marker_span: how long its matches can be")
         g.handlers(self.builder)  # a handler that cannot take its rule's children raises here
         fast = {
             state: tuple((t, lexer) for t, lexer in self.fast_terminals.items() if t in actions)
@@ -469,19 +475,19 @@ class Stream:
         close = syntax.reasoning_close
         assert close is not None and syntax.reasoning_open is not None
         markers = (close, *syntax.reasoning_not_opened)
-        longest = max(len(m) for m in markers)
+        longest = max(len(m) if isinstance(m, str) else syntax.reasoning_marker_span for m in markers)
         limit = syntax.reasoning_lookahead
         buf = self._buf  # nothing is lexed before the decision: the buffer is the reply's start
         start = max(0, self._searched - longest + 1)
         end = min(len(buf), limit + longest - 1)
         self.work += max(0, end - start)
         self._searched = end
-        found = [(at, m) for m in markers if 0 <= (at := buf.find(m, start, end)) < limit]
+        found = [(at, m) for m in markers if 0 <= (at := _find(buf, m, start, end)) < limit]
         if not found and not final and len(buf) < limit + longest - 1:
             return False  # a marker may still start within the lookahead
         self._undecided = False
-        if found and min(found)[1] == close:
-            at = min(found)[0]
+        if found and min(found, key=lambda hit: hit[0])[1] == close:
+            at = min(found, key=lambda hit: hit[0])[0]
             self._push(Token(syntax.reasoning_open, "", start_pos=0))
             self._out.issue(
                 "reasoning_without_opener",
@@ -838,3 +844,11 @@ def _read_alone(syntax: Syntax, text: str) -> ParseResult | None:
     except ParseError:
         return None
     return stream.result
+
+
+def _find(text: str, marker: str | re.Pattern[str], start: int, end: int) -> int:
+    """Where ``marker`` (a string or a pattern) first occurs whole within ``text[start:end]``, or -1."""
+    if isinstance(marker, str):
+        return text.find(marker, start, end)
+    found = marker.search(text, start, end)
+    return -1 if found is None else found.start()

@@ -280,9 +280,14 @@ def test_deepseek_quotes_in_a_long_string_stream_in_linear_work() -> None:
 
 
 def test_deepseek_first_words_are_not_held_back() -> None:
-    stream = DEEPSEEK.stream()
+    """Given the prompt; without it the first words wait until the reply says whether the prompt
+    opened reasoning (a ``</think>`` first), and come at the latest with the end of the reply."""
+    stream = DEEPSEEK.stream(prompt="")
     events = stream.feed("Hello! How can I help?")
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello! How can I help?"
+    stream = DEEPSEEK.stream()
+    assert [e for e in stream.feed("Hello! How can I help?") if isinstance(e, TextDelta)] == []
+    assert "".join(e.text for e in stream.close() if isinstance(e, TextDelta)) == "Hello! How can I help?"
 
 
 # --------------------------------------------------------------------------- code fences

@@ -587,6 +587,12 @@ def followed_by(marker: str) -> Callable[[str, int, bool], bool]:
     return follows
 
 
+#: How a call list starts, ``[`` and a call's name and ``(``: a marker, for the reasoning lookahead,
+#: that a reply writes first only outside reasoning (names as long as the holdback's test allows).
+CALL_LIST_START = re.compile(r"\[[ \t]*[A-Za-z_][\w\-.]{0,31}\(")
+CALL_LIST_START_SPAN = 36
+
+
 def pythonic_syntax(
     grammar: CompiledGrammar,
     builder: type[PythonicBuilder],
@@ -599,6 +605,8 @@ def pythonic_syntax(
     reasoning_open: str | None = None,
     prompt_opens_reasoning: Callable[[str], bool] | None = None,
     reasoning_open_rest: str = "",
+    reasoning_close: str | None = None,
+    reasoning_not_opened: tuple[str | re.Pattern[str], ...] = (),
     strings: StringArguments,
     fenced_list: str | None = None,
     string_lexers: dict[str, FastLexer] | None = None,
@@ -643,6 +651,9 @@ def pythonic_syntax(
         reasoning_open=reasoning_open,
         prompt_opens_reasoning=prompt_opens_reasoning,
         reasoning_open_rest=reasoning_open_rest,
+        reasoning_close=reasoning_close,
+        reasoning_not_opened=reasoning_not_opened,
+        reasoning_marker_span=CALL_LIST_START_SPAN,
         preempt_starts=" \t\r\n<",
         fast_terminals=fast,
     )

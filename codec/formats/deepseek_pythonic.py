@@ -75,6 +75,7 @@ from codec.export import (
 from codec.format import Format, Functions
 from codec.formats._decode import rendering
 from codec.formats._pythonic import (
+    CALL_LIST_START,
     CODE_FENCE,
     CallListSyntax,
     PythonicBuilder,
@@ -677,6 +678,10 @@ def reply_syntax() -> Syntax:
         reasoning_open="THINK_OPEN",
         prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
         reasoning_open_rest="\n",  # the template writes "<think>\n": THINK_OPEN drops the line break too
+        # Without a prompt, "...</think>" before any call list or the stop token: the prompt
+        # opened it (R1's templates end the prompt with "<think>\n").
+        reasoning_close=THINK_CLOSE,
+        reasoning_not_opened=(THINK_OPEN, CALL_LIST_START, "<|end_of_sentence|>"),
         # The fast paths read strings without a backslash (with one, the escaped reading may win).
         strings=StringArguments(
             raw_string, shortcut=_PLAIN_STRING, plain=lambda token: "\\" not in token, settled=_SETTLED

@@ -7,6 +7,7 @@ grammar does not allow one), takes checkpoints and restores them, and settles wh
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -150,6 +151,14 @@ def test_a_syntax_naming_a_terminal_the_grammar_lacks_is_refused() -> None:
         toy.syntax(blocks={"OPEN": "CLOSER"})
     with pytest.raises(ValueError, match="NOPE"):
         toy.syntax(fast_terminals={"NOPE": toy.lex_fast_call})
+
+
+def test_a_reasoning_lookahead_needs_its_opener_and_the_span_of_its_patterns() -> None:
+    with pytest.raises(ValueError, match="reasoning_open"):
+        toy.syntax(reasoning_open=None, reasoning_close="</think>")
+    with pytest.raises(ValueError, match="reasoning_marker_span"):
+        toy.syntax(reasoning_not_opened=(re.compile(r"\[\w+\("),))
+    assert toy.syntax(reasoning_not_opened=(re.compile(r"\[\w+\("),), reasoning_marker_span=8)
 
 
 class WrongArity(toy.ToyBuilder):
