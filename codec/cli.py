@@ -232,7 +232,11 @@ def _write(text: str, *, is_json: bool = False) -> None:
 
 
 def _warn(issue: Issue) -> None:
-    print(f"warning: {issue.kind} at line {issue.line}, column {issue.column}: {issue.message}", file=sys.stderr)
+    call = f", call {issue.call_index}" if issue.call_index is not None else ""
+    print(
+        f"warning: {issue.kind} ({issue.severity}{call}) at line {issue.line}, column {issue.column}: {issue.message}",
+        file=sys.stderr,
+    )
 
 
 def _dumps_line(obj: Any) -> str:
@@ -297,12 +301,17 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     tools = _load_tools(args.tools) if args.tools is not None else None
     prompt = _read_text(args.prompt) if args.prompt is not None else None
     if args.stream:
+        if args.drop_damaged:
+            raise CLIError("--drop-damaged cannot be used with --stream (what was streamed is not taken back)")
         return _stream(fmt, args, tools, prompt)
     text = _read_text(args.reply)
     result = fmt.parse(text, tools=tools, strict=args.strict, prompt=prompt)
     for issue in result.issues:
         _warn(issue)
-    message = result.to_message().model_dump(mode="json")
+    for index in sorted(result.damaged_indices) if args.drop_damaged else ():
+        name = result.tool_calls[index].function.name
+        print(f"warning: damaged call {index} ({name}) left out", file=sys.stderr)
+    message = result.to_message(drop_damaged=args.drop_damaged).model_dump(mode="json")
     _write(json.dumps(message, ensure_ascii=False, indent=2) + "\n", is_json=True)
     return 0
 
@@ -763,6 +772,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_parse.add_argument("--tools", metavar="FILE", help=tools_help + " (types and checks the arguments)")
     p_parse.add_argument("--strict", action="store_true", help="fail (exit 1) on the first problem")
     p_parse.add_argument("--stream", action="store_true", help="parse incrementally and write one chunk per delta")
+    p_parse.add_argument(
+        "--drop-damaged",
+        action="store_true",
+        help="leave out the calls a damaged issue concerns (cut short, guessed): each is still reported",
+    )
     p_parse.add_argument(
         "--chunk-size", type=_chunk_size, default=4, metavar="N", help="characters fed per step with --stream"
     )

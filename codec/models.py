@@ -17,10 +17,13 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializationInfo,
+    computed_field,
     field_serializer,
     field_validator,
     model_serializer,
 )
+
+from codec.issues import IssueKind, Severity, severity
 
 
 def dump_arguments(arguments: dict[str, Any]) -> str:
@@ -107,12 +110,21 @@ class Issue(_Model):
     ``text`` holds the reply text the issue is about when that text is not kept anywhere else.
     """
 
-    kind: str
+    kind: IssueKind
     message: str
     pos: int
     line: int
     column: int
     text: str | None = None
+    #: The entry of ``tool_calls`` the issue concerns: None for an issue about the text, or about
+    #: a block that gave no call.
+    call_index: int | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def severity(self) -> Severity:
+        """``"note"``, ``"repaired"`` or ``"damaged"``: fixed by the kind (see :mod:`codec.issues`)."""
+        return severity(self.kind)
 
 
 class ParseResult(_Model):
@@ -123,16 +135,32 @@ class ParseResult(_Model):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     issues: list[Issue] = Field(default_factory=list)
 
-    def to_message(self) -> Message:
-        """The OpenAI assistant message; whitespace-only content beside tool calls counts as none."""
+    @property
+    def damaged_indices(self) -> frozenset[int]:
+        """The entries of ``tool_calls`` that a ``"damaged"`` issue concerns."""
+        return frozenset(
+            issue.call_index for issue in self.issues if issue.call_index is not None and issue.severity == "damaged"
+        )
+
+    @property
+    def intact_calls(self) -> list[ToolCall]:
+        """The calls no ``"damaged"`` issue concerns: each is what the model wrote, repaired or not
+        (an agent that must not run a guess runs these)."""
+        damaged = self.damaged_indices
+        return [call for index, call in enumerate(self.tool_calls) if index not in damaged]
+
+    def to_message(self, *, drop_damaged: bool = False) -> Message:
+        """The OpenAI assistant message; whitespace-only content beside tool calls counts as none.
+        With ``drop_damaged``, only the :attr:`intact_calls` (the issues still say what was left out)."""
+        calls = self.intact_calls if drop_damaged else list(self.tool_calls)
         content: str | None = self.content
-        if not self.content or (self.tool_calls and not self.content.strip()):
+        if not self.content or (calls and not self.content.strip()):
             content = None
         return Message(
             role="assistant",
             content=content,
             reasoning_content=self.reasoning or None,
-            tool_calls=list(self.tool_calls) or None,
+            tool_calls=calls or None,
         )
 
 

@@ -11,11 +11,13 @@ owner. :class:`Output` is the sink a :class:`~codec.stream.Stream` gives its bui
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from codec._lark import CompiledGrammar, Token
 from codec.errors import ParseError
+from codec.issues import KINDS, IssueKind
 from codec.literals import json_text
 from codec.models import (
     Event,
@@ -31,7 +33,19 @@ from codec.models import (
 )
 from codec.schema import tool_parameters, violations
 
-__all__ = ["CONTENT", "REASONING", "CallWriter", "Output", "Sink", "json_chars"]
+__all__ = [
+    "AUTO",
+    "CONTENT",
+    "LAST",
+    "NEXT",
+    "REASONING",
+    "CallRef",
+    "CallWriter",
+    "InBlock",
+    "Output",
+    "Sink",
+    "json_chars",
+]
 
 #: Where free text goes: the kinds of :meth:`Sink.text`.
 CONTENT = "content"
@@ -39,6 +53,37 @@ REASONING = "reasoning"
 
 #: ``(line, column)`` (1-based) of an offset in the reply.
 LineColumn = Callable[[int], tuple[int, int]]
+
+
+class _CallRef:
+    """How an issue names its call before the call's index is known (see :meth:`Sink.issue`)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class InBlock(_CallRef):
+    """The last call of the block that opened at ``pos`` (one its closer ends, made or not yet)."""
+
+    __slots__ = ("pos",)
+
+    def __init__(self, pos: int) -> None:
+        super().__init__(f"InBlock({pos})")
+        self.pos = pos
+
+
+#: The call an issue's position lies in (the default).
+AUTO = _CallRef("AUTO")
+#: The next call the builder makes.
+NEXT = _CallRef("NEXT")
+#: The last call the builder made.
+LAST = _CallRef("LAST")
+CallRef = int | None | _CallRef
 
 
 def json_chars(text: str) -> str:
@@ -60,15 +105,23 @@ class Sink(Protocol):
     def stop(self, token: Token) -> None:
         """The format's stop token."""
 
-    def issue(self, kind: str, message: str, pos: int, text: str | None = None) -> None:
+    def issue(self, kind: IssueKind, message: str, pos: int, text: str | None = None, *, call: CallRef = AUTO) -> None:
         """A repair or a problem at ``pos`` (``text``: reply text it concerns, kept nowhere else);
-        in strict mode this raises :class:`~codec.errors.ParseError` instead."""
+        in strict mode this raises :class:`~codec.errors.ParseError` instead.
+
+        ``call`` says which call it concerns, for a kind that can concern one: by default the call
+        its position lies in (see :meth:`Output.result`); :data:`NEXT` for an issue about the call
+        the builder makes next (a wrapper read before the call inside it); or an index."""
 
     def call(self, name: str | None, pos: int) -> CallWriter:
         """A tool call starting at ``pos``; ``name`` None while its name has not been read yet."""
 
     def whole_call(self, name: str, pos: int, arguments: dict[str, Any]) -> None:
         """A tool call read whole at ``pos`` (by a fast path or a salvage): its arguments at once."""
+
+    def block(self, pos: int) -> None:
+        """A stretch of the reply whose calls the issues inside it concern starts at ``pos``: the
+        stream says so at each block opener, a builder at a token it reads calls out of whole."""
 
     def keep_as_content(self, text: str, pos: int, error: str) -> None:
         """A block that is no usable call: reported (``error`` says why) and kept as content."""
@@ -111,9 +164,11 @@ class CallWriter:
         "_streams",
         "_string",
         "_string_pos",
+        "_waiting",
         "arguments",
         "index",
         "name",
+        "open",
         "pos",
     )
     _string_pos: int
@@ -134,9 +189,13 @@ class CallWriter:
         #: The string argument being read (string_start() sets what goes with it: where it
         #: started, its characters so far, whether they are sent as they arrive).
         self._string: str | None = None
+        #: Whether the call is still being read (not ended, not cut).
+        self.open = True
+        #: Issues about this call reported before its name (and so its index) was known.
+        self._waiting: list[int] = []
         if name is not None:
             self.name = name
-            self.index = out.start_call(name)
+            self.index = out.start_call(name, pos)
 
     # ------------------------------------------------------------------ what the builder read
 
@@ -144,14 +203,27 @@ class CallWriter:
         """The call's name: the call starts (``ToolCallStart``), with the arguments read before it."""
         out = self._out
         self.name = name
-        self.index = out.start_call(name)
+        self.index = out.start_call(name, self.pos)
+        out.assign(self._waiting, self.index)
+        self._waiting = []
         if self._streamed and self.arguments:
             out.send(self.index, json_text(self.arguments)[:-1])
+
+    def issue(self, kind: IssueKind, message: str, pos: int, text: str | None = None) -> None:
+        """An issue about this call (see :meth:`Sink.issue`); one reported before the call's name
+        is known concerns it once it starts (none, if it never does)."""
+        if self.index is not None:
+            self._out.issue(kind, message, pos, text, call=self.index)
+            return
+        at = self._out.issue_count()
+        self._out.issue(kind, message, pos, text, call=None)
+        if self._out.issue_count() > at:
+            self._waiting.append(at)
 
     def argument(self, key: str, value: Any, pos: int) -> bool:
         """Argument ``key`` has ``value`` (read at ``pos``); False for a repeat, reported (the first is kept)."""
         if key in self.arguments:
-            self._out.issue(
+            self.issue(
                 "duplicate_argument", f"argument {key!r} repeated; the first value is kept", pos, json_text(value)
             )
             return False
@@ -212,6 +284,7 @@ class CallWriter:
             self.arguments = arguments
         elif self._streamed:
             out.send(self.index, "}" if self.arguments else "{}")
+        self.open = False
         out.end_call(self.index, self.name, self.arguments, self.pos if pos is None else pos)
 
     def cut(self, raw: str, error: str, pos: int) -> None:
@@ -219,7 +292,11 @@ class CallWriter:
         what was read, a string argument with its characters so far, and report it. The call's
         name must be known (a call cut before its name is no call: its builder keeps the block
         as content)."""
-        self._out.issue("truncated_call", f"tool call {self.name!r} cut short: {error}", pos, raw)
+        if self._out.block_ran_to_end:
+            if self.index is None or not self._out.was_cut(self.index):
+                self.issue("truncated_call", f"tool call {self.name!r} cut short: {error}", pos, raw)
+        else:
+            self.issue("broken_call", f"tool call {self.name!r} could not be read whole: {error}", pos, raw)
         if self._string is not None:
             key, text = self._string, "".join(self._chars)
             if self._streams:  # what was already sent of it
@@ -229,12 +306,13 @@ class CallWriter:
                     self._out.send(self.index, '"')
             self._string, self._chars = None, []
         self.end()
+        self.open = False
 
     @staticmethod
     def whole(out: Output, name: str, pos: int, arguments: dict[str, Any]) -> None:
         """A call read whole at ``pos`` (a fast path, a salvage): started, its arguments' JSON sent
         as one fragment, finished and checked, with no writer made for it (fast paths read many)."""
-        index = out.start_call(name)
+        index = out.start_call(name, pos)
         if out.streamed:
             out.send(index, json_text(arguments))
         out.end_call(index, name, arguments, pos)
@@ -288,9 +366,37 @@ class Output:
         self._reasoning: list[str] = []
         self._calls: list[ToolCall] = []
         self._issues: list[Issue] = []
+        #: Per issue, how it names its call (an index, None, AUTO or NEXT: see Sink.issue).
+        self._refs: list[CallRef] = []
+        self._next: list[int] = []  # the issues waiting for the next call to start
         self._ids: list[str] = []  # of the calls started, made once each
+        self._starts: list[int] = []  # where each call starts in the reply
+        self._blocks: list[int] = []  # where each block opener starts (the stream says)
+        #: Whether the block handed to recovery ran to the end of the reply (its calls were cut)
+        #: rather than to its closer or the next marker (its calls were broken): the stream says.
+        self.block_ran_to_end = False
+        self._open: CallWriter | None = None  # the call being read by its writer, until it ends
+        self._cut: set[int] = set()  # the calls reported cut by the end of the reply
         self._stopped = False  # the stop token was seen
         self._after_stop_reported = False
+
+    def cut_call(self, index: int, pos: int) -> None:
+        """The reply ended at ``pos`` inside call ``index`` (reported once per call)."""
+        if index not in self._cut:
+            self._cut.add(index)
+            self.issue(
+                "truncated_call", "the reply ends inside this tool call: what was read of it is kept", pos, call=index
+            )
+
+    def was_cut(self, index: int) -> bool:
+        """Whether call ``index`` was reported cut by the end of the reply."""
+        return index in self._cut
+
+    def open_call(self) -> int | None:
+        """The index of the call a writer is reading and has not finished, if any (a reply that
+        ends there cut it)."""
+        writer = self._open
+        return writer.index if writer is not None and writer.open else None
 
     # ------------------------------------------------------------------ Sink
 
@@ -317,14 +423,25 @@ class Output:
         self._stopped = True
         self._after_stop_reported = False
 
-    def issue(self, kind: str, message: str, pos: int, text: str | None = None) -> None:
+    def issue(self, kind: IssueKind, message: str, pos: int, text: str | None = None, *, call: CallRef = AUTO) -> None:
         line, column = self._line_column(pos)
         if self._strict:
             raise ParseError(message, pos=pos, line=line, column=column, snippet=self._snippet(pos), kind=kind)
-        self._issues.append(Issue(kind=kind, message=message, pos=pos, line=line, column=column, text=text))
+        if KINDS[kind].scope == "text":
+            call = None
+        elif call is NEXT:
+            self._next.append(len(self._issues))
+        elif call is LAST:
+            call = len(self._starts) - 1 if self._starts else None
+        self._issues.append(
+            Issue.model_construct(kind=kind, message=message, pos=pos, line=line, column=column, text=text)
+        )
+        self._refs.append(call)
 
     def call(self, name: str | None, pos: int) -> CallWriter:
-        return CallWriter(self, name, pos)
+        writer = CallWriter(self, name, pos)
+        self._open = writer
+        return writer
 
     def whole_call(self, name: str, pos: int, arguments: dict[str, Any]) -> None:
         CallWriter.whole(self, name, pos, arguments)
@@ -348,12 +465,29 @@ class Output:
 
     # ------------------------------------------------------------------ for CallWriter and Stream
 
-    def start_call(self, name: str) -> int:
-        """A call whose name is known: its index, after its ``ToolCallStart``."""
+    def start_call(self, name: str, pos: int) -> int:
+        """A call whose name is known, starting at ``pos``: its index, after its ``ToolCallStart``."""
         index = len(self._ids)
         self._ids.append(self._call_id(index))
+        self._starts.append(pos)
+        self.assign(self._next, index)
+        self._next = []
         self.events.append(ToolCallStart(index, self._ids[index], name))
         return index
+
+    def block(self, pos: int) -> None:
+        """A block opener at ``pos``: issues after it concern the calls after it (see :meth:`result`)."""
+        self._blocks.append(pos)
+
+    def assign(self, issues: list[int], index: int) -> None:
+        """Issues (by their place in the list) that concern call ``index``."""
+        for at in issues:
+            if KINDS[self._issues[at].kind].scope == "call":
+                self._refs[at] = index
+
+    def issue_count(self) -> int:
+        """How many issues were reported so far."""
+        return len(self._issues)
 
     def send(self, index: int, fragment: str) -> None:
         """The next fragment of call ``index``'s arguments JSON."""
@@ -366,28 +500,65 @@ class Output:
         function = FunctionCall.model_construct(name=name, arguments=arguments)
         done = ToolCall.model_construct(id=self._ids[index], type="function", function=function)
         self._calls.append(done)
-        self._check(name, arguments, pos)
+        self._check(index, name, arguments, pos)
         self.events.append(ToolCallEnd(index, done))
 
     def result(self) -> ParseResult:
-        """What the reply decodes to so far."""
+        """What the reply decodes to so far.
+
+        An issue that can concern a call and names none of its own concerns the call its position
+        lies in: within the stretch of the reply from the last block opener before it to the next,
+        the last call starting at or before it, else the first one starting after it (a wrapper's
+        issue, reported where the wrapper starts), else none (the block gave no call). A call not
+        finished yet is not in ``tool_calls``: an issue about it says so only once it is.
+        """
+        done = len(self._calls)
+        issues = []
+        for issue, ref in zip(self._issues, self._refs, strict=True):
+            index = (
+                self._call_at(issue.pos) if ref is AUTO else self._last_in(ref.pos) if isinstance(ref, InBlock) else ref
+            )
+            if isinstance(index, int) and index < done:
+                issue = issue.model_copy(update={"call_index": index})
+            issues.append(issue)
         return ParseResult.model_construct(
             content="".join(self._content),
             reasoning="".join(self._reasoning),
             tool_calls=list(self._calls),
-            issues=list(self._issues),
+            issues=issues,
         )
+
+    def _last_in(self, pos: int) -> int | None:
+        """The last call starting in the block that opened at ``pos`` (before the next block)."""
+        starts, blocks = self._starts, self._blocks
+        b = bisect_right(blocks, pos)
+        end = bisect_right(starts, blocks[b] - 1) if b < len(blocks) else len(starts)
+        return end - 1 if end and starts[end - 1] >= pos else None
+
+    def _call_at(self, pos: int) -> int | None:
+        """The call an issue at ``pos`` concerns by position (see :meth:`result`)."""
+        starts, blocks = self._starts, self._blocks
+        b = bisect_right(blocks, pos)
+        low = blocks[b - 1] if b else -1
+        high = blocks[b] if b < len(blocks) else None
+        # Calls start in reply order (a call's index follows its start), so the starts are sorted.
+        at = bisect_right(starts, pos)
+        if at and starts[at - 1] >= low:
+            return at - 1
+        if at < len(starts) and (high is None or starts[at] < high):
+            return at
+        return None
 
     def last_issue(self) -> Issue | None:
         """The last issue reported, if any (the stream extends an ``unexpected_text`` run)."""
         return self._issues[-1] if self._issues else None
 
-    def _check(self, name: str, arguments: dict[str, Any], pos: int) -> None:
+    def _check(self, index: int, name: str, arguments: dict[str, Any], pos: int) -> None:
         if self._tools is None:
             return
         if name not in self._tools:
             known = ", ".join(sorted(self._tools)) or "none"
-            self.issue("unknown_tool", f"tool {name!r} is not declared (declared: {known})", pos)
+            self.issue("unknown_tool", f"tool {name!r} is not declared (declared: {known})", pos, call=index)
             return
         for problem in violations(arguments, tool_parameters(self._tools[name]) or {}):
-            self.issue("schema", f"{name}: {problem}", pos)
+            self.issue("schema", f"{name}: {problem}", pos, call=index)

@@ -87,7 +87,7 @@ from codec.errors import CodecError, ParseError, caret_snippet
 from codec.literals import nesting
 from codec.models import Event, ParseResult
 from codec.schema import tool_name
-from codec.sink import CONTENT, REASONING, Output, Sink
+from codec.sink import CONTENT, LAST, REASONING, InBlock, Output, Sink
 from codec.watch import Delimiter, FastLexer, Watch
 
 __all__ = ["CONTENT", "MAX_DEPTH", "REASONING", "BuildError", "Builder", "Stream", "Syntax"]
@@ -326,6 +326,7 @@ class Stream:
         self._need = 0  # reply length before which the lexer cannot decide anything new
         self._marker_cache: dict[str, tuple[int, int]] = {}  # marker -> (found at, searched up to)
         self._block: _Block | None = None
+        self._cut_checked = False  # whether the end of the reply was checked for a cut call
         self._blanks = (-1, "")  # the last ignored text outside a block: (where it ends, text)
         self._recovery: _Recovery | None = None
         self._reread = ""  # text a rejected block did not cover, from before the buffer: read it again
@@ -664,6 +665,7 @@ class Stream:
             if kind == closer or (closer is None and kind in syntax.nest_close and self._depth == block.depth):
                 self._block = None
         elif kind in syntax.blocks:
+            self._out.block(tok.start_pos)
             # The checkpoint is the parser as the opener found it, after the reductions the
             # opener triggered (they belong to what came before): the stacks minus the opener.
             end, blanks = self._blanks
@@ -676,6 +678,28 @@ class Stream:
                 blanks if end == tok.start_pos else "",
             )
 
+    def _report_cut(self, terminal: str, pos: int) -> None:
+        """The reply ends inside a block and ``terminal`` is the first closer it lacks: unless that
+        is the block's own closer (all inside it arrived: a call is whole), the call still being
+        read once the reductions any continuation would make are made (a call whose ``)`` arrived
+        is finished, with only its list's closers missing) was cut short. Decided once, at the
+        first closer inserted at the end."""
+        block, checked = self._block, self._cut_checked
+        self._cut_checked = True
+        if block is None or checked:
+            return
+        syntax = self._syntax
+        if terminal == block.closer or (
+            block.closer is None and terminal in syntax.nest_close and self._depth - 1 == block.depth
+        ):
+            return
+        # A handler refusing a reduction here leaves the parser as it was (the closer meets it again).
+        with suppress(BuildError):
+            self._parser.settle()
+        index = self._out.open_call()
+        if index is not None:
+            self._out.cut_call(index, pos)
+
     def _autoclose(self, pos: int, before: str | None) -> bool:
         """Insert a missing closer the grammar accepts here (reported), if the format allows one.
 
@@ -685,7 +709,12 @@ class Stream:
             return False
         for terminal, spelling in self._syntax.autoclose.items():
             if self._parser.accepts(terminal):
-                self._out.issue("missing_closer", f"missing {spelling!r} inserted", pos)
+                if before is None:
+                    self._report_cut(terminal, pos)
+                # The closer ends the block open here: it concerns that block's last call.
+                # (A block read whole by a fast path is not open here: the closer ends what was read last.)
+                call = InBlock(self._block.pos) if self._block is not None else LAST
+                self._out.issue("missing_closer", f"missing {spelling!r} inserted", pos, call=call)
                 try:
                     self._push(Token(terminal, "", start_pos=pos))
                 except _Reject as rej:  # the closer completed something the builder refuses
@@ -764,7 +793,7 @@ class Stream:
             resume = len(buf)
         rec.block.pieces.append(buf[i:resume])
         raw = "".join(rec.block.pieces)
-        used = self._hand_over(raw)
+        used = self._hand_over(raw, final and best < 0)
         # Text after what the block covered is read again: from buf, or (where it arrived in an
         # earlier chunk) from raw, through _reread.
         start = rec.block.pos + used - self._base
@@ -788,7 +817,7 @@ class Stream:
         self._marker_cache[marker] = (self._base + j if j >= 0 else -1, self._base + len(buf))
         return j
 
-    def _hand_over(self, raw: str) -> int:
+    def _hand_over(self, raw: str, final_block: bool = False) -> int:
         """Give the rejected block to the builder's recovery; returns how much of ``raw`` it covered."""
         rec = self._recovery
         assert rec is not None
@@ -796,6 +825,8 @@ class Stream:
         block = rec.block
         self._parser.restore(block.checkpoint)
         self._depth = block.depth
+        # A block that ran to the end of the reply was cut; one that reached a marker was broken.
+        self._out.block_ran_to_end = final_block
         used = self._builder.recover(raw, block.pos, rec.error)
         if used is None:
             self._out.keep_as_content(raw, block.pos, rec.error, lead=block.lead)

@@ -178,6 +178,24 @@ def test_parse_prints_the_openai_message(capsys: pytest.CaptureFixture[str], fmt
     assert "música" in out  # ensure_ascii=False
 
 
+def test_parse_can_leave_damaged_calls_out(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """By default a damaged call is kept and marked (stderr names its severity and index); with
+    --drop-damaged it is left out, and said so; with --stream that is refused (exit 2)."""
+    reply = tmp_path / "cut.txt"
+    reply.write_text(
+        '<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>\n<tool_call>\n{"name": "f", "arguments": {"x": "ab',
+        encoding="utf-8",
+    )
+    code, out, err = run(capsys, "parse", "-f", "hermes", str(reply))
+    assert code == 0 and [c["function"]["name"] for c in json.loads(out)["tool_calls"]] == ["a", "f"]
+    assert "truncated_call (damaged, call 1)" in err
+    code, out, err = run(capsys, "parse", "-f", "hermes", "--drop-damaged", str(reply))
+    assert code == 0 and [c["function"]["name"] for c in json.loads(out)["tool_calls"]] == ["a"]
+    assert "damaged call 1 (f) left out" in err
+    code, out, err = run(capsys, "parse", "-f", "hermes", "--drop-damaged", "--stream", str(reply))
+    assert code == 2 and out == "" and "--drop-damaged cannot be used with --stream" in err
+
+
 def test_parse_from_stdin(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fmt: codec.Format
 ) -> None:

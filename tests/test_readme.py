@@ -48,3 +48,16 @@ def test_cli_examples_run() -> None:
         assert proc.stdout
         ran += 1
     assert ran >= 4
+
+
+def test_the_issue_kinds_table_is_the_closed_set() -> None:
+    """README's "Issue kinds" table lists every kind, with its severity, scope and meaning, as
+    ``codec.issues.KINDS`` says (and nothing else)."""
+    from codec.issues import KINDS
+
+    rows = re.findall(r"^\| `([a-z_]+)` \| (note|repaired|damaged) \| (a call|the text) \| (.+) \|$", README, re.M)
+    table = {
+        kind: (severity, "call" if scope == "a call" else "text", meaning) for kind, severity, scope, meaning in rows
+    }
+    assert len(rows) == len(table)
+    assert table == {kind: (info.severity, info.scope, info.meaning) for kind, info in KINDS.items()}

@@ -268,7 +268,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
             self.sink.issue("unexpected_text", "text after the call list, kept as content", pos + end, tail)
             self.sink.text(CONTENT, tail, pos + end)
         elif not reported:  # every call was read after all (a missing comma...): still say so
-            self.sink.issue("repaired_call", f"call list repaired: {error}", pos, raw[:end])
+            self.sink.issue("repaired_list", f"call list repaired: {error}", pos, raw[:end])
         return used
 
     def _assigned(self, piece: str) -> re.Match[str] | None:

@@ -109,6 +109,7 @@ from codec.formats._render import (
     trim,
     upper,
 )
+from codec.issues import IssueKind
 from codec.literals import json_value, python_literal
 from codec.models import Conversation
 from codec.schema import tool_name
@@ -520,7 +521,7 @@ class _Inline:
 
     name: str
     arguments: dict[str, Any]
-    issues: tuple[tuple[str, str, int, str | None], ...]
+    issues: tuple[tuple[IssueKind, str, int, str | None], ...]
 
 
 class Gemma4Builder(LiteralHandlers, Builder):
@@ -578,6 +579,7 @@ class Gemma4Builder(LiteralHandlers, Builder):
         if not self._declared(found.name):
             self.sink.text(CONTENT, str(token), pos)
             return
+        self.sink.block(pos)  # the line's call: what is reported below concerns it
         self.sink.issue(
             "inline_call", f"call:{found.name}{{...}} inside a line of text read as a call of a declared tool", pos
         )

@@ -31,7 +31,7 @@ import json
 import re
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from codec import jinja
 from codec._lark import Token, ValueToken, compile_grammar
@@ -52,6 +52,7 @@ from codec.formats._chatml import (
 )
 from codec.formats._decode import assistant_message, json_object_as_written, trailing_blocks
 from codec.formats._render import concat, required
+from codec.issues import IssueKind
 from codec.literals import (
     JSON_DECODER,
     LAX_JSON_DECODER,
@@ -63,7 +64,7 @@ from codec.literals import (
 )
 from codec.models import Conversation
 from codec.schema import tool_name
-from codec.sink import CONTENT, REASONING, CallWriter, Sink
+from codec.sink import CONTENT, LAST, REASONING, CallWriter, Sink
 from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax
 from codec.watch import Delimiter, FastLexer, json_fast_lexer
 
@@ -1056,21 +1057,22 @@ class HermesBuilder(LiteralHandlers, Builder):
 
     def fast_call(self, token: ValueToken) -> None:
         found = token.decoded
-        self._object_done(token.start_pos)
         self.sink.whole_call(found["name"], token.start_pos, found["arguments"])
+        self._object_done(token.start_pos)
 
     def fast_block(self, token: ValueToken) -> None:
+        self.sink.block(token.start_pos)  # a block read whole: the stream saw no opener of it
         found = token.decoded
         brace = token.start_pos + token.index("{")
-        self._object_done(brace)
         self.sink.whole_call(found["name"], brace, found["arguments"])
+        self._object_done(brace)
         self._done_in_block = 0
 
     def _object_done(self, pos: int) -> None:
         """A call object of the current block is complete (a second one is reported, outside a list)."""
         self._done_in_block += 1
         if self._done_in_block == 2 and not self._in_list:
-            self.sink.issue("several_objects", "several call objects in one <tool_call> block", pos)
+            self.sink.issue("several_objects", "several call objects in one <tool_call> block", pos, call=LAST)
 
     def list_open(self, bracket: Token) -> None:
         self._in_list = True
@@ -1086,9 +1088,10 @@ class HermesBuilder(LiteralHandlers, Builder):
         if found is None or any(args is not None and self.sink.undeclared(name) for _, name, _, args in found):
             self.sink.text(CONTENT, str(token), token.start_pos)  # an example, not a call
             return
+        self.sink.block(token.start_pos)  # what is reported below concerns the calls the token holds
         for at, what, message, arguments in found:
             if arguments is None:
-                self.sink.issue(what, message, token.start_pos + at)
+                self.sink.issue(cast("IssueKind", what), message, token.start_pos + at)  # checked by the sink
             else:
                 self.sink.whole_call(what, token.start_pos + at, arguments)
 

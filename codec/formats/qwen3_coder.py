@@ -92,6 +92,7 @@ from codec.formats._chatml import (
 )
 from codec.formats._decode import assistant_message, expect, expected_error, json_as_written, trailing_blocks, until
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson, trim
+from codec.issues import IssueKind
 from codec.literals import python_literal
 from codec.models import Conversation
 from codec.schema import declared_types, tool_name, type_text
@@ -609,7 +610,7 @@ class _Lines:
         self.holding = new_line
         self._held: list[str] = []
         #: What the builder reports about the value: (issue kind, offset in the reply).
-        self.notes: list[tuple[str, int]] = []
+        self.notes: list[tuple[IssueKind, int]] = []
         self.uneven = False
 
     def feed(self, text: str, pos: int) -> str:

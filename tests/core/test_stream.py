@@ -58,12 +58,15 @@ def test_a_cut_call_keeps_what_was_read_and_the_next_call_survives() -> None:
     result = run(text).result
     # The error comes before `x=1` is reduced (its rule waits for the token after it) ...
     assert calls(result) == [("f", {}), ("g", {"z": 3})]
-    assert kinds(result) == ["truncated_call"]
+    # The block reached its closer: nothing was cut, the call is broken.
+    assert kinds(result) == ["broken_call"]
+    assert [(i.call_index, i.severity) for i in result.issues] == [(0, "damaged")]
+    assert result.intact_calls == result.tool_calls[1:]
     assert result.content == "a  b "
     # ... unless the syntax settles a rejected block first: then what was complete is built.
     settled = run(text, syntax=toy.syntax(settle_rejected_blocks=True)).result
     assert calls(settled) == [("f", {"x": 1}), ("g", {"z": 3})]
-    assert kinds(settled) == ["truncated_call"]
+    assert kinds(settled) == ["broken_call"]
 
 
 def test_a_block_that_makes_no_call_is_kept_as_content() -> None:
@@ -86,13 +89,31 @@ def test_missing_closers_are_inserted_before_a_marker_and_at_the_end() -> None:
     assert kinds(before_stop) == ["missing_closer", "missing_closer"]
     at_end = run("<<f a=2").result
     assert calls(at_end) == [("f", {"a": 2})]
+    # Only the block's own closer is missing: the call is whole, repaired.
     assert kinds(at_end) == ["missing_closer"]
+    assert [(i.call_index, i.severity) for i in at_end.issues] == [(0, "repaired")]
+    assert at_end.intact_calls == at_end.tool_calls
+
+
+def test_a_reply_that_ends_inside_a_call_cut_it() -> None:
+    """More than the block's closer missing at the end: the call was cut, marked damaged once,
+    whole and streamed alike."""
+    text = "x <<f a=2 l=[1"
+    cut = run(text).result
+    assert calls(cut) == [("f", {"a": 2, "l": [1]})]
+    assert kinds(cut) == ["truncated_call", "missing_closer", "missing_closer"]
+    assert [i.call_index for i in cut.issues] == [0, 0, 0]
+    assert cut.intact_calls == [] and cut.damaged_indices == {0}
+    assert cut.to_message(drop_damaged=True).tool_calls is None
+    assert cut.to_message().tool_calls == cut.tool_calls
+    for size in (1, 2, 5):
+        assert run(text, split(text, size)).result == cut
 
 
 def test_nesting_past_the_limit_is_an_error_not_a_recursion() -> None:
     result = run("<<f a=1 l=" + "[" * 10 + "]" * 10 + ">> after").result
     assert calls(result) == [("f", {"a": 1})]
-    assert kinds(result) == ["truncated_call"]
+    assert kinds(result) == ["broken_call"]
     assert "deeper than 5" in result.issues[0].message
     assert result.content == " after"
 

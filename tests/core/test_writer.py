@@ -104,7 +104,8 @@ def test_fragments_concatenate_to_the_arguments_json(
     repeats = len(ops) - len({op[1] for op in ops})
     kinds = [issue.kind for issue in streamed.result().issues]
     assert kinds.count("duplicate_argument") == repeats
-    assert kinds.count("truncated_call") == cut_in_string
+    assert kinds.count("broken_call") == cut_in_string  # (the block did not run to the reply's end)
+    assert [issue.call_index for issue in streamed.result().issues] == [0] * len(kinds)
 
 
 def test_arguments_read_before_the_name_are_sent_when_it_arrives() -> None:
@@ -121,13 +122,14 @@ def test_arguments_read_before_the_name_are_sent_when_it_arrives() -> None:
 
 def test_a_cut_string_keeps_what_was_sent_of_it() -> None:
     out = output()
+    out.block_ran_to_end = True  # the stream says the reply ended inside the block
     call = out.call("f", 0)
     call.string_start("s", 3)
     call.string_more("Par")
     call.cut("<raw>", "reply ends", 9)
     assert call.arguments == {"s": "Par"}
     (issue,) = out.result().issues
-    assert (issue.kind, issue.pos, issue.text) == ("truncated_call", 9, "<raw>")
+    assert (issue.kind, issue.pos, issue.text, issue.call_index) == ("truncated_call", 9, "<raw>", 0)
     assert fragments(out) == '{"s": "Par"}'
 
 
