@@ -293,7 +293,7 @@ class CallWriter:
         name must be known (a call cut before its name is no call: its builder keeps the block
         as content)."""
         if self._out.block_ran_to_end:
-            if self.index is None or not self._out.was_cut(self.index):
+            if self.index is None or not self._out.was_cut(self.index, raw):
                 self.issue("truncated_call", f"tool call {self.name!r} cut short: {error}", pos, raw)
         else:
             self.issue("broken_call", f"tool call {self.name!r} could not be read whole: {error}", pos, raw)
@@ -376,21 +376,26 @@ class Output:
         #: rather than to its closer or the next marker (its calls were broken): the stream says.
         self.block_ran_to_end = False
         self._open: CallWriter | None = None  # the call being read by its writer, until it ends
-        self._cut: set[int] = set()  # the calls reported cut by the end of the reply
+        self._cut: dict[int, int] = {}  # the calls reported cut by the end of the reply: their issue
         self._stopped = False  # the stop token was seen
         self._after_stop_reported = False
 
     def cut_call(self, index: int, pos: int) -> None:
         """The reply ended at ``pos`` inside call ``index`` (reported once per call)."""
         if index not in self._cut:
-            self._cut.add(index)
+            self._cut[index] = len(self._issues)
             self.issue(
                 "truncated_call", "the reply ends inside this tool call: what was read of it is kept", pos, call=index
             )
 
-    def was_cut(self, index: int) -> bool:
-        """Whether call ``index`` was reported cut by the end of the reply."""
-        return index in self._cut
+    def was_cut(self, index: int, raw: str) -> bool:
+        """Whether call ``index`` was reported cut by the end of the reply; if so, that report
+        now holds ``raw``, the block's text that its recovery could not read."""
+        at = self._cut.get(index)
+        if at is None:
+            return False
+        self._issues[at].text = raw
+        return True
 
     def open_call(self) -> int | None:
         """The index of the call a writer is reading and has not finished, if any (a reply that

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from codec._lark import Token
-from codec.literals import number_literal
+from codec.literals import json_text, number_literal
 from codec.sink import Sink
 from codec.stream import BuildError
 
@@ -36,7 +36,8 @@ class LiteralHandlers:
         reported (``duplicate_key``) and its last value kept, as JSON decoders keep it."""
         out: dict[str, Any] = {}
         for key, value, pos in pairs:
-            if key in out:
-                self.sink.issue("duplicate_key", f"key {key!r} repeated; the last value is kept", pos)
+            if key in out:  # the value dropped is the issue's text: nothing is lost silently
+                message = f"key {key!r} repeated; the last value is kept"
+                self.sink.issue("duplicate_key", message, pos, json_text({key: out[key]}))
             out[key] = value
         return out
