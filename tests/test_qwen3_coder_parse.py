@@ -17,6 +17,7 @@ Known parser bugs are ``xfail(strict=True)`` tests at the end, each with a minim
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -31,7 +32,7 @@ from harness import (
     run_chunks,
     split,
 )
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import codec
@@ -126,7 +127,7 @@ _WRITE = [
 
 #: Lines a file body may hold that look like the format's markup but are text of the value there: a
 #: closer no markup follows, a head of a parameter already given (or the one being read, or one the
-#: tool does not declare), a function closer no call end follows, call openers.
+#: tool does not declare), a function closer no call end follows, call openers, a call written whole.
 _MARKUP_LINES = (
     "</parameter>",
     "<parameter=path>",
@@ -149,6 +150,11 @@ _MARKUP_LINES = (
 def test_markup_text_inside_a_value_is_read_as_text(lines: list[str], with_tools: bool, sizes: list[int]) -> None:
     """A file body holding tag-like lines that nothing confirms as markup comes back byte for byte,
     whole and in any chunking, with its fragments append-only (nothing sent is taken back)."""
+    if "<function=write>" in lines:  # a call written inside the value, closed as a fixture closes it
+        lines = [*lines, "</function>"]
+    # A closer followed (past blank lines) by a line that confirms it is markup by the rule: the value's end.
+    confirms = {"</parameter>": ("</function>", "<tool_call>"), "</function>": ("<tool_call>", "<function=write>")}
+    assume(all(b not in confirms.get(a, ()) for a, b in itertools.pairwise(line for line in lines if line)))
     body = "\n".join([*lines, "end"])  # the last line is plain text: its closer is the value's own
     if not with_tools:  # without tools, only a repeated name says a head is text
         body = body.replace("<parameter=mode>", "<parameter=path>")

@@ -23,7 +23,9 @@ Parallel calls are consecutive blocks separated by a newline; a call without arg
 Replies are read by ``grammars/qwen3_coder.lark`` and :class:`Qwen3CoderBuilder`, which also take
 what real models write instead (README, "Errors and repairs"): a leading ``<think>`` block,
 pretty-printed calls (the layout of a string value is read by :class:`_Lines`), drifted tags, bare
-``<function=`` blocks; prose about the tags and code fences stay text.
+``<function=`` blocks; prose about the tags and code fences stay text, and so do the tags a string
+value holds where what follows them says they are not markup (README, "qwen3_coder": markup inside a
+value; :meth:`Qwen3CoderBuilder._seam`).
 
 Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
 
@@ -1044,9 +1046,14 @@ def reply_syntax() -> Syntax:
             "FENCE_CLOSE": CONTENT,
             "THOUGHT": REASONING,
             "VALUE": VALUE,
+            # A call written inside a value is text of it (grammar: literal).
+            "LITERAL_OPEN": VALUE,
+            "LITERAL_TEXT": VALUE,
+            "LITERAL_CLOSE": VALUE,
         },
         blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE", "LINE": "FUNCTION_CLOSE"},
         autoclose={
+            "LITERAL_CLOSE": "</function>",
             "PARAM_CLOSE": "</parameter>",
             "FUNCTION_CLOSE": "</function>",
             "CALL_CLOSE": CALL_CLOSE,
