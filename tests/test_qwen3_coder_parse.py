@@ -17,6 +17,7 @@ Known parser bugs are ``xfail(strict=True)`` tests at the end, each with a minim
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -31,7 +32,7 @@ from harness import (
     run_chunks,
     split,
 )
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import codec
@@ -46,12 +47,13 @@ def test_exclusions_are_real() -> None:
     nullable = {"type": ["string", "null"]}
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
     for value, schema in [
-        ("a\n</parameter>\n<parameter=b>\nc", string),
-        ("x</function>y", string),
+        ("a\n</parameter>\n<parameter=b>\nc", string),  # b is declared, not given yet: the next parameter
+        ("x\n</function>\n</tool_call>", string),
+        ("x\n</parameter>\n</function>", string),
         ("null", nullable),
         (" None ", nullable),
     ]:
-        tools[0]["function"]["parameters"]["properties"] = {"a": schema}
+        tools[0]["function"]["parameters"]["properties"] = {"a": schema, "b": string}
         message = {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"a": value}}}]}
         result = FMT.parse(FMT.render_reply(message), tools=tools)
         assert [c.function.arguments for c in result.tool_calls] != [{"a": value}], value
@@ -106,6 +108,85 @@ def test_typed_value_is_sent_once_complete() -> None:
     run = run_chunks(FMT, split(reply, 4), tools=tools)
     assert run.result.tool_calls[0].function.arguments == {"a": list(range(2_000))}
     assert_append_only(run.events, run.result)
+
+
+# --------------------------------------------------------------------------- markup inside a value
+
+_WRITE = [
+    {
+        "type": "function",
+        "function": {
+            "name": "write",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            },
+        },
+    }
+]
+
+#: Lines a file body may hold that look like the format's markup but are text of the value there: a
+#: closer no markup follows, a head of a parameter already given (or the one being read, or one the
+#: tool does not declare), a function closer no call end follows, call openers, a call written whole.
+_MARKUP_LINES = (
+    "</parameter>",
+    "<parameter=path>",
+    "<parameter=content>",
+    "<parameter=mode>",
+    '    "</function>",',
+    "</function>",
+    "<tool_call>",
+    "<function=write>",
+    "  x = '<parameter=path>' + '</parameter>'",
+)
+
+
+@examples(60)
+@given(
+    lines=st.lists(st.one_of(st.sampled_from(_MARKUP_LINES), st.sampled_from(("text", "", "  y = 1"))), max_size=12),
+    with_tools=st.booleans(),
+    sizes=st.one_of(st.just([1]), st.lists(st.integers(1, 16), min_size=1, max_size=6)),
+)
+def test_markup_text_inside_a_value_is_read_as_text(lines: list[str], with_tools: bool, sizes: list[int]) -> None:
+    """A file body holding tag-like lines that nothing confirms as markup comes back byte for byte,
+    whole and in any chunking, with its fragments append-only (nothing sent is taken back)."""
+    if "<function=write>" in lines:  # a call written inside the value, closed as a fixture closes it
+        lines = [*lines, "</function>"]
+    # A closer followed (past blank lines) by a line that confirms it is markup by the rule: the value's end.
+    confirms = {"</parameter>": ("</function>", "<tool_call>"), "</function>": ("<tool_call>", "<function=write>")}
+    assume(all(b not in confirms.get(a, ()) for a, b in itertools.pairwise(line for line in lines if line)))
+    body = "\n".join([*lines, "end"])  # the last line is plain text: its closer is the value's own
+    if not with_tools:  # without tools, only a repeated name says a head is text
+        body = body.replace("<parameter=mode>", "<parameter=path>")
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"function": {"name": "write", "arguments": {"path": "a", "content": body}}}],
+    }
+    reply = FMT.render_reply(message)
+    tools = _WRITE if with_tools else None
+    whole = FMT.parse(reply, tools=tools)
+    assert [c.function.arguments for c in whole.tool_calls] == [{"path": "a", "content": body}]
+    assert whole.issues == []
+    assert_streams_like(parse_chunked(FMT, reply, sizes, tools=tools), whole)
+
+
+def test_a_head_that_starts_the_next_parameter_streams_as_it_parses() -> None:
+    """The heads that do end a string value (a declared name not given yet, a missing closer before
+    it, a name too long to be decided in the lookahead) read the same whole and in every chunking."""
+    long_name = "n" * 41
+    cases = [
+        ("content", "a\n</parameter>\n<parameter=path>\nb", {"content": "a", "path": "b"}, []),
+        ("content", "a\n<parameter=path>\nb", {"content": "a", "path": "b"}, ["missing_closer"]),
+        ("content", "a\n    <parameter=path>\nb", {"content": "a", "path": "b"}, ["missing_closer", "indented_markup"]),
+        ("content", f"a\n</parameter>\n<parameter={long_name}>\nb", {"content": "a", long_name: "b"}, []),
+    ]
+    for key, text, expected, issues in cases:
+        reply = f"<tool_call>\n<function=write>\n<parameter={key}>\n{text}\n</parameter>\n</function>\n</tool_call>"
+        whole = FMT.parse(reply, tools=_WRITE)
+        assert whole.tool_calls[0].function.arguments == expected, text
+        assert [issue.kind for issue in whole.issues] == issues, text
+        for size in (1, 3, 7):
+            assert_streams_like(parse_chunked(FMT, reply, size, tools=_WRITE), whole)
 
 
 # --------------------------------------------------------------------------- pretty-printed calls

@@ -23,7 +23,9 @@ Parallel calls are consecutive blocks separated by a newline; a call without arg
 Replies are read by ``grammars/qwen3_coder.lark`` and :class:`Qwen3CoderBuilder`, which also take
 what real models write instead (README, "Errors and repairs"): a leading ``<think>`` block,
 pretty-printed calls (the layout of a string value is read by :class:`_Lines`), drifted tags, bare
-``<function=`` blocks; prose about the tags and code fences stay text.
+``<function=`` blocks; prose about the tags and code fences stay text, and so do the tags a string
+value holds where what follows them says they are not markup (README, "qwen3_coder": markup inside a
+value; :meth:`Qwen3CoderBuilder._seam`).
 
 Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
 
@@ -718,24 +720,37 @@ class _Param:
 def _param_block_lexer(grammar: CompiledGrammar) -> FastLexer:
     """Fast path: a whole ``<parameter=K>\nVALUE\n</parameter>`` as one token.
 
-    It runs the grammar's own PARAM_OPEN, VALUE and PARAM_CLOSE patterns, so it finds exactly
-    the value the rules would; it only takes a parameter closed by ``</parameter>`` with enough
-    text after it that no lookahead is still undecided, and leaves everything else to the rules.
+    It runs the grammar's own PARAM_OPEN, VALUE, PARAM_SEAM and PARAM_CLOSE patterns, so it finds
+    exactly the pieces the rules would (the seams between parameters among them: the builder
+    decides each as the rules' ``seam`` does); it only takes a parameter closed by ``</parameter>``
+    with enough text after it that no lookahead is still undecided, and leaves everything else to
+    the rules.
     """
-    opener, value, closer = (
-        re.compile(grammar.terminals[t].pattern.to_regexp()) for t in ("PARAM_OPEN", "VALUE", "PARAM_CLOSE")
+    opener, value, seam, closer = (
+        re.compile(grammar.terminals[t].pattern.to_regexp())
+        for t in ("PARAM_OPEN", "VALUE", "PARAM_SEAM", "PARAM_CLOSE")
     )
 
     def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
         head = opener.match(text, pos)
         if head is None:
             return None
-        body = value.match(text, head.end())
-        end = body.end() if body is not None else head.end()
+        pieces: list[tuple[bool, str]] = []  # (whether it is a PARAM_SEAM, its text)
+        end = head.end()
+        while True:
+            body = value.match(text, end)
+            if body is not None:
+                pieces.append((False, body.group()))
+                end = body.end()
+            head_next = seam.match(text, end)
+            if head_next is None:
+                break
+            pieces.append((True, head_next.group()))
+            end = head_next.end()
         tail = closer.match(text, end)
         if tail is None or (tail.end() + HOLDBACK > len(text) and not final):
             return None
-        return (head.group(), text[head.end() : end], tail.group()), tail.end()
+        return (head.group(), pieces, tail.group()), tail.end()
 
     return lex
 
@@ -845,12 +860,17 @@ class Qwen3CoderBuilder(Builder):
     def param_block(self, *children: Any) -> None:
         """A whole parameter taken by the fast path: the same steps as the grammar's rules."""
         token: ValueToken = children[-1]
-        opener, raw, closer = token.decoded
-        start = token.start_pos
-        self._begin_param(opener, start, children[0] if len(children) == 2 else None)
-        if raw:
-            self._value(raw, start + len(opener))
-        self._end_param("PARAM_CLOSE", closer, start + len(opener) + len(raw))
+        opener, pieces, closer = token.decoded
+        at = token.start_pos
+        self._begin_param(opener, at, children[0] if len(children) == 2 else None)
+        at += len(opener)
+        for is_seam, text in pieces:
+            if is_seam:
+                self._seam(text, at)
+            else:
+                self._value(text, at)
+            at += len(text)
+        self._end_param("PARAM_CLOSE", closer, at)
 
     def _begin_param(self, head: str, pos: int, indent: Token | None) -> None:
         call = self._call
@@ -895,6 +915,52 @@ class Qwen3CoderBuilder(Builder):
             call.string_more(text)
         if lines is not None and lines.notes:
             self._report(param, lines)
+
+    def seam(self, token: Token) -> None:
+        self._seam(str(token), token.start_pos)
+
+    def _seam(self, text: str, pos: int) -> None:
+        """A ``<parameter=NAME>`` head where the value stopped for it (PARAM_SEAM), after the value's
+        ``</parameter>`` or without one: text of a string value when NAME cannot start the next
+        parameter (:meth:`_names_text`), else the value's end (a missing closer, reported) and the
+        next parameter's start. The grammar lexed it whole, with what follows it: the choice is
+        made once, before any of its text is sent."""
+        param, call = self._param, self._call
+        assert param is not None and call is not None
+        at = text.rfind(_PARAMETER_START)
+        head = text[at:]
+        if param.streams and self._names_text(call, param, _tag_name(head, _PARAMETER_NAME).strip("\"'")):
+            self._value(text, pos)
+            return
+        before = text[:at]
+        close = before.find("</parameter>")
+        close = close + len("</parameter>") if close >= 0 else 0
+        line = before.rfind("\n", close)  # the line break before an indented head: its INDENT
+        indent = None
+        if line >= 0 and line + 1 < at:
+            indent = Token("INDENT", before[line:], start_pos=pos + line)
+        if close > 0:
+            self._end_param("PARAM_CLOSE", before[:close], pos)
+        else:  # as the stream inserts a missing closer before a head it refuses
+            where = pos + line if indent is not None else pos + at
+            self.sink.issue("missing_closer", "missing '</parameter>' inserted", where)
+            self._end_param("PARAM_CLOSE", "", where)
+        self._begin_param(head, pos + at, indent)
+
+    def _names_text(self, call: CallWriter, param: _Param, name: str) -> bool:
+        """Whether a head naming ``name`` inside a string value is text of it: ``name`` is this
+        parameter or one the call already gave, or (with tools) the tool declares some parameters
+        and no others (``properties``, without ``additionalProperties``) and ``name`` is none of
+        them (README, "qwen3_coder": markup inside a value)."""
+        if name == param.name or name in call.arguments:
+            return True
+        params = self.sink.tool_schema(call.name or "")
+        if params is None:
+            return False
+        props, others = params.get("properties"), params.get("additionalProperties")
+        if not props or not isinstance(props, dict) or others is True or isinstance(others, dict):
+            return False
+        return name not in props
 
     def param(self, *children: Any) -> None:
         closer = children[-1]
@@ -981,9 +1047,14 @@ def reply_syntax() -> Syntax:
             "FENCE_CLOSE": CONTENT,
             "THOUGHT": REASONING,
             "VALUE": VALUE,
+            # A call written inside a value is text of it (grammar: literal).
+            "LITERAL_OPEN": VALUE,
+            "LITERAL_TEXT": VALUE,
+            "LITERAL_CLOSE": VALUE,
         },
         blocks={"CALL_OPEN": "CALL_CLOSE", "FUNCTION_OPEN": "FUNCTION_CLOSE", "LINE": "FUNCTION_CLOSE"},
         autoclose={
+            "LITERAL_CLOSE": "</function>",
             "PARAM_CLOSE": "</parameter>",
             "FUNCTION_CLOSE": "</function>",
             "CALL_CLOSE": CALL_CLOSE,

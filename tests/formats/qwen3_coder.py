@@ -100,6 +100,12 @@ def _adversarial() -> dict[str, Adversarial]:
         * (N // 95),
         "function_heads_without_gt_in_calls": ("<tool_call>\n<function=" + "x" * 40 + "\n</tool_call>\n") * (N // 66),
         "parameter_heads_without_gt": _CALL + "<parameter=a\n" * (N // 13),
+        # Markup inside a string value: heads that are text of it, calls written inside it.
+        "value_of_given_heads": _CALL + "<parameter=s>\n" + "x\n</parameter>\n<parameter=s>\n" * (N // 29) + _END,
+        "value_of_undeclared_heads": _CALL + "<parameter=s>\n" + "\n<parameter=zz>\n" * (N // 15) + _END,
+        "value_of_written_calls": _CALL + "<parameter=s>\n" + "<function=g>\n</function>\n" * (N // 24) + _END,
+        "value_of_written_call_heads": _CALL + "<parameter=s>\n" + "<function=g>\nx" * (N // 14) + _END,
+        "value_of_an_unclosed_written_call": _CALL + "<parameter=s>\n<function=g>\n<parameter=x>\n" + "y\n" * (N // 2),
     }
     out.update({name: Adversarial(text, array) for name, text in texts.items()})
     # Reasoning, fences and prose about the tags.
