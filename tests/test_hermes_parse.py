@@ -241,6 +241,66 @@ def test_parser_value_stack_work_is_linear(text: str, sizes: int | None, monkeyp
     assert copied <= 4 * len(text)
 
 
+#: Blocks each JSON decoder fails on somewhere (a wrong bracket, nested containers, a Python
+#: literal, a missing closer, no JSON at all, a fence): the rest of the reply follows each one.
+_BROKEN_BLOCKS = [
+    pytest.param(OPEN + '{"name": "f", "arguments": {"a": 1, "b": [1, 2}}' + CLOSE + "\n", id="wrong_bracket"),
+    pytest.param(OPEN + '{"name": "f", "arguments": {"a": {"b": {"c": [1, {"d": 2}}}}}' + CLOSE + "\n", id="nested"),
+    pytest.param(OPEN + "{'name': 'f', 'arguments': {'a': None}}" + CLOSE + "\n", id="python_literal"),
+    pytest.param(OPEN + '{"name": "f", "arguments": {"a": 1}\n', id="missing_closer"),
+    pytest.param(OPEN + "{name: f}" + CLOSE + "\n", id="no_json"),
+    pytest.param('```json\n{"name": "f", "arguments": {"a": 1 2}}\n```\n', id="fence"),
+]
+
+
+@pytest.mark.parametrize("block", _BROKEN_BLOCKS)
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
+def test_decoders_are_handed_work_in_proportion_to_the_reply(
+    block: str, chunked: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed decode makes ``json`` count lines from the start of the text it was handed, up to
+    the error: decoders are handed windows of a block, never the rest of the reply (1 MB of broken
+    blocks took half a minute). Ten times the blocks, about ten times the characters handed
+    (``hermes.DecoderInput``) and counted through (every ``JSONDecodeError``'s position, whoever
+    decoded)."""
+    counted = 0
+    init = json.JSONDecodeError.__init__
+
+    def counting(self: json.JSONDecodeError, msg: str, doc: str, pos: int) -> None:
+        nonlocal counted
+        counted += pos
+        init(self, msg, doc, pos)
+
+    monkeypatch.setattr(json.JSONDecodeError, "__init__", counting)
+
+    def work(n: int) -> tuple[int, int]:
+        nonlocal counted
+        before, counted = hermes.DecoderInput.chars, 0
+        if chunked:
+            parse_chunked(FMT, block * n, 4096)
+        else:
+            FMT.parse(block * n)
+        return hermes.DecoderInput.chars - before, counted
+
+    (handed, through), (handed_10, through_10) = work(50), work(500)
+    assert handed_10 <= 11 * handed
+    assert through_10 <= 11 * through
+
+
+@pytest.mark.parametrize("size", [1, 2, 200, 255, 256, 257, 1_000, 3_000])
+def test_a_value_decodes_in_windows_as_in_the_whole_text(size: int) -> None:
+    """A value longer than the first window, or ending at its edge, reads as it does whole."""
+    for value in ({"a": "x" * size}, {"a": [1] * size}, {"k" * size: -1.5e-7}, ["\u00e9" * size, None]):
+        text = json.dumps(value) + " tail"
+        assert hermes.raw_decode(hermes.PLAIN_JSON_DECODER, text) == (value, len(text) - 5)
+        for cut in (len(text) - 6, len(text) - 8):  # cut inside the value: the same error as whole
+            with pytest.raises(json.JSONDecodeError) as whole:
+                hermes.PLAIN_JSON_DECODER.raw_decode(text[:cut])
+            with pytest.raises(hermes.Undecodable) as windowed:
+                hermes.raw_decode(hermes.PLAIN_JSON_DECODER, text[:cut])
+            assert (windowed.value.msg, windowed.value.pos) == (whole.value.msg, whole.value.pos)
+
+
 # --------------------------------------------------------------------------- regressions (bugs found and fixed)
 
 

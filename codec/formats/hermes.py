@@ -65,7 +65,7 @@ from codec.models import Conversation
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax
-from codec.watch import Delimiter, FastLexer, json_fast_lexer
+from codec.watch import Delimiter, FastLexer, JsonScan, Watch
 
 # ---------------------------------------------------------------------------- markers
 
@@ -286,6 +286,58 @@ def _string(token: Token) -> str:
     return value
 
 
+class DecoderInput:
+    """How many characters hermes has handed JSON decoders, in all (``chars``; tests read it).
+
+    A decoder that fails counts the lines of the text it was given up to where it failed (for the
+    error's ``lineno``), so each decode is handed a window of the text from where the value
+    starts, never the rest of the reply: work in proportion to the value, not to its offset.
+    """
+
+    chars = 0
+
+
+#: The first window a value is decoded in, and how much it grows while the value goes on past it.
+_WINDOW = 256
+_WINDOW_GROWTH = 8
+#: How far past an error's position a decoder may have read to find it (``-Infinity``, a
+#: ``\\uXXXX\\uXXXX`` pair): an error closer than that to a window's end may be the window's.
+_DECODE_LOOKAHEAD = 16
+
+
+class Undecodable(ValueError):
+    """A value that does not decode: ``msg`` says why, ``pos`` is where in the whole text."""
+
+    def __init__(self, msg: str, pos: int) -> None:
+        super().__init__(f"{msg}: char {pos}")
+        self.msg, self.pos = msg, pos
+
+
+def raw_decode(decoder: json.JSONDecoder, text: str, pos: int = 0) -> tuple[Any, int]:
+    """``decoder.raw_decode(text, pos)``, handed only windows of ``text`` from ``pos``.
+
+    A value read whole in a window reads the same in the whole text (a decoder reads nothing
+    past an object's or a list's last bracket); an error too near a window's end to be sure of,
+    or a string still open there, is decoded again in a window ``_WINDOW_GROWTH`` times as long.
+    Raises :class:`Undecodable` (positions in ``text``) where ``raw_decode`` would raise a
+    ``JSONDecodeError``; other errors (a repeated key, a number out of range) as they come.
+    """
+    n = len(text)
+    size = _WINDOW
+    while True:
+        stop = min(n, pos + size)
+        doc = text if pos == 0 and stop == n else text[pos:stop]
+        DecoderInput.chars += stop - pos
+        try:
+            value, end = decoder.raw_decode(doc)
+        except json.JSONDecodeError as exc:
+            if stop < n and (exc.pos >= len(doc) - _DECODE_LOOKAHEAD or exc.msg.startswith("Unterminated string")):
+                size *= _WINDOW_GROWTH
+                continue
+            raise Undecodable(exc.msg, pos + exc.pos) from None
+        return value, pos + end
+
+
 #: How a broken block's or a shape's text is read, in turn: plain JSON, JSON whose objects repeat
 #: a key (the last value is kept), JSON with raw control characters in strings.
 _READINGS = (
@@ -311,7 +363,7 @@ def _decode_objects(body: str) -> tuple[list[tuple[int, Any]], str] | None:
                 if i >= n:
                     break
                 start = i
-                value, i = decoder.raw_decode(body, i)
+                value, i = raw_decode(decoder, body, i)
                 values.append((start, value))
         except (ValueError, RecursionError):
             continue
@@ -373,8 +425,22 @@ def _is_schema(value: Any) -> bool:
 
 
 _SPACE = re.compile(r"[ \t\r\n]*")
-#: Any JSON object or array in a value position, decoded in C when it is complete.
-lex_json_container = json_fast_lexer(PLAIN_JSON_DECODER)
+
+
+def lex_json_container(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
+    """Any JSON object or array in a value position, decoded in C when it is complete (a watch
+    follows one still arriving; anything the grammar's rules read otherwise is left to them)."""
+    if pos >= len(text) or text[pos] not in "{[":
+        return None
+    try:
+        return raw_decode(PLAIN_JSON_DECODER, text, pos)
+    except Undecodable as exc:
+        if final or not (exc.pos >= len(text) - 5 or exc.msg.startswith("Unterminated string")):
+            return None
+        watch = JsonScan()
+        return None if watch.scan(text[pos:]) else watch
+    except (ValueError, RecursionError):
+        return None
 
 
 def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
@@ -387,7 +453,7 @@ def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
     if not text.startswith("{", pos):
         return None
     try:
-        value, end = PLAIN_JSON_DECODER.raw_decode(text, pos)
+        value, end = raw_decode(PLAIN_JSON_DECODER, text, pos)
     except (ValueError, RecursionError):
         return None
     if not (len(value) == 2 and isinstance(value.get("name"), str) and isinstance(value.get("arguments"), dict)):
