@@ -476,3 +476,117 @@ def test_a_shape_after_blanks_at_the_start_streams_like_it_parses(reply: str) ->
     for cut in range(1, len(reply)):
         for end in range(cut, len(reply), 3):
             assert run_chunks(FMT, [reply[:cut], reply[cut:end], reply[end:]]).result == whole, (cut, end)
+
+
+# --------------------------------------------------------------------------- repairs read call objects as JSON does
+
+#: Keys and strings of generated call objects (no marker: a repair finds the block's end before
+#: it reads the block, and a single-quoted string is no string to that search).
+_words = st.text(CHARS, max_size=6)
+_keys = st.one_of(st.sampled_from(["a", "b", "id", "type", "name", "arguments"]), _words)
+
+
+def _objects(values: st.SearchStrategy[Any]) -> st.SearchStrategy[list[tuple[str, Any]]]:
+    """An object as its members, a key repeated at times."""
+    return st.lists(st.tuples(_keys, values), max_size=4).flatmap(
+        lambda members: st.just(members) if not members else st.sampled_from([members, members + members[:1]])
+    )
+
+
+class _Members(list[tuple[str, Any]]):
+    """An object's members, as written."""
+
+
+_leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(-(10**20), 10**20), st.floats(allow_nan=False, allow_infinity=False), _words
+)
+_values = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), _objects(inner).map(_Members)),
+    max_leaves=8,
+)
+
+
+@st.composite
+def call_members(draw: st.DrawFn) -> _Members:
+    """A call object's members: names (some repeated, some not strings), arguments and parameters
+    (objects with repeated keys, strings holding an object, null), other keys, in any order."""
+    members: list[tuple[str, Any]] = []
+    for _ in range(draw(st.integers(0, 2))):
+        members.append(("name", draw(st.one_of(tool_names_, st.integers(0, 3)) if members else tool_names_)))
+    for _ in range(draw(st.integers(0, 2))):
+        arguments = _Members(draw(_objects(_values)))
+        value = draw(st.sampled_from([arguments, _Written(arguments), None]))
+        members.append((draw(st.sampled_from(["arguments", "parameters"])), value))
+    members += draw(st.lists(st.tuples(st.sampled_from(["id", "type", "function", "x"]), _values), max_size=2))
+    return _Members(draw(st.permutations(members)))
+
+
+tool_names_ = st.sampled_from(["get_weather", "f", "search.web"])
+
+
+class _Written(str):
+    """Arguments given as a string: the JSON text of these members."""
+
+    def __new__(cls, members: _Members) -> _Written:
+        return super().__new__(cls, _spelled(members, style="json"))
+
+
+def _spelled(value: Any, *, style: str) -> str:
+    """``value`` written as JSON (``style`` "json"), JSON with raw control characters in its
+    strings ("raw"), or a Python literal (single quotes, True/False/None: "python"), its objects'
+    members as given."""
+    if isinstance(value, _Members):
+        return "{" + ", ".join(f"{_spelled(k, style=style)}: {_spelled(v, style=style)}" for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_spelled(item, style=style) for item in value) + "]"
+    if style == "raw" and isinstance(value, str):
+        return '"' + "".join(c if c in "\t\n\r" else json.dumps(c, ensure_ascii=False)[1:-1] for c in value) + '"'
+    if style != "python":
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return "'" + json.dumps(value, ensure_ascii=False)[1:-1].replace("'", "\\'") + "'"
+    return repr(value) if value is None or isinstance(value, bool) else json.dumps(value)
+
+
+def _readings(result: codec.ParseResult) -> tuple[Any, ...]:
+    """The calls and the kinds of the issues, but for the word that a repair read the block."""
+    calls = [(c.function.name, c.function.arguments) for c in result.tool_calls]
+    kinds = [issue.kind for issue in result.issues if issue.kind != "repaired_call"]
+    return calls, kinds, [(issue.kind, issue.text) for issue in result.issues if issue.kind != "repaired_call"]
+
+
+@examples(150)
+@given(
+    objects=st.lists(call_members(), min_size=1, max_size=2),
+    listed=st.booleans(),
+    style=st.sampled_from(["python", "raw"]),
+    fenced=st.booleans(),
+    sizes=st.integers(1, 9),
+)
+def test_a_repaired_call_object_reads_as_its_json_does(
+    objects: list[_Members], listed: bool, style: str, fenced: bool, sizes: int
+) -> None:
+    """Quote style never decides which tool runs: the same call objects written in JSON and in
+    single-quoted Python literals (or JSON with raw control characters in strings) give the same
+    calls and the same issues (the first ``name``, merged ``arguments``/``parameters``, the first
+    value of a repeated argument, unused keys reported with their text), and the repair says it
+    read the block. Where: the grammar reports each issue at its key, a repair at the block (the
+    decoders that read it say no more). In a code fence (``fenced``), where only call objects
+    make calls, the same."""
+    assume(listed or len(objects) == 1)
+
+    def block(style: str) -> str:
+        body = [_spelled(members, style=style) for members in objects]
+        calls = "[" + ", ".join(body) + "]" if listed else body[0]
+        return ("```json\n" + calls + "\n```" if fenced else OPEN + calls + CLOSE) + STOP
+
+    as_json, repaired = FMT.parse(block("json")), FMT.parse(block(style))
+    assert parse_chunked(FMT, block(style), sizes).result == repaired
+    if not as_json.tool_calls:  # no call: the block is content (what the rules reported before it failed stays)
+        assert (repaired.tool_calls, repaired.content) == ([], block(style)[: -len(STOP)])
+        assert as_json.content == block("json")[: -len(STOP)]
+        return
+    assert _readings(repaired) == _readings(as_json)
+    if block(style) != block("json") and (fenced or not listed):  # (in a list, what the rules read is no repair's)
+        assert "repaired_call" in [issue.kind for issue in repaired.issues]
