@@ -482,7 +482,7 @@ def test_a_shape_after_blanks_at_the_start_streams_like_it_parses(reply: str) ->
 
 #: Keys and strings of generated call objects (no marker: a repair finds the block's end before
 #: it reads the block, and a single-quoted string is no string to that search).
-_words = st.text(CHARS, max_size=6)
+_words = st.one_of(st.text(CHARS, max_size=6), st.sampled_from(["\ud800", "x\udfffy", "\ud83d\ude00", "\ude00\ud83d"]))
 _keys = st.one_of(st.sampled_from(["a", "b", "id", "type", "name", "arguments"]), _words)
 
 
@@ -541,12 +541,17 @@ def _spelled(value: Any, *, style: str) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_spelled(item, style=style) for item in value) + "]"
     if style == "raw" and isinstance(value, str):
-        return '"' + "".join(c if c in "\t\n\r" else json.dumps(c, ensure_ascii=False)[1:-1] for c in value) + '"'
+        return '"' + "".join(c if c in "\t\n\r" else _json(c)[1:-1] for c in value) + '"'
     if style != "python":
-        return json.dumps(value, ensure_ascii=False)
+        return _json(value)
     if isinstance(value, str):
-        return "'" + json.dumps(value, ensure_ascii=False)[1:-1].replace("'", "\\'") + "'"
+        return "'" + _json(value)[1:-1].replace("'", "\\'") + "'"
     return repr(value) if value is None or isinstance(value, bool) else json.dumps(value)
+
+
+def _json(value: Any) -> str:
+    """JSON text, a surrogate written as its escape (``\\ud800``: no text holds one)."""
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def _readings(result: codec.ParseResult) -> tuple[Any, ...]:
@@ -583,6 +588,8 @@ def test_a_repaired_call_object_reads_as_its_json_does(
 
     as_json, repaired = FMT.parse(block("json")), FMT.parse(block(style))
     assert parse_chunked(FMT, block(style), sizes).result == repaired
+    assert parse_chunked(FMT, block("json"), sizes).result == as_json
+    as_json.model_dump_json(), repaired.model_dump_json()  # no lone surrogate anywhere
     if not as_json.tool_calls:  # no call: the block is content (what the rules reported before it failed stays)
         assert (repaired.tool_calls, repaired.content) == ([], block(style)[: -len(STOP)])
         assert as_json.content == block("json")[: -len(STOP)]
@@ -590,3 +597,73 @@ def test_a_repaired_call_object_reads_as_its_json_does(
     assert _readings(repaired) == _readings(as_json)
     if block(style) != block("json") and (fenced or not listed):  # (in a list, what the rules read is no repair's)
         assert "repaired_call" in [issue.kind for issue in repaired.issues]
+
+
+# --------------------------------------------------------------------------- lone surrogates
+
+_FENCE = "`" * 3
+
+
+@pytest.mark.parametrize(
+    ("reply", "arguments"),
+    [
+        pytest.param(OPEN + '{"name": "f", "arguments": {"a": "x\\ud800y"}}' + CLOSE, {"a": "x\ufffdy"}, id="json"),
+        pytest.param(
+            OPEN + '{"name": "f", "arguments": {"a": "\\uDFFF\\ud800"}}' + CLOSE,
+            {"a": "\ufffd\ufffd"},
+            id="reversed_pair",
+        ),
+        pytest.param(
+            OPEN + '{"name": "f", "arguments": {"\\udc00": [{"b": "\\ud800"}]}}' + CLOSE,
+            {"\ufffd": [{"b": "\ufffd"}]},
+            id="key_and_nested",
+        ),
+        pytest.param(
+            OPEN + '{"name": "f", "arguments": {"a": "\\ud800", "b": None}}' + CLOSE,
+            {"a": "\ufffd", "b": None},
+            id="then_repaired",
+        ),
+        pytest.param(
+            OPEN + "{'name': 'f', 'arguments': {'a': '\\ud800'}}" + CLOSE, {"a": "\ufffd"}, id="python_literal"
+        ),
+        pytest.param(
+            OPEN + '{"name": "f", "arguments": "{\\"a\\": \\"\\\\ud800\\"}"}' + CLOSE,
+            {"a": "\ufffd"},
+            id="arguments_string",
+        ),
+        pytest.param(
+            _FENCE + 'json\n{"name": "f", "arguments": {"a": "\\ud800"}}\n' + _FENCE, {"a": "\ufffd"}, id="fence"
+        ),
+        pytest.param('<function=f>{"a": "\\ud800"}</function>', {"a": "\ufffd"}, id="function_tag"),
+        pytest.param('{"name": "f", "arguments": {"a": "\\ud800"}}', {"a": "\ufffd"}, id="bare"),
+    ],
+)
+def test_a_lone_surrogate_is_replaced_and_reported(reply: str, arguments: dict[str, Any]) -> None:
+    """``\\ud800`` alone decodes to no character: it would reach the arguments (and make the result
+    unserializable) unreported. Each is U+FFFD, reported with the string's escaped text, by every
+    path (the grammar's rules, the fast paths, which leave such text to them, the repairs, the
+    shapes); strict mode raises."""
+    result = FMT.parse(reply)
+    assert [(c.function.name, c.function.arguments) for c in result.tool_calls] == [("f", arguments)]
+    surrogates = [issue for issue in result.issues if issue.kind == "lone_surrogate"]
+    assert surrogates and all(issue.text is not None and "\\ud" in issue.text.lower() for issue in surrogates)
+    result.model_dump_json()
+    assert result.to_message().model_dump(mode="json")["tool_calls"][0]["function"]["arguments"] == json.dumps(
+        arguments, ensure_ascii=False
+    )
+    assert_streams_like(parse_char_by_char(FMT, reply), result)
+    with pytest.raises(codec.ParseError):
+        FMT.parse(reply, strict=True)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        OPEN + '{"name": "f", "arguments": {"a": "\\ud83d\\ude00"}}' + CLOSE,  # a pair: one character
+        OPEN + '{"name": "f", "arguments": {"a": "\\\\ud800"}}' + CLOSE,  # an escaped backslash, then text
+    ],
+)
+def test_surrogate_pairs_and_escaped_backslashes_are_no_lone_surrogates(reply: str) -> None:
+    result = FMT.parse(reply)
+    assert result.issues == []
+    assert result == FMT.parse(reply, strict=True) == parse_chunked(FMT, reply, 3).result

@@ -285,6 +285,26 @@ def _string(token: Token) -> str:
     return value
 
 
+#: A surrogate code point: in a decoded string, one that no other pairs with (JSON's ``\\ud800``
+#: alone; a Python literal leaves even a pair of escapes unpaired).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: What may decode to one in JSON text (or an escaped backslash before ``ud8``..., a false alarm).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = "a lone surrogate in a string (no character), replaced with U+FFFD"
+
+
+def _whole_characters(text: str, repairs: list[_Repair]) -> str:
+    """``text`` with each lone surrogate replaced with U+FFFD (a pair of them made the character
+    they stand for), reported (``lone_surrogate``, with the string's JSON text, escapes and all):
+    no JSON text, nor the result's, can hold one."""
+    if _SURROGATE.search(text) is None:
+        return text
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if fixed.count("\ufffd") > text.count("\ufffd"):
+        repairs.append(("lone_surrogate", _LONE_SURROGATE, json.dumps(text)))
+    return fixed
+
+
 class DecoderInput:
     """How many characters hermes has handed JSON decoders, in all (``chars``; tests read it).
 
@@ -433,11 +453,16 @@ def _plain(value: Any, repairs: list[_Repair]) -> Any:
     """A decoded value with plain dicts for its objects: a key an object repeats keeps its last
     value and is reported (``duplicate_key``), after what its values raised, as the grammar's
     ``object`` rule does."""
+    if isinstance(value, str):
+        return _whole_characters(value, repairs)
     if isinstance(value, list):
         return [_plain(item, repairs) for item in value]
     if not isinstance(value, dict):
         return value
-    members = [(key, _plain(item, repairs)) for key, item in _pairs(value)]
+    members = []
+    for key, item in _pairs(value):  # a member's value is read before its key, as the rules reduce them
+        item = _plain(item, repairs)
+        members.append((_whole_characters(key, repairs), item))
     out: dict[str, Any] = {}
     for key, item in members:
         if key in out:
@@ -451,6 +476,7 @@ def _add_arguments(arguments: dict[str, Any], members: dict[str, Any], repairs: 
     value and is reported with the other (``duplicate_argument``), as a call's writer does."""
     for key, value in _pairs(members):
         value = _plain(value, repairs)
+        key = _whole_characters(key, repairs)
         if key in arguments:
             repairs.append(("duplicate_argument", _ARGUMENT_REPEATED.format(key=key), json_text(value)))
         else:
@@ -462,7 +488,11 @@ def _written(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(map(_written, value)) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json_text(key)}: {_written(item)}" for key, item in _pairs(value)) + "}"
+        return "{" + ", ".join(f"{_written(key)}: {_written(item)}" for key, item in _pairs(value)) + "}"
+    if isinstance(value, str) and _SURROGATE.search(value) is not None:
+        value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")  # pairs joined
+        if _SURROGATE.search(value) is not None:
+            return json.dumps(value)  # a lone surrogate as its escape: no text may hold one
     return json_text(value)
 
 
@@ -542,6 +572,7 @@ def _call_parts(obj: Any, *, strict: bool = False) -> tuple[str, dict[str, Any],
                 return None
         else:
             value = _plain(value, out)
+            key = _whole_characters(key, out)
             out.append(("unexpected_key", _UNUSED_KEY.format(key=key), json_text({key: value})))
     if name is None or (strict and not _CALL_NAME.fullmatch(name)):
         return None
@@ -562,7 +593,7 @@ def lex_json_container(text: str, pos: int, final: bool) -> tuple[Any, int] | Wa
     if pos >= len(text) or text[pos] not in "{[":
         return None
     try:
-        return raw_decode(PLAIN_JSON_DECODER, text, pos)
+        value, end = raw_decode(PLAIN_JSON_DECODER, text, pos)
     except Undecodable as exc:
         if final or not (exc.pos >= len(text) - 5 or exc.msg.startswith("Unterminated string")):
             return None
@@ -570,6 +601,13 @@ def lex_json_container(text: str, pos: int, final: bool) -> tuple[Any, int] | Wa
         return None if watch.scan(text[pos:]) else watch
     except (ValueError, RecursionError):
         return None
+    return None if _may_hold_surrogates(text, pos, end) else (value, end)
+
+
+def _may_hold_surrogates(text: str, pos: int, end: int) -> bool:
+    """Whether JSON text ``text[pos:end]`` may decode to a lone surrogate: the grammar's rules
+    then read it (and report one)."""
+    return text.find("\\u", pos, end) >= 0 and _SURROGATE_ESCAPE.search(text, pos, end) is not None
 
 
 def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
@@ -586,6 +624,8 @@ def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
     except (ValueError, RecursionError):
         return None
     if not (len(value) == 2 and isinstance(value.get("name"), str) and isinstance(value.get("arguments"), dict)):
+        return None
+    if _may_hold_surrogates(text, pos, end):
         return None
     # Only where the grammar's rules could go on too: what follows must be able to end or
     # continue the block, else the rules (which see the object only with what follows) decide.
@@ -1180,9 +1220,20 @@ class HermesBuilder(LiteralHandlers, Builder):
         self._issued = 0
         self._pending.clear()
 
+    def _text(self, token: Token) -> str:
+        """A JSON string token's value, in whole characters (see :func:`_whole_characters`)."""
+        value = _string(token)
+        if "\\u" not in token:  # a lone surrogate comes from an escape (the reply's own are the caller's)
+            return value
+        repairs: list[_Repair] = []
+        value = _whole_characters(value, repairs)
+        for kind, message, text in repairs:
+            self._issue(kind, message, token.start_pos, text)
+        return value
+
     # values
     def string(self, token: Token) -> str:
-        return _string(token)
+        return self._text(token)
 
     def number(self, token: Token) -> Any:
         try:
@@ -1197,7 +1248,7 @@ class HermesBuilder(LiteralHandlers, Builder):
         return list(children[1:-1:2])  # [ value , value ... ]
 
     def pair(self, key: Token, colon: Token, value: Any) -> tuple[str, Any, int]:
-        return _string(key), value, key.start_pos
+        return self._text(key), value, key.start_pos
 
     def object(self, *children: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -1227,7 +1278,7 @@ class HermesBuilder(LiteralHandlers, Builder):
             self._issue(kind, message, pos, text)
 
     def arg(self, key: Token, colon: Token, value: Any) -> None:
-        self._argument(self._current(key.start_pos), _string(key), value, key.start_pos)
+        self._argument(self._current(key.start_pos), self._text(key), value, key.start_pos)
 
     def _argument(self, call: CallWriter, key: str, value: Any, pos: int) -> None:
         if key in call.arguments:  # (what the writer would say)
@@ -1251,6 +1302,7 @@ class HermesBuilder(LiteralHandlers, Builder):
         for name, value in _pairs(members):  # as _add_arguments() reads them
             repairs: list[_Repair] = []
             value = _plain(value, repairs)
+            name = _whole_characters(name, repairs)
             for kind, message, text in repairs:
                 self._issue(kind, message, string.start_pos, text)
             self._argument(call, name, value, string.start_pos)
@@ -1263,7 +1315,7 @@ class HermesBuilder(LiteralHandlers, Builder):
             self._issue("parameters_key", _PARAMETERS_KEY, key.start_pos)
 
     def other_member(self, key: Token, colon: Token, value: Any) -> None:
-        name = _string(key)
+        name = self._text(key)
         text = json_text({name: value})
         self._issue("unexpected_key", _UNUSED_KEY.format(key=name), key.start_pos, text)
 
