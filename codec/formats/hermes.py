@@ -317,11 +317,16 @@ class DecoderInput:
 
 
 #: The first window a value is decoded in, and how much it grows while the value goes on past it.
-_WINDOW = 256
+_WINDOW = 512
 _WINDOW_GROWTH = 8
 #: How far past an error's position a decoder may have read to find it (``-Infinity``, a
 #: ``\\uXXXX\\uXXXX`` pair): an error closer than that to a window's end may be the window's.
 _DECODE_LOOKAHEAD = 16
+
+
+def _window_short(exc: json.JSONDecodeError) -> bool:
+    """Whether a decode in a window may have failed for the window's end (see :func:`raw_decode`)."""
+    return exc.pos >= len(exc.doc) - _DECODE_LOOKAHEAD or exc.msg.startswith("Unterminated string")
 
 
 class Undecodable(ValueError):
@@ -332,17 +337,17 @@ class Undecodable(ValueError):
         self.msg, self.pos = msg, pos
 
 
-def raw_decode(decoder: json.JSONDecoder, text: str, pos: int = 0) -> tuple[Any, int]:
+def raw_decode(decoder: json.JSONDecoder, text: str, pos: int = 0, size: int = _WINDOW) -> tuple[Any, int]:
     """``decoder.raw_decode(text, pos)``, handed only windows of ``text`` from ``pos``.
 
     A value read whole in a window reads the same in the whole text (a decoder reads nothing
     past an object's or a list's last bracket); an error too near a window's end to be sure of,
-    or a string still open there, is decoded again in a window ``_WINDOW_GROWTH`` times as long.
+    or a string still open there, is decoded again in a window ``_WINDOW_GROWTH`` times as long
+    (the first is ``size`` long).
     Raises :class:`Undecodable` (positions in ``text``) where ``raw_decode`` would raise a
     ``JSONDecodeError``; other errors (a repeated key, a number out of range) as they come.
     """
     n = len(text)
-    size = _WINDOW
     while True:
         stop = min(n, pos + size)
         doc = text if pos == 0 and stop == n else text[pos:stop]
@@ -350,7 +355,7 @@ def raw_decode(decoder: json.JSONDecoder, text: str, pos: int = 0) -> tuple[Any,
         try:
             value, end = decoder.raw_decode(doc)
         except json.JSONDecodeError as exc:
-            if stop < n and (exc.pos >= len(doc) - _DECODE_LOOKAHEAD or exc.msg.startswith("Unterminated string")):
+            if stop < n and _window_short(exc):
                 size *= _WINDOW_GROWTH
                 continue
             raise Undecodable(exc.msg, pos + exc.pos) from None
@@ -619,13 +624,23 @@ def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
     """
     if not text.startswith("{", pos):
         return None
-    try:
-        value, end = raw_decode(PLAIN_JSON_DECODER, text, pos)
+    try:  # the first window, inline (the common case: a call that fits in it)
+        doc = text[pos : pos + _WINDOW]
+        DecoderInput.chars += len(doc)
+        value, end = PLAIN_JSON_DECODER.raw_decode(doc)
+        end += pos
+    except json.JSONDecodeError as exc:
+        if len(doc) < _WINDOW or not _window_short(exc):  # (all the text, or an error the window is not to blame for)
+            return None
+        try:
+            value, end = raw_decode(PLAIN_JSON_DECODER, text, pos, _WINDOW * _WINDOW_GROWTH)
+        except (ValueError, RecursionError):
+            return None
     except (ValueError, RecursionError):
         return None
     if not (len(value) == 2 and isinstance(value.get("name"), str) and isinstance(value.get("arguments"), dict)):
         return None
-    if _may_hold_surrogates(text, pos, end):
+    if text.find("\\u", pos, end) >= 0 and _may_hold_surrogates(text, pos, end):
         return None
     # Only where the grammar's rules could go on too: what follows must be able to end or
     # continue the block, else the rules (which see the object only with what follows) decide.
@@ -1225,6 +1240,9 @@ class HermesBuilder(LiteralHandlers, Builder):
         value = _string(token)
         if "\\u" not in token:  # a lone surrogate comes from an escape (the reply's own are the caller's)
             return value
+        return self._whole(value, token)
+
+    def _whole(self, value: str, token: Token) -> str:
         repairs: list[_Repair] = []
         value = _whole_characters(value, repairs)
         for kind, message, text in repairs:
@@ -1233,7 +1251,8 @@ class HermesBuilder(LiteralHandlers, Builder):
 
     # values
     def string(self, token: Token) -> str:
-        return self._text(token)
+        value = _string(token)
+        return value if "\\u" not in token else self._whole(value, token)  # (self._text(), inline)
 
     def number(self, token: Token) -> Any:
         try:
@@ -1278,7 +1297,14 @@ class HermesBuilder(LiteralHandlers, Builder):
             self._issue(kind, message, pos, text)
 
     def arg(self, key: Token, colon: Token, value: Any) -> None:
-        self._argument(self._current(key.start_pos), self._text(key), value, key.start_pos)
+        call = self._call if self._call is not None else self._current(key.start_pos)
+        name = _string(key)
+        if "\\u" in key:
+            name = self._whole(name, key)
+        if name in call.arguments:  # (self._argument(), inline)
+            self._issue("duplicate_argument", _ARGUMENT_REPEATED.format(key=name), key.start_pos, json_text(value))
+        else:
+            call.argument(name, value, key.start_pos)
 
     def _argument(self, call: CallWriter, key: str, value: Any, pos: int) -> None:
         if key in call.arguments:  # (what the writer would say)
