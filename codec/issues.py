@@ -50,6 +50,7 @@ IssueKind = Literal[
     "invalid_list_element",
     "invalid_tool_call",
     "key_equals",
+    "lone_surrogate",
     "missing_close_quote",
     "missing_closer",
     "missing_comma",
@@ -175,6 +176,9 @@ KINDS: dict[str, KindInfo] = {
     "missing_open_quote": _row("damaged", "call", "a string without its opening quote, read up to its closer"),
     "missing_close_quote": _row("damaged", "call", "a string without its closing quote, ended with the call"),
     "number_out_of_range": _row("damaged", "call", "a number no float can hold, kept as its text"),
+    "lone_surrogate": _row(
+        "damaged", "call", "a lone surrogate escape (\\ud800), replaced with U+FFFD (the text kept)"
+    ),
 }
 
 if set(KINDS) != set(get_args(IssueKind)):  # pragma: no cover - a kind named in one place only

@@ -105,8 +105,16 @@ def nesting(value: Any) -> int:
     return deepest
 
 
-def python_literal(text: str) -> Any:
-    """Decode a Python (or JSON) literal; raises ``ValueError`` for anything that is not data."""
+#: What builds a dict from its ``(key, value)`` pairs, in the order written (``json``'s
+#: ``object_pairs_hook``).
+PairsHook = Callable[[list[tuple[str, Any]]], Any]
+
+
+def python_literal(text: str, *, object_pairs_hook: PairsHook = dict) -> Any:
+    """Decode a Python (or JSON) literal; raises ``ValueError`` for anything that is not data.
+
+    ``object_pairs_hook`` builds each dict from its pairs, a repeated key included (as ``json``'s
+    hook of that name: by default the last value is kept)."""
     try:
         with warnings.catch_warnings():  # "invalid escape sequence" and the like: the text is data
             warnings.simplefilter("ignore")
@@ -114,12 +122,12 @@ def python_literal(text: str) -> Any:
     except (SyntaxError, MemoryError, RecursionError, ValueError) as exc:
         raise ValueError(f"not a literal: {exc}") from None
     try:
-        return _value(node)
+        return _value(node, object_pairs_hook)
     except RecursionError:
         raise ValueError("literal nested too deeply") from None
 
 
-def _value(node: ast.AST) -> Any:
+def _value(node: ast.AST, hook: PairsHook) -> Any:
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
         if isinstance(node.value, float) and not math.isfinite(node.value):
             raise ValueError("number out of range")
@@ -127,19 +135,19 @@ def _value(node: ast.AST) -> Any:
     if isinstance(node, ast.Name) and node.id in _NAMES:
         return _NAMES[node.id]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        operand = _value(node.operand)
+        operand = _value(node.operand, hook)
         if isinstance(operand, (int, float)) and not isinstance(operand, bool):
             return -operand if isinstance(node.op, ast.USub) else operand
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [_value(item) for item in node.elts]
+        return [_value(item, hook) for item in node.elts]
     if isinstance(node, ast.Dict):
-        out: dict[str, Any] = {}
+        pairs: list[tuple[str, Any]] = []
         for key, item in zip(node.keys, node.values, strict=True):
             if key is None:
                 raise ValueError("** unpacking is not a literal")
-            k = _value(key)
+            k = _value(key, hook)
             if not isinstance(k, str):
                 raise ValueError("object keys must be strings")
-            out[k] = _value(item)
-        return out
+            pairs.append((k, _value(item, hook)))
+        return hook(pairs)
     raise ValueError(f"{type(node).__name__} is not a literal")

@@ -559,17 +559,18 @@ def test_json_as_deep_as_accepted_renders_and_parses(
     assert (code, err) == (2, f"codec: error: {tmp_path}/m.json: JSON nested more than 128 levels deep\n")
 
 
-def test_a_lone_surrogate_in_a_reply_is_written_as_its_json_escape(
+def test_a_lone_surrogate_in_a_hermes_reply_is_written_as_u_fffd_and_reported(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     reply = _write(tmp_path, "r.txt", '<tool_call>\n{"name": "f", "arguments": {"a": "\\ud800"}}\n</tool_call>')
     proc = run_module("parse", "-f", "hermes", reply)
     assert proc.returncode == 0, proc.stderr
     (call,) = json.loads(proc.stdout)["tool_calls"]
-    assert json.loads(call["function"]["arguments"]) == {"a": "\ud800"}
+    assert json.loads(call["function"]["arguments"]) == {"a": "\ufffd"}
+    assert b"warning: lone_surrogate" in proc.stderr
     proc = run_module("parse", "-f", "hermes", "--stream", reply)
     assert proc.returncode == 0, proc.stderr
-    assert collect_stream(proc.stdout.decode("utf-8"))[1][0]["arguments"] == '{"a": "\ud800"}'
+    assert collect_stream(proc.stdout.decode("utf-8"))[1][0]["arguments"] == '{"a": "\ufffd"}'
 
 
 def test_a_prompt_that_utf8_cannot_write_is_an_error(tmp_path: Path) -> None:

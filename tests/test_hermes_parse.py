@@ -241,6 +241,66 @@ def test_parser_value_stack_work_is_linear(text: str, sizes: int | None, monkeyp
     assert copied <= 4 * len(text)
 
 
+#: Blocks each JSON decoder fails on somewhere (a wrong bracket, nested containers, a Python
+#: literal, a missing closer, no JSON at all, a fence): the rest of the reply follows each one.
+_BROKEN_BLOCKS = [
+    pytest.param(OPEN + '{"name": "f", "arguments": {"a": 1, "b": [1, 2}}' + CLOSE + "\n", id="wrong_bracket"),
+    pytest.param(OPEN + '{"name": "f", "arguments": {"a": {"b": {"c": [1, {"d": 2}}}}}' + CLOSE + "\n", id="nested"),
+    pytest.param(OPEN + "{'name': 'f', 'arguments': {'a': None}}" + CLOSE + "\n", id="python_literal"),
+    pytest.param(OPEN + '{"name": "f", "arguments": {"a": 1}\n', id="missing_closer"),
+    pytest.param(OPEN + "{name: f}" + CLOSE + "\n", id="no_json"),
+    pytest.param('```json\n{"name": "f", "arguments": {"a": 1 2}}\n```\n', id="fence"),
+]
+
+
+@pytest.mark.parametrize("block", _BROKEN_BLOCKS)
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
+def test_decoders_are_handed_work_in_proportion_to_the_reply(
+    block: str, chunked: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed decode makes ``json`` count lines from the start of the text it was handed, up to
+    the error: decoders are handed windows of a block, never the rest of the reply (1 MB of broken
+    blocks took half a minute). Ten times the blocks, about ten times the characters handed
+    (``hermes.DecoderInput``) and counted through (every ``JSONDecodeError``'s position, whoever
+    decoded)."""
+    counted = 0
+    init = json.JSONDecodeError.__init__
+
+    def counting(self: json.JSONDecodeError, msg: str, doc: str, pos: int) -> None:
+        nonlocal counted
+        counted += pos
+        init(self, msg, doc, pos)
+
+    monkeypatch.setattr(json.JSONDecodeError, "__init__", counting)
+
+    def work(n: int) -> tuple[int, int]:
+        nonlocal counted
+        before, counted = hermes.DecoderInput.chars, 0
+        if chunked:
+            parse_chunked(FMT, block * n, 4096)
+        else:
+            FMT.parse(block * n)
+        return hermes.DecoderInput.chars - before, counted
+
+    (handed, through), (handed_10, through_10) = work(100), work(1000)
+    assert handed_10 <= 12 * handed  # (quadratic: 100 times; the windows near the reply's end make it over 10)
+    assert through_10 <= 12 * through
+
+
+@pytest.mark.parametrize("size", [1, 2, 200, 255, 256, 257, 1_000, 3_000])
+def test_a_value_decodes_in_windows_as_in_the_whole_text(size: int) -> None:
+    """A value longer than the first window, or ending at its edge, reads as it does whole."""
+    for value in ({"a": "x" * size}, {"a": [1] * size}, {"k" * size: -1.5e-7}, ["\u00e9" * size, None]):
+        text = json.dumps(value) + " tail"
+        assert hermes.raw_decode(hermes.PLAIN_JSON_DECODER, text) == (value, len(text) - 5)
+        for cut in (len(text) - 6, len(text) - 8):  # cut inside the value: the same error as whole
+            with pytest.raises(json.JSONDecodeError) as whole:
+                hermes.PLAIN_JSON_DECODER.raw_decode(text[:cut])
+            with pytest.raises(hermes.Undecodable) as windowed:
+                hermes.raw_decode(hermes.PLAIN_JSON_DECODER, text[:cut])
+            assert (windowed.value.msg, windowed.value.pos) == (whole.value.msg, whole.value.pos)
+
+
 # --------------------------------------------------------------------------- regressions (bugs found and fixed)
 
 
@@ -416,3 +476,194 @@ def test_a_shape_after_blanks_at_the_start_streams_like_it_parses(reply: str) ->
     for cut in range(1, len(reply)):
         for end in range(cut, len(reply), 3):
             assert run_chunks(FMT, [reply[:cut], reply[cut:end], reply[end:]]).result == whole, (cut, end)
+
+
+# --------------------------------------------------------------------------- repairs read call objects as JSON does
+
+#: Keys and strings of generated call objects (no marker: a repair finds the block's end before
+#: it reads the block, and a single-quoted string is no string to that search).
+_words = st.one_of(st.text(CHARS, max_size=6), st.sampled_from(["\ud800", "x\udfffy", "\ud83d\ude00", "\ude00\ud83d"]))
+_keys = st.one_of(st.sampled_from(["a", "b", "id", "type", "name", "arguments"]), _words)
+
+
+def _objects(values: st.SearchStrategy[Any]) -> st.SearchStrategy[list[tuple[str, Any]]]:
+    """An object as its members, a key repeated at times."""
+    return st.lists(st.tuples(_keys, values), max_size=4).flatmap(
+        lambda members: st.just(members) if not members else st.sampled_from([members, members + members[:1]])
+    )
+
+
+class _Members(list[tuple[str, Any]]):
+    """An object's members, as written."""
+
+
+_leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(-(10**20), 10**20), st.floats(allow_nan=False, allow_infinity=False), _words
+)
+_values = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), _objects(inner).map(_Members)),
+    max_leaves=8,
+)
+
+
+@st.composite
+def call_members(draw: st.DrawFn) -> _Members:
+    """A call object's members: names (some repeated, some not strings), arguments and parameters
+    (objects with repeated keys, strings holding an object, null), other keys, in any order."""
+    members: list[tuple[str, Any]] = []
+    for _ in range(draw(st.integers(0, 2))):
+        members.append(("name", draw(st.one_of(tool_names_, st.integers(0, 3)) if members else tool_names_)))
+    for _ in range(draw(st.integers(0, 2))):
+        arguments = _Members(draw(_objects(_values)))
+        value = draw(st.sampled_from([arguments, _Written(arguments), None]))
+        members.append((draw(st.sampled_from(["arguments", "parameters"])), value))
+    members += draw(st.lists(st.tuples(st.sampled_from(["id", "type", "function", "x"]), _values), max_size=2))
+    return _Members(draw(st.permutations(members)))
+
+
+tool_names_ = st.sampled_from(["get_weather", "f", "search.web"])
+
+
+class _Written(str):
+    """Arguments given as a string: the JSON text of these members."""
+
+    def __new__(cls, members: _Members) -> _Written:
+        return super().__new__(cls, _spelled(members, style="json"))
+
+
+def _spelled(value: Any, *, style: str) -> str:
+    """``value`` written as JSON (``style`` "json"), JSON with raw control characters in its
+    strings ("raw"), or a Python literal (single quotes, True/False/None: "python"), its objects'
+    members as given."""
+    if isinstance(value, _Members):
+        return "{" + ", ".join(f"{_spelled(k, style=style)}: {_spelled(v, style=style)}" for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_spelled(item, style=style) for item in value) + "]"
+    if style == "raw" and isinstance(value, str):
+        return '"' + "".join(c if c in "\t\n\r" else _json(c)[1:-1] for c in value) + '"'
+    if style != "python":
+        return _json(value)
+    if isinstance(value, str):
+        return "'" + _json(value)[1:-1].replace("'", "\\'") + "'"
+    return repr(value) if value is None or isinstance(value, bool) else json.dumps(value)
+
+
+def _json(value: Any) -> str:
+    """JSON text, a surrogate written as its escape (``\\ud800``: no text holds one)."""
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+
+
+def _readings(result: codec.ParseResult) -> tuple[Any, ...]:
+    """The calls and the kinds of the issues, but for the word that a repair read the block."""
+    calls = [(c.function.name, c.function.arguments) for c in result.tool_calls]
+    kinds = [issue.kind for issue in result.issues if issue.kind != "repaired_call"]
+    return calls, kinds, [(issue.kind, issue.text) for issue in result.issues if issue.kind != "repaired_call"]
+
+
+@examples(150)
+@given(
+    objects=st.lists(call_members(), min_size=1, max_size=2),
+    listed=st.booleans(),
+    style=st.sampled_from(["python", "raw"]),
+    fenced=st.booleans(),
+    sizes=st.integers(1, 9),
+)
+def test_a_repaired_call_object_reads_as_its_json_does(
+    objects: list[_Members], listed: bool, style: str, fenced: bool, sizes: int
+) -> None:
+    """Quote style never decides which tool runs: the same call objects written in JSON and in
+    single-quoted Python literals (or JSON with raw control characters in strings) give the same
+    calls and the same issues (the first ``name``, merged ``arguments``/``parameters``, the first
+    value of a repeated argument, unused keys reported with their text), and the repair says it
+    read the block. Where: the grammar reports each issue at its key, a repair at the block (the
+    decoders that read it say no more). In a code fence (``fenced``), where only call objects
+    make calls, the same."""
+    assume(listed or len(objects) == 1)
+
+    def block(style: str) -> str:
+        body = [_spelled(members, style=style) for members in objects]
+        calls = "[" + ", ".join(body) + "]" if listed else body[0]
+        return ("```json\n" + calls + "\n```" if fenced else OPEN + calls + CLOSE) + STOP
+
+    as_json, repaired = FMT.parse(block("json")), FMT.parse(block(style))
+    assert parse_chunked(FMT, block(style), sizes).result == repaired
+    assert parse_chunked(FMT, block("json"), sizes).result == as_json
+    as_json.model_dump_json(), repaired.model_dump_json()  # no lone surrogate anywhere
+    if not as_json.tool_calls:  # no call: the block is content (what the rules reported before it failed stays)
+        assert (repaired.tool_calls, repaired.content) == ([], block(style)[: -len(STOP)])
+        assert as_json.content == block("json")[: -len(STOP)]
+        return
+    assert _readings(repaired) == _readings(as_json)
+    if block(style) != block("json") and (fenced or not listed):  # (in a list, what the rules read is no repair's)
+        assert "repaired_call" in [issue.kind for issue in repaired.issues]
+
+
+# --------------------------------------------------------------------------- lone surrogates
+
+_FENCE = "`" * 3
+
+
+@pytest.mark.parametrize(
+    ("reply", "arguments"),
+    [
+        pytest.param(OPEN + '{"name": "f", "arguments": {"a": "x\\ud800y"}}' + CLOSE, {"a": "x\ufffdy"}, id="json"),
+        pytest.param(
+            OPEN + '{"name": "f", "arguments": {"a": "\\uDFFF\\ud800"}}' + CLOSE,
+            {"a": "\ufffd\ufffd"},
+            id="reversed_pair",
+        ),
+        pytest.param(
+            OPEN + '{"name": "f", "arguments": {"\\udc00": [{"b": "\\ud800"}]}}' + CLOSE,
+            {"\ufffd": [{"b": "\ufffd"}]},
+            id="key_and_nested",
+        ),
+        pytest.param(
+            OPEN + '{"name": "f", "arguments": {"a": "\\ud800", "b": None}}' + CLOSE,
+            {"a": "\ufffd", "b": None},
+            id="then_repaired",
+        ),
+        pytest.param(
+            OPEN + "{'name': 'f', 'arguments': {'a': '\\ud800'}}" + CLOSE, {"a": "\ufffd"}, id="python_literal"
+        ),
+        pytest.param(
+            OPEN + '{"name": "f", "arguments": "{\\"a\\": \\"\\\\ud800\\"}"}' + CLOSE,
+            {"a": "\ufffd"},
+            id="arguments_string",
+        ),
+        pytest.param(
+            _FENCE + 'json\n{"name": "f", "arguments": {"a": "\\ud800"}}\n' + _FENCE, {"a": "\ufffd"}, id="fence"
+        ),
+        pytest.param('<function=f>{"a": "\\ud800"}</function>', {"a": "\ufffd"}, id="function_tag"),
+        pytest.param('{"name": "f", "arguments": {"a": "\\ud800"}}', {"a": "\ufffd"}, id="bare"),
+    ],
+)
+def test_a_lone_surrogate_is_replaced_and_reported(reply: str, arguments: dict[str, Any]) -> None:
+    """``\\ud800`` alone decodes to no character: it would reach the arguments (and make the result
+    unserializable) unreported. Each is U+FFFD, reported with the string's escaped text, by every
+    path (the grammar's rules, the fast paths, which leave such text to them, the repairs, the
+    shapes); strict mode raises."""
+    result = FMT.parse(reply)
+    assert [(c.function.name, c.function.arguments) for c in result.tool_calls] == [("f", arguments)]
+    surrogates = [issue for issue in result.issues if issue.kind == "lone_surrogate"]
+    assert surrogates and all(issue.text is not None and "\\ud" in issue.text.lower() for issue in surrogates)
+    result.model_dump_json()
+    assert result.to_message().model_dump(mode="json")["tool_calls"][0]["function"]["arguments"] == json.dumps(
+        arguments, ensure_ascii=False
+    )
+    assert_streams_like(parse_char_by_char(FMT, reply), result)
+    with pytest.raises(codec.ParseError):
+        FMT.parse(reply, strict=True)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        OPEN + '{"name": "f", "arguments": {"a": "\\ud83d\\ude00"}}' + CLOSE,  # a pair: one character
+        OPEN + '{"name": "f", "arguments": {"a": "\\\\ud800"}}' + CLOSE,  # an escaped backslash, then text
+    ],
+)
+def test_surrogate_pairs_and_escaped_backslashes_are_no_lone_surrogates(reply: str) -> None:
+    result = FMT.parse(reply)
+    assert result.issues == []
+    assert result == FMT.parse(reply, strict=True) == parse_chunked(FMT, reply, 3).result

@@ -55,7 +55,6 @@ from codec.formats._render import concat, required
 from codec.issues import IssueKind
 from codec.literals import (
     JSON_DECODER,
-    LAX_JSON_DECODER,
     PLAIN_JSON_DECODER,
     json_text,
     json_value,
@@ -66,7 +65,7 @@ from codec.models import Conversation
 from codec.schema import tool_name
 from codec.sink import CONTENT, LAST, REASONING, CallWriter, Sink
 from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax
-from codec.watch import Delimiter, FastLexer, json_fast_lexer
+from codec.watch import Delimiter, FastLexer, JsonScan, Watch
 
 # ---------------------------------------------------------------------------- markers
 
@@ -287,12 +286,115 @@ def _string(token: Token) -> str:
     return value
 
 
-#: How a broken block's or a shape's text is read, in turn: plain JSON, JSON whose objects repeat
-#: a key (the last value is kept), JSON with raw control characters in strings.
+#: A surrogate code point: in a decoded string, one that no other pairs with (JSON's ``\\ud800``
+#: alone; a Python literal leaves even a pair of escapes unpaired).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: What may decode to one in JSON text (or an escaped backslash before ``ud8``..., a false alarm).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = "a lone surrogate in a string (no character), replaced with U+FFFD"
+
+
+def _whole_characters(text: str, repairs: list[_Repair]) -> str:
+    """``text`` with each lone surrogate replaced with U+FFFD (a pair of them made the character
+    they stand for), reported (``lone_surrogate``, with the string's JSON text, escapes and all):
+    no JSON text, nor the result's, can hold one."""
+    if _SURROGATE.search(text) is None:
+        return text
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if fixed.count("\ufffd") > text.count("\ufffd"):
+        repairs.append(("lone_surrogate", _LONE_SURROGATE, json.dumps(text)))
+    return fixed
+
+
+class DecoderInput:
+    """How many characters hermes has handed JSON decoders, in all (``chars``; tests read it).
+
+    A decoder that fails counts the lines of the text it was given up to where it failed (for the
+    error's ``lineno``), so each decode is handed a window of the text from where the value
+    starts, never the rest of the reply: work in proportion to the value, not to its offset.
+    """
+
+    chars = 0
+
+
+#: The first window a value is decoded in, and how much it grows while the value goes on past it.
+_WINDOW = 512
+_WINDOW_GROWTH = 8
+#: How far past an error's position a decoder may have read to find it (``-Infinity``, a
+#: ``\\uXXXX\\uXXXX`` pair): an error closer than that to a window's end may be the window's.
+_DECODE_LOOKAHEAD = 16
+
+
+def _window_short(exc: json.JSONDecodeError) -> bool:
+    """Whether a decode in a window may have failed for the window's end (see :func:`raw_decode`)."""
+    return exc.pos >= len(exc.doc) - _DECODE_LOOKAHEAD or exc.msg.startswith("Unterminated string")
+
+
+class Undecodable(ValueError):
+    """A value that does not decode: ``msg`` says why, ``pos`` is where in the whole text."""
+
+    def __init__(self, msg: str, pos: int) -> None:
+        super().__init__(f"{msg}: char {pos}")
+        self.msg, self.pos = msg, pos
+
+
+def raw_decode(decoder: json.JSONDecoder, text: str, pos: int = 0, size: int = _WINDOW) -> tuple[Any, int]:
+    """``decoder.raw_decode(text, pos)``, handed only windows of ``text`` from ``pos``.
+
+    A value read whole in a window reads the same in the whole text (a decoder reads nothing
+    past an object's or a list's last bracket); an error too near a window's end to be sure of,
+    or a string still open there, is decoded again in a window ``_WINDOW_GROWTH`` times as long
+    (the first is ``size`` long).
+    Raises :class:`Undecodable` (positions in ``text``) where ``raw_decode`` would raise a
+    ``JSONDecodeError``; other errors (a repeated key, a number out of range) as they come.
+    """
+    n = len(text)
+    while True:
+        stop = min(n, pos + size)
+        doc = text if pos == 0 and stop == n else text[pos:stop]
+        DecoderInput.chars += stop - pos
+        try:
+            value, end = decoder.raw_decode(doc)
+        except json.JSONDecodeError as exc:
+            if stop < n and _window_short(exc):
+                size *= _WINDOW_GROWTH
+                continue
+            raise Undecodable(exc.msg, pos + exc.pos) from None
+        return value, pos + end
+
+
+class _Members(dict[str, Any]):
+    """An object as a decoder read it: a dict (a repeated key keeps its last value) that also
+    keeps its members as written (``pairs``), so that a call object read by a repair is read
+    member by member, exactly as the grammar's rules read one."""
+
+    __slots__ = ("pairs",)
+    pairs: list[tuple[str, Any]]
+
+
+def _members(pairs: list[tuple[str, Any]]) -> _Members:
+    out = _Members(pairs)
+    out.pairs = pairs
+    return out
+
+
+def _pairs_decoder(*, strict: bool) -> json.JSONDecoder:
+    """A JSON decoder like ``JSON_DECODER`` (no non-finite number) whose objects keep their members."""
+    return json.JSONDecoder(
+        object_pairs_hook=_members,
+        parse_float=JSON_DECODER.parse_float,
+        parse_constant=JSON_DECODER.parse_constant,
+        strict=strict,
+    )
+
+
+_JSON_READING = "JSON"
+#: How a broken block's or a shape's text is read, in turn: JSON, JSON with raw control characters
+#: in strings, then (``_PYTHON``) a Python literal. Objects keep their members as written (a
+#: repeated key is the reading's business: see :func:`_call_parts`).
 _READINGS = (
-    (PLAIN_JSON_DECODER, "JSON"),
-    (JSON_DECODER, "JSON with a repeated key"),
-    (LAX_JSON_DECODER, "JSON with raw control characters in strings"),
+    (_pairs_decoder(strict=True), _JSON_READING),
+    (_pairs_decoder(strict=False), "JSON with raw control characters in strings"),
 )
 _PYTHON = "a Python literal"
 #: A code fence around a whole ``<tool_call>`` block's body.
@@ -301,7 +403,7 @@ _BODY_FENCE = re.compile(r"[ \t\r\n]*```[A-Za-z]*[ \t]*\r?\n(.*?)\n[ \t]*```[ \t
 
 def _decode_objects(body: str) -> tuple[list[tuple[int, Any]], str] | None:
     """The JSON (or Python-literal) values ``body`` holds, each with where it starts, and how they
-    were read; None if it holds none, or anything else."""
+    were read; None if it holds none, or anything else. Their objects are :class:`_Members`."""
     for decoder, how in _READINGS:
         values: list[tuple[int, Any]] = []
         i, n = 0, len(body)
@@ -312,14 +414,14 @@ def _decode_objects(body: str) -> tuple[list[tuple[int, Any]], str] | None:
                 if i >= n:
                     break
                 start = i
-                value, i = decoder.raw_decode(body, i)
+                value, i = raw_decode(decoder, body, i)
                 values.append((start, value))
         except (ValueError, RecursionError):
             continue
         if values:
             return (values, how) if all(nesting(v) <= MAX_DEPTH for _, v in values) else None
     try:
-        value = python_literal(body)
+        value = python_literal(body, object_pairs_hook=_members)
     except ValueError:
         return None
     lead = len(body) - len(body.lstrip())
@@ -331,41 +433,156 @@ def _decode_objects(body: str) -> tuple[list[tuple[int, Any]], str] | None:
 _CALL_NAME = re.compile(r"[\w.:/\-]{1,256}")
 #: The keys of a call object that needs no wrapper to be read as one.
 _CALL_KEYS = frozenset({"name", "arguments", "parameters"})
+#: A repair or a problem found reading a call object: (issue kind, message, text the issue keeps).
+_Repair = tuple["IssueKind", str, "str | None"]
+#: The messages of the issues a call object's members raise, whichever path reads them.
+_NAME_REPEATED = '"name" repeated; {kept!r} is kept'
+_ARGUMENTS_TWICE = "arguments given twice; merged"
+_PARAMETERS_KEY = "'parameters' used for 'arguments'"
+_ARGUMENTS_STRING = "arguments given as a JSON string, decoded"
+_UNUSED_KEY = "key {key!r} in a tool call object is not used"
+_SEVERAL_OBJECTS = "several call objects in one <tool_call> block"
+_KEY_REPEATED = "key {key!r} repeated; the last value is kept"  # as LiteralHandlers.mapping says it
+_ARGUMENT_REPEATED = "argument {key!r} repeated; the first value is kept"  # as CallWriter.argument says it
 
 
-def _call_parts(obj: Any, *, strict: bool = False) -> tuple[str, dict[str, Any], list[tuple[str, str]]] | None:
-    """(name, arguments, repairs as (issue kind, message)) of a decoded call object, or None if it is not one.
+def _name_text(value: Any) -> str:
+    """The text a repeated ``name`` is reported with: a string as it is, another value as JSON."""
+    return value if isinstance(value, str) else json_text(value)
 
-    Inside ``<tool_call>`` an object with a string ``name`` is a call. ``strict`` is for objects
-    that only their shape makes calls (a bare reply, a fence, another tag): the keys are ``name``
-    and one of ``arguments`` / ``parameters``, the name looks like a function's, and a
-    ``parameters`` object that is a JSON schema makes a tool declaration, not a call.
+
+def _pairs(value: dict[str, Any]) -> list[tuple[str, Any]]:
+    return value.pairs if isinstance(value, _Members) else list(value.items())
+
+
+def _plain(value: Any, repairs: list[_Repair]) -> Any:
+    """A decoded value with plain dicts for its objects: a key an object repeats keeps its last
+    value and is reported (``duplicate_key``), after what its values raised, as the grammar's
+    ``object`` rule does."""
+    if isinstance(value, str):
+        return _whole_characters(value, repairs)
+    if isinstance(value, list):
+        return [_plain(item, repairs) for item in value]
+    if not isinstance(value, dict):
+        return value
+    members = []
+    for key, item in _pairs(value):  # a member's value is read before its key, as the rules reduce them
+        item = _plain(item, repairs)
+        members.append((_whole_characters(key, repairs), item))
+    out: dict[str, Any] = {}
+    for key, item in members:
+        if key in out:  # the value dropped is the issue's text
+            repairs.append(("duplicate_key", _KEY_REPEATED.format(key=key), json_text({key: out[key]})))
+        out[key] = item
+    return out
+
+
+def _add_arguments(arguments: dict[str, Any], members: dict[str, Any], repairs: list[_Repair]) -> None:
+    """Add an arguments object's members to ``arguments``: an argument given twice keeps its first
+    value and is reported with the other (``duplicate_argument``), as a call's writer does."""
+    for key, value in _pairs(members):
+        value = _plain(value, repairs)
+        key = _whole_characters(key, repairs)
+        if key in arguments:
+            repairs.append(("duplicate_argument", _ARGUMENT_REPEATED.format(key=key), json_text(value)))
+        else:
+            arguments[key] = value
+
+
+def _written(value: Any) -> str:
+    """The JSON text of a decoded value, its objects' members as written (a repeated key too)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_written, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_written(key)}: {_written(item)}" for key, item in _pairs(value)) + "}"
+    if isinstance(value, str) and _SURROGATE.search(value) is not None:
+        value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")  # pairs joined
+        if _SURROGATE.search(value) is not None:
+            return json.dumps(value)  # a lone surrogate as its escape: no text may hold one
+    return json_text(value)
+
+
+def _arguments_text(text: str) -> Any:
+    """The value an arguments string holds: JSON, else a Python literal (objects as :class:`_Members`;
+    a blank string is no arguments); ValueError if it holds neither."""
+    if not text.strip():
+        return _members([])
+    try:
+        value, end = raw_decode(_READINGS[0][0], text, len(text) - len(text.lstrip()))
+        if not text[end:].strip():
+            return value
+    except (ValueError, RecursionError):
+        pass
+    return python_literal(text, object_pairs_hook=_members)
+
+
+def _call_parts(obj: Any, *, strict: bool = False) -> tuple[str, dict[str, Any], list[_Repair]] | None:
+    """(name, arguments, repairs) of a decoded call object, or None if it is not one.
+
+    Its members are read in order as the grammar's rules read them, with the same repairs in the
+    same order (those before the name once it has come: an object without one is no call, and
+    its text is reported whole): the first ``name`` is the call's; ``arguments`` and
+    ``parameters`` objects are merged (one given as a string is decoded), the first value of an
+    argument given twice kept; other keys are reported
+    with their text. Inside ``<tool_call>`` an object with a string ``name`` is a call. ``strict``
+    is for objects that only their shape makes calls (a bare reply, a fence, another tag): the
+    keys are ``name`` and one of ``arguments`` / ``parameters``, the name looks like a function's,
+    and a ``parameters`` object that is a JSON schema makes a tool declaration, not a call.
     """
-    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+    if not isinstance(obj, dict):
         return None
-    repairs: list[tuple[str, str]] = []
-    key = "arguments" if "arguments" in obj else "parameters"
-    if strict and (
-        not obj.keys() <= _CALL_KEYS or len(obj) != 2 or not _CALL_NAME.fullmatch(obj["name"]) or _is_schema(obj[key])
-    ):
-        return None
-    if key == "parameters" and key in obj:
-        repairs.append(("parameters_key", "'parameters' used for 'arguments'"))
-    args = obj.get(key, {})
-    if isinstance(args, str):
-        try:
-            args = json_value(args)
-        except ValueError:
-            try:
-                args = python_literal(args)
-            except ValueError:
+    members = _pairs(obj)
+    if strict:
+        keys = {key for key, _ in members}
+        if not keys <= _CALL_KEYS or len(keys) != 2 or "name" not in keys:
+            return None
+        if any(key != "name" and _is_schema(value) for key, value in members):
+            return None
+    name: str | None = None
+    arguments: dict[str, Any] = {}
+    given = 0  # arguments members so far
+    repairs: list[_Repair] = []
+    pending: list[_Repair] = []  # before the name
+    for key, value in members:
+        out = repairs if name is not None else pending
+        if key == "name":
+            value = _plain(value, out)
+            if name is not None:
+                repairs.append(("duplicate_key", _NAME_REPEATED.format(kept=name), _name_text(value)))
+                continue
+            if not isinstance(value, str):
                 return None
-        repairs.append(("arguments_as_string", "arguments given as a string"))
-    if args is None and not strict:
-        args = {}
-    if not isinstance(args, dict):
+            name = value
+            repairs += pending
+        elif key in ("arguments", "parameters"):
+            given += 1
+            heading: list[_Repair] = [("duplicate_key", _ARGUMENTS_TWICE, None)] if given > 1 else []
+            if key == "parameters":
+                heading.append(("parameters_key", _PARAMETERS_KEY, None))
+            if isinstance(value, dict):  # reported once the object is read, as its rule is reduced
+                _add_arguments(arguments, value, out)
+                out += heading
+            elif isinstance(value, str):
+                out += heading
+                try:
+                    decoded = _arguments_text(value)
+                except ValueError:
+                    return None
+                if not isinstance(decoded, dict):
+                    return None
+                out.append(("arguments_as_string", _ARGUMENTS_STRING, None))
+                _add_arguments(arguments, decoded, out)
+            elif value is None and not strict:  # no arguments (a reading the grammar leaves to a repair)
+                out += heading
+            else:
+                return None
+        else:
+            value = _plain(value, out)
+            key = _whole_characters(key, out)
+            out.append(("unexpected_key", _UNUSED_KEY.format(key=key), json_text({key: value})))
+    if name is None or (strict and not _CALL_NAME.fullmatch(name)):
         return None
-    return obj["name"], args, repairs
+    return name, arguments, repairs
 
 
 def _is_schema(value: Any) -> bool:
@@ -374,8 +591,29 @@ def _is_schema(value: Any) -> bool:
 
 
 _SPACE = re.compile(r"[ \t\r\n]*")
-#: Any JSON object or array in a value position, decoded in C when it is complete.
-lex_json_container = json_fast_lexer(PLAIN_JSON_DECODER)
+
+
+def lex_json_container(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
+    """Any JSON object or array in a value position, decoded in C when it is complete (a watch
+    follows one still arriving; anything the grammar's rules read otherwise is left to them)."""
+    if pos >= len(text) or text[pos] not in "{[":
+        return None
+    try:
+        value, end = raw_decode(PLAIN_JSON_DECODER, text, pos)
+    except Undecodable as exc:
+        if final or not (exc.pos >= len(text) - 5 or exc.msg.startswith("Unterminated string")):
+            return None
+        watch = JsonScan()
+        return None if watch.scan(text[pos:]) else watch
+    except (ValueError, RecursionError):
+        return None
+    return None if _may_hold_surrogates(text, pos, end) else (value, end)
+
+
+def _may_hold_surrogates(text: str, pos: int, end: int) -> bool:
+    """Whether JSON text ``text[pos:end]`` may decode to a lone surrogate: the grammar's rules
+    then read it (and report one)."""
+    return text.find("\\u", pos, end) >= 0 and _SURROGATE_ESCAPE.search(text, pos, end) is not None
 
 
 def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
@@ -387,11 +625,23 @@ def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
     """
     if not text.startswith("{", pos):
         return None
-    try:
-        value, end = PLAIN_JSON_DECODER.raw_decode(text, pos)
+    try:  # the first window, inline (the common case: a call that fits in it)
+        doc = text[pos : pos + _WINDOW]
+        DecoderInput.chars += len(doc)
+        value, end = PLAIN_JSON_DECODER.raw_decode(doc)
+        end += pos
+    except json.JSONDecodeError as exc:
+        if len(doc) < _WINDOW or not _window_short(exc):  # (all the text, or an error the window is not to blame for)
+            return None
+        try:
+            value, end = raw_decode(PLAIN_JSON_DECODER, text, pos, _WINDOW * _WINDOW_GROWTH)
+        except (ValueError, RecursionError):
+            return None
     except (ValueError, RecursionError):
         return None
     if not (len(value) == 2 and isinstance(value.get("name"), str) and isinstance(value.get("arguments"), dict)):
+        return None
+    if text.find("\\u", pos, end) >= 0 and _may_hold_surrogates(text, pos, end):
         return None
     # Only where the grammar's rules could go on too: what follows must be able to end or
     # continue the block, else the rules (which see the object only with what follows) decide.
@@ -856,24 +1106,23 @@ _SHAPE_ISSUES = {
 _CLOSERS = {"fence": "```", "tag": "</{name}>", "function": "</function>"}
 #: The issue of each reading of a text that is not plain JSON (see ``_READINGS``).
 _REPAIRED = {
-    _READINGS[1][1]: ("duplicate_key", "a key repeated in a call object; the last value is kept"),
-    _READINGS[2][1]: ("repaired_call", f"read as {_READINGS[2][1]}"),
+    _READINGS[1][1]: ("repaired_call", f"read as {_READINGS[1][1]}"),
     _PYTHON: ("repaired_call", f"read as {_PYTHON}"),
 }
 _FENCED_TAG = re.compile("<(" + "|".join(FOREIGN_TAGS) + ")>")
-#: What a shape holds, in order: (offset, issue kind, message, None) for a repair, and
-#: (offset, name, "", arguments) for a call.
-_Found = list[tuple[int, str, str, "dict[str, Any] | None"]]
+#: What a shape holds, in order: (offset, issue kind, message, None, the issue's text) for a
+#: repair, and (offset, name, "", arguments, None) for a call.
+_Found = list[tuple[int, str, str, "dict[str, Any] | None", "str | None"]]
 
 
 def _shape_contents(shape: Shape, text: str) -> _Found | None:
     """The calls the shape ``text`` holds and the repairs it needed; None if it holds anything
     but calls (then it is text)."""
     kind, message = _SHAPE_ISSUES[shape.kind]
-    found: _Found = [(shape.opener, kind, message.format(name=shape.name), None)]
+    found: _Found = [(shape.opener, kind, message.format(name=shape.name), None, None)]
     if not shape.closed:
         closer = _CLOSERS[shape.kind].format(name=shape.name)
-        found.append((shape.end, "missing_closer", f"missing {closer!r} inserted", None))
+        found.append((shape.end, "missing_closer", f"missing {closer!r} inserted", None, None))
     body = text[shape.body : shape.body_end]
     if shape.kind == "function":
         ok = _function_call(shape.name.strip(), body, shape.body, found)
@@ -893,19 +1142,20 @@ def _objects(body: str, at: int, found: _Found, *, strict: bool) -> bool:
         return False
     values, how = decoded
     if how in _REPAIRED:
-        found.append((at + values[0][0], *_REPAIRED[how], None))
+        found.append((at + values[0][0], *_REPAIRED[how], None, None))
     if not strict and len(values) > 1:
-        found.append((at + values[1][0], "several_objects", "several call objects in one <tool_call> block", None))
+        found.append((at + values[1][0], "several_objects", _SEVERAL_OBJECTS, None, None))
     for start, value in values:
-        if isinstance(value, list):
-            found.append((at + start, "call_list", "calls written as one JSON list", None))
-        for element in value if isinstance(value, list) else [value]:
+        listed = isinstance(value, list)
+        if listed:
+            found.append((at + start, "call_list", "calls written as one JSON list", None, None))
+        for element in value if listed else [value]:
             call = _call_parts(element, strict=strict)
             if call is None:
                 return False
             name, arguments, repairs = call
-            found += [(at + start, kind, message, None) for kind, message in repairs]
-            found.append((at + start, name, "", arguments))
+            found += [(at + start, kind, message, None, text) for kind, message, text in repairs]
+            found.append((at + start, name, "", arguments, None))
     return bool(values)
 
 
@@ -914,12 +1164,16 @@ def _function_call(name: str, body: str, at: int, found: _Found) -> bool:
     decoded = _decode_objects(body)
     if decoded is None or len(decoded[0]) != 1 or not _CALL_NAME.fullmatch(name):
         return False
-    (start, arguments), how = decoded[0][0], decoded[1]
-    if not isinstance(arguments, dict):
+    (start, members), how = decoded[0][0], decoded[1]
+    if not isinstance(members, dict):
         return False
     if how in _REPAIRED:
-        found.append((at + start, *_REPAIRED[how], None))
-    found.append((at + start, name, "", arguments))
+        found.append((at + start, *_REPAIRED[how], None, None))
+    arguments: dict[str, Any] = {}
+    repairs: list[_Repair] = []
+    _add_arguments(arguments, members, repairs)
+    found += [(at + start, kind, message, None, text) for kind, message, text in repairs]
+    found.append((at + start, name, "", arguments, None))
     return True
 
 
@@ -933,7 +1187,7 @@ def _fenced(body: str, at: int, found: _Found) -> bool:
         closer = f"</{tag.group(1)}>"
         if not inner.endswith(closer):
             return False
-        found.append((at + lead, "foreign_tag", f"calls written in {tag.group()}, not in <tool_call>", None))
+        found.append((at + lead, "foreign_tag", f"calls written in {tag.group()}, not in <tool_call>", None, None))
         return _objects(inner[tag.end() : -len(closer)], at + lead + tag.end(), found, strict=True)
     if not inner.startswith(CALL_OPEN):
         return _objects(body, at, found, strict=True)
@@ -944,7 +1198,7 @@ def _fenced(body: str, at: int, found: _Found) -> bool:
         start = i + len(CALL_OPEN)
         close = body.find(CALL_CLOSE, start)
         if close < 0:
-            found.append((at + n, "missing_closer", f"missing {CALL_CLOSE!r} inserted", None))
+            found.append((at + n, "missing_closer", f"missing {CALL_CLOSE!r} inserted", None, None))
             close = n
         if not _objects(body[start:close], at + start, found, strict=False):
             return False
@@ -959,14 +1213,47 @@ class HermesBuilder(LiteralHandlers, Builder):
         super().__init__(sink)
         self._call: CallWriter | None = None  # the call object being read
         self._args_seen = 0  # its "arguments" members so far
+        #: The issues reported since the last call object ended (of the one being read: a repair
+        #: that reads it again reports only the others).
+        self._issued = 0
         self._done_in_block = 0  # call objects completed in the current block
         self._in_list = False  # the current block holds a list of call objects
-        #: Unused keys of a list element whose name has not come yet (it may be no call at all).
-        self._unused: list[tuple[str, int, str]] = []
+        #: The issues of a call object whose name has not come yet (it may be no call at all: its
+        #: text is then reported whole).
+        self._pending: list[tuple[IssueKind, str, int, str | None]] = []
+
+    def _issue(self, kind: IssueKind, message: str, pos: int, text: str | None = None) -> None:
+        """An issue of the call object being read: reported once its name has come."""
+        if self._call is None or self._call.name is None:
+            self._pending.append((kind, message, pos, text))
+            return
+        self._issued += 1
+        self.sink.issue(kind, message, pos, text)
+
+    def _object_read(self) -> None:
+        """The call object being read has ended (or the block's reading moves past it)."""
+        self._call = None
+        self._issued = 0
+        self._pending.clear()
+
+    def _text(self, token: Token) -> str:
+        """A JSON string token's value, in whole characters (see :func:`_whole_characters`)."""
+        value = _string(token)
+        if "\\u" not in token:  # a lone surrogate comes from an escape (the reply's own are the caller's)
+            return value
+        return self._whole(value, token)
+
+    def _whole(self, value: str, token: Token) -> str:
+        repairs: list[_Repair] = []
+        value = _whole_characters(value, repairs)
+        for kind, message, text in repairs:
+            self._issue(kind, message, token.start_pos, text)
+        return value
 
     # values
     def string(self, token: Token) -> str:
-        return _string(token)
+        value = _string(token)
+        return value if "\\u" not in token else self._whole(value, token)  # (self._text(), inline)
 
     def number(self, token: Token) -> Any:
         try:
@@ -981,10 +1268,15 @@ class HermesBuilder(LiteralHandlers, Builder):
         return list(children[1:-1:2])  # [ value , value ... ]
 
     def pair(self, key: Token, colon: Token, value: Any) -> tuple[str, Any, int]:
-        return _string(key), value, key.start_pos
+        return self._text(key), value, key.start_pos
 
     def object(self, *children: Any) -> dict[str, Any]:
-        return self.mapping(children[1:-1:2])  # { pair , pair ... }
+        out: dict[str, Any] = {}
+        for key, value, pos in children[1:-1:2]:  # { pair , pair ... }
+            if key in out:  # the value dropped is the issue's text
+                self._issue("duplicate_key", _KEY_REPEATED.format(key=key), pos, json_text({key: out[key]}))
+            out[key] = value
+        return out
 
     # the call object
     def _current(self, pos: int) -> CallWriter:
@@ -995,18 +1287,31 @@ class HermesBuilder(LiteralHandlers, Builder):
 
     def name_member(self, key: Token, colon: Token, name: Any) -> None:
         call = self._current(key.start_pos)
+        if call.name is not None:
+            self._issue("duplicate_key", _NAME_REPEATED.format(kept=call.name), key.start_pos, _name_text(name))
+            return
         if not isinstance(name, str):
             raise BuildError('"name" must be a string', key.start_pos)
-        if call.name is not None:
-            self.sink.issue("duplicate_key", f'"name" repeated; {call.name!r} is kept', key.start_pos, name)
-            return
         call.start(name)
-        for message, pos, text in self._unused:
-            self.sink.issue("unexpected_key", message, pos, text)
-        self._unused.clear()
+        pending, self._pending = self._pending, []
+        for kind, message, pos, text in pending:
+            self._issue(kind, message, pos, text)
 
     def arg(self, key: Token, colon: Token, value: Any) -> None:
-        self._current(key.start_pos).argument(_string(key), value, key.start_pos)
+        call = self._call if self._call is not None else self._current(key.start_pos)
+        name = _string(key)
+        if "\\u" in key:
+            name = self._whole(name, key)
+        if name in call.arguments:  # (self._argument(), inline)
+            self._issue("duplicate_argument", _ARGUMENT_REPEATED.format(key=name), key.start_pos, json_text(value))
+        else:
+            call.argument(name, value, key.start_pos)
+
+    def _argument(self, call: CallWriter, key: str, value: Any, pos: int) -> None:
+        if key in call.arguments:  # (what the writer would say)
+            self._issue("duplicate_argument", _ARGUMENT_REPEATED.format(key=key), pos, json_text(value))
+        else:
+            call.argument(key, value, pos)
 
     def args_member(self, key: Token, colon: Token, arguments: None) -> None:
         self._args_key(self._current(key.start_pos), key)
@@ -1014,44 +1319,39 @@ class HermesBuilder(LiteralHandlers, Builder):
     def args_string_member(self, key: Token, colon: Token, string: Token) -> None:
         call = self._current(key.start_pos)
         self._args_key(call, key)
-        text = _string(string)
         try:
-            args = json_value(text) if text.strip() else {}
+            members = _arguments_text(_string(string))
         except ValueError:
-            try:
-                args = python_literal(text)
-            except ValueError:
-                raise BuildError("arguments string is not an object", string.start_pos) from None
-        if not isinstance(args, dict):
+            members = None
+        if not isinstance(members, dict):
             raise BuildError("arguments string is not an object", string.start_pos)
-        self.sink.issue("arguments_as_string", "arguments given as a JSON string, decoded", string.start_pos)
-        if call.arguments:
-            raise BuildError("arguments given twice", string.start_pos)
-        for name, value in args.items():
-            call.argument(name, value, string.start_pos)
+        self._issue("arguments_as_string", _ARGUMENTS_STRING, string.start_pos)
+        for name, value in _pairs(members):  # as _add_arguments() reads them
+            repairs: list[_Repair] = []
+            value = _plain(value, repairs)
+            name = _whole_characters(name, repairs)
+            for kind, message, text in repairs:
+                self._issue(kind, message, string.start_pos, text)
+            self._argument(call, name, value, string.start_pos)
 
     def _args_key(self, call: CallWriter, key: Token) -> None:
         self._args_seen += 1
         if self._args_seen > 1:
-            self.sink.issue("duplicate_key", "arguments given twice; merged", key.start_pos)
+            self._issue("duplicate_key", _ARGUMENTS_TWICE, key.start_pos)
         if key.value == '"parameters"':
-            self.sink.issue("parameters_key", "'parameters' used for 'arguments'", key.start_pos)
+            self._issue("parameters_key", _PARAMETERS_KEY, key.start_pos)
 
     def other_member(self, key: Token, colon: Token, value: Any) -> None:
-        name = _string(key)
+        name = self._text(key)
         text = json_text({name: value})
-        message = f"key {name!r} in a tool call object is not used"
-        if self._in_list and (self._call is None or self._call.name is None):
-            self._unused.append((message, key.start_pos, text))  # reported if the element is a call
-            return
-        self.sink.issue("unexpected_key", message, key.start_pos, text)
+        self._issue("unexpected_key", _UNUSED_KEY.format(key=name), key.start_pos, text)
 
     def call_object(self, *children: Any) -> None:
         brace = children[0]
         call = self._current(brace.start_pos)
         if call.name is None:
             raise BuildError('tool call object has no "name"', brace.start_pos)
-        self._call = None
+        self._object_read()
         self._object_done(brace.start_pos)
         call.end(brace.start_pos)
 
@@ -1072,7 +1372,7 @@ class HermesBuilder(LiteralHandlers, Builder):
         """A call object of the current block is complete (a second one is reported, outside a list)."""
         self._done_in_block += 1
         if self._done_in_block == 2 and not self._in_list:
-            self.sink.issue("several_objects", "several call objects in one <tool_call> block", pos, call=LAST)
+            self.sink.issue("several_objects", _SEVERAL_OBJECTS, pos, call=LAST)
 
     def list_open(self, bracket: Token) -> None:
         self._in_list = True
@@ -1081,17 +1381,18 @@ class HermesBuilder(LiteralHandlers, Builder):
     def call(self, *children: Any) -> None:
         self._done_in_block = 0
         self._in_list = False
+        self._object_read()
 
     # calls in other models' shapes (a whole token each)
     def foreign(self, token: ValueToken) -> None:
         found = _shape_contents(token.decoded, str(token))
-        if found is None or any(args is not None and self.sink.undeclared(name) for _, name, _, args in found):
+        if found is None or any(args is not None and self.sink.undeclared(name) for _, name, _, args, _ in found):
             self.sink.text(CONTENT, str(token), token.start_pos)  # an example, not a call
             return
         self.sink.block(token.start_pos)  # what is reported below concerns the calls the token holds
-        for at, what, message, arguments in found:
+        for at, what, message, arguments, text in found:
             if arguments is None:
-                self.sink.issue(cast("IssueKind", what), message, token.start_pos + at)  # checked by the sink
+                self.sink.issue(cast("IssueKind", what), message, token.start_pos + at, text)  # checked by the sink
             else:
                 self.sink.whole_call(what, token.start_pos + at, arguments)
 
@@ -1100,10 +1401,10 @@ class HermesBuilder(LiteralHandlers, Builder):
 
     # a block the grammar rejected
     def recover(self, raw: str, pos: int, error: str) -> int | None:
-        call, self._call = self._call, None
+        call, issued = self._call, self._issued
+        self._object_read()
         skip, self._done_in_block = self._done_in_block, 0
         listed, self._in_list = self._in_list, False
-        self._unused.clear()  # an element without a name is reported whole
         body = raw[len(CALL_OPEN) :] if raw.startswith(CALL_OPEN) else raw
         closed = body.rstrip().endswith(CALL_CLOSE)
         if closed:
@@ -1127,7 +1428,7 @@ class HermesBuilder(LiteralHandlers, Builder):
             self.sink.issue("fenced_call", "the block's JSON written in a code fence", pos)
         # A call the list or the fence was all that kept the grammar from reading needs no other
         # word (but a closer missing too needs one).
-        read_as_is = how == _READINGS[0][1] and (is_list or fenced is not None)
+        read_as_is = how == _JSON_READING and (is_list or fenced is not None)
         if read_as_is and not closed:
             self.sink.issue("missing_closer", f"missing {CALL_CLOSE!r} inserted", pos + len(raw))
         for i, (element, found) in enumerate(zip(elements, calls, strict=True)):
@@ -1136,14 +1437,19 @@ class HermesBuilder(LiteralHandlers, Builder):
                 writer.cut(raw, error, pos)  # what was streamed of it cannot be taken back
                 continue
             if found is None:
-                text = json_text(element)
+                text = _written(element)
                 self.sink.issue("invalid_list_element", "an element of a call list that is no call, dropped", pos, text)
                 continue
             name, args, repairs = found
             writer = writer or self.sink.call(name, pos)
-            if repairs or not read_as_is:
-                detail = "; ".join([f"read as {how}", *(message for _, message in repairs)])
-                self.sink.issue("repaired_call", f"tool call {name!r} repaired ({error}): {detail}", pos)
+            if not read_as_is:
+                self.sink.issue("repaired_call", f"tool call {name!r} repaired ({error}): read as {how}", pos)
+            # The members read as the grammar's rules read them, with the same issues; those the
+            # rules reported before the block failed are not reported again.
+            for kind, message, kept in repairs[issued if i == 0 else 0 :]:
+                self.sink.issue(kind, message, pos, kept)
+            if skip + i == 1 and not is_list:
+                self.sink.issue("several_objects", _SEVERAL_OBJECTS, pos)
             writer.end(pos, args)
         return len(raw)
 
