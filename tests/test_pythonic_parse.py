@@ -69,6 +69,7 @@ _RULES_ONLY = {name: _without_fast_path(spec.fmt) for name, spec in SPECS.items(
 _LIST_PIECES = (
     *RAW_PIECES,
     *("[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5", "1.", "+3", "1e5", "'x'", "(1, 2)", "`", "1e999", "x", "\n"),
+    *("02134", "-007", "0", '"\\ud800"', "'\\ud83d\\ude00'", '{"k": "\\udc00"}', '["\\ud83d\\ude00"]'),
 )
 
 
@@ -235,6 +236,69 @@ def test_unterminated_strings_are_lexed_in_linear_work(name: str, data: st.DataO
         body = body.replace("\\", "")  # in a raw string, a backslash is text: '\\"' would close it
     text = opening + body * (TARGET // len(body) + 1)
     _check_linear_work(SPECS[name].fmt, text)
+
+
+# --------------------------------------------------------------------------- nothing silently lost
+
+
+_ZIP_TOOLS = [
+    {"type": "function", "function": {"name": "f", "parameters": {"properties": {"zip": {"type": "string"}}}}}
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "reply"), [(GEMMA3.name, "```tool_code\n[f(zip=02134)]\n```"), (DEEPSEEK.name, "[f(zip=02134)]")]
+)
+def test_leading_zeros_are_reported_with_their_digits(name: str, reply: str) -> None:
+    """``02134`` is no number JSON reads: the number its digits give, or the text where the tool
+    declares a string; reported with its text either way, and strict raises."""
+    fmt = SPECS[name].fmt
+    for tools, value in ((None, 2134), (_ZIP_TOOLS, "02134")):
+        result = fmt.parse(reply, tools=tools)
+        assert result.tool_calls[0].function.arguments == {"zip": value}
+        assert [(issue.kind, issue.pos, issue.text) for issue in result.issues] == [
+            ("leading_zeros", reply.index("02134"), "02134")
+        ]
+        with pytest.raises(codec.ParseError) as raised:
+            fmt.parse(reply, tools=tools, strict=True)
+        assert raised.value.kind == "leading_zeros"
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("value", ['"a\\ud800"', "'a\\udfff'", '{"k": "\\ud800"}', '["x\\udbff"]'])
+def test_a_lone_surrogate_escape_is_replaced_and_reported(name: str, value: str) -> None:
+    """A lone surrogate escape never reaches the arguments (no JSON encoder takes it): U+FFFD, reported."""
+    fmt = SPECS[name].fmt
+    reply = f"[f(a={value})]"
+    result = fmt.parse(reply)
+    assert "\ufffd" in json.dumps(result.tool_calls[0].function.arguments, ensure_ascii=False)
+    assert "lone_surrogate" in [issue.kind for issue in result.issues]
+    result.model_dump_json()
+    result.to_message().model_dump_json()
+    with pytest.raises(codec.ParseError):
+        fmt.parse(reply, strict=True)
+
+
+def test_a_surrogate_pair_in_a_python_string_is_joined() -> None:
+    result = GEMMA3.parse("[f(a='\\ud83d\\ude00', b=\"\\ud83d\\ude00\")]")
+    assert result.tool_calls[0].function.arguments == {"a": "\U0001f600", "b": "\U0001f600"}
+    assert [issue.kind for issue in result.issues] == ["surrogate_pair"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind", "text", "count"),
+    [
+        ("```tool_code\nsummary = read_file(filename='notes.txt')]\n```", "assignment", "summary =", 1),
+        ("```tool_code\nprint(read_file(filename='notes.txt'))]\n```", "printed_call", "print(", 1),
+        ("```tool_code\nx = f(a=1)\ny = g(b=2)]\n```", "assignment", "y =", 2),
+    ],
+)
+def test_a_statement_refused_after_its_call_is_still_reported(reply: str, kind: str, text: str, count: int) -> None:
+    """The grammar refuses the `]` after a statement's call before it reads the statement: the
+    recovery reports the assignment or print it drops, with its text."""
+    result = GEMMA3.parse(reply)
+    assert (kind, reply.index(text), text) in [(issue.kind, issue.pos, issue.text) for issue in result.issues]
+    assert [issue.kind for issue in result.issues].count(kind) == count  # each statement once
 
 
 # --------------------------------------------------------------------------- streaming

@@ -80,6 +80,7 @@ from codec.formats._pythonic import (
     PythonicBuilder,
     ReadCall,
     StringArguments,
+    checked_string,
     decoded_call,
     decoded_tool,
     json_readings,
@@ -646,7 +647,7 @@ class DeepseekPythonicBuilder(PythonicBuilder):
         self.sink.issue("escaped_string", message, token.start_pos)
         value = json_value(str(token))
         assert isinstance(value, str)
-        return value
+        return checked_string(self.sink, value, str(token), token.start_pos)
 
 
 #: After a raw string argument the fast paths read, what makes sure more text would not move its end:
