@@ -301,6 +301,67 @@ def test_a_statement_refused_after_its_call_is_still_reported(reply: str, kind: 
     assert [issue.kind for issue in result.issues].count(kind) == count  # each statement once
 
 
+# --------------------------------------------------------------------------- issue positions
+
+_NOOP = [{"type": "function", "function": {"name": "noop", "parameters": {"type": "object", "properties": {}}}}]
+#: Values of the calls of broken lists: strings holding the list's own syntax, containers ending in a
+#: number (which may still grow where a chunk ends), and a long string, so that the list outgrows the holdback.
+_VALUES = ('"x"', '"a, b"', '"p", q="r"', '{"n": 20}', "[1, 20]", "20", '"' + "y" * 70 + '"')
+
+
+@st.composite
+def _broken_lists(draw: st.DrawFn) -> str:
+    """A call list longer than the stream's holdback that breaks at its end: calls after blanks of
+    every kind, some read by the rules and some by the recovery, depending on where the last chunk starts."""
+    keys, values = st.sampled_from(("a", "b", "path", "filters")), st.sampled_from(_VALUES)
+    args = st.lists(st.tuples(keys, values).map("=".join), min_size=1, max_size=3).map(", ".join)
+    call = st.tuples(st.sampled_from(("e", "m", "noop", "search")), args).map(lambda c: f"{c[0]}({c[1]})")
+    calls = draw(st.lists(call, min_size=2, max_size=3))
+    opener = draw(st.sampled_from(("[", "```tool_code\n[", "```tool_code\n", "x [")))
+    separator = draw(st.sampled_from((", ", ",  ", ",\n  ", ",")))
+    return opener + separator.join(calls) + draw(st.sampled_from(("\n```", "", "\u2029", ")", "]")))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@examples(90)
+@given(data=st.data())
+def test_issue_positions_agree_wherever_the_last_chunk_starts(name: str, data: st.DataObject) -> None:
+    """Fed in two chunks split at every offset (the first one holding most of the reply, as a server's
+    last chunks do), a broken list gives exactly the whole parse: the same issues at the same positions."""
+    fmt = SPECS[name].fmt
+    text = data.draw(_broken_lists())
+    whole = fmt.parse(text, tools=_NOOP)
+    for cut in range(len(text) + 1):
+        assert parse_chunked(fmt, text, [cut, len(text)], tools=_NOOP).result == whole, f"cut at {cut}"
+
+
+@pytest.mark.parametrize(
+    ("name", "reply", "cut"),
+    [
+        (
+            DEEPSEEK.name,
+            '[e(a=""), m(path="nce|>[noop(), search="x", filters={"categ>ory": "music", "max_price": 20})\u2029',
+            91,
+        ),
+        (
+            GEMMA3.name,
+            '```tool_coder(y="")\ne(zontent="def f(x):\\n    return {\'a\': [x, \\"y}'
+            '\\n\\n# <parameter=z> </function>\\n")\\',
+            -2,
+        ),
+    ],
+)
+def test_a_call_the_recovery_reads_is_where_its_name_is(name: str, reply: str, cut: int) -> None:
+    """A call of a broken list is at its name, whether the recovery reads it (after the blanks its piece
+    starts with) or the rules did before the list broke: the same for any last chunk."""
+    fmt = SPECS[name].fmt
+    whole = fmt.parse(reply, tools=_NOOP)
+    assert parse_chunked(fmt, reply, [cut % len(reply), len(reply)], tools=_NOOP).result == whole
+    for issue in whole.issues:
+        if issue.kind == "unknown_tool":
+            assert reply[issue.pos].isalpha(), issue
+
+
 # --------------------------------------------------------------------------- streaming
 
 

@@ -384,10 +384,12 @@ class PythonicBuilder(LiteralHandlers, Builder):
                 self.sink.text(CONTENT, piece, at)
                 reported = True
                 continue
+            # The call is where its name is (as the rules say), past the blanks and the assignment before it.
             target = self._assigned(piece)
             if target is not None:
                 self._assignment(target[1], at + target.start(1))
-            self.sink.whole_call(read[0], at, read[1])
+            name_at = at + target.end() if target is not None else at + len(piece) - len(piece.lstrip())
+            self.sink.whole_call(read[0], name_at, read[1])
         tail = raw[end:stop] if start else ""
         if tail.strip():
             self.sink.issue("unexpected_text", "text after the call list, kept as content", pos + end, tail)
