@@ -301,6 +301,44 @@ def test_a_statement_refused_after_its_call_is_still_reported(reply: str, kind: 
     assert [issue.kind for issue in result.issues].count(kind) == count  # each statement once
 
 
+# --------------------------------------------------------------------------- linear work
+
+
+class _CountingDecoder(json.JSONDecoder):
+    """A JSON decoder that counts the characters of the documents handed to it: a failed decode costs
+    the whole document's length (``json`` counts its lines up to the error)."""
+
+    handed = 0
+
+    def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
+        _CountingDecoder.handed += len(s)
+        return super().raw_decode(s, idx)
+
+
+@pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
+def test_failed_json_values_cost_what_they_read(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Broken lists in a row, each with a JSON value the fast path fails to decode: eight times the lists,
+    the same characters handed to the decoder per character (before, each failure was handed the rest of
+    the reply, and json counted its lines from the start)."""
+    from codec.formats import _pythonic
+
+    kept = _pythonic._JSON_DECODER
+    counting = _CountingDecoder(
+        object_pairs_hook=kept.object_pairs_hook, parse_float=kept.parse_float, parse_constant=kept.parse_constant
+    )
+    monkeypatch.setattr(_pythonic, "_JSON_DECODER", counting)
+    fmt = SPECS[name].fmt
+    per_char = []
+    for count in (500, 4000):
+        text = "[f(a=[1,})]" * count
+        _CountingDecoder.handed = 0
+        stream = fmt.stream()
+        stream.feed(text)
+        stream.close()
+        per_char.append(_CountingDecoder.handed / len(text))
+    assert per_char[1] <= per_char[0] * 1.1
+
+
 # --------------------------------------------------------------------------- issue positions
 
 _NOOP = [{"type": "function", "function": {"name": "noop", "parameters": {"type": "object", "properties": {}}}}]
