@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -496,3 +496,52 @@ def decode_error_at(fmt: codec.Format, text: str) -> int:
         assert 0 <= exc.pos <= len(text)
         return exc.pos
     raise AssertionError(f"decode accepted {text!r}")
+
+
+# --------------------------------------------------------------------------- characters a decoder looks at
+
+
+class CountedText(str):
+    """A text that counts the characters its searches and slices go over, in :attr:`looked`, shared
+    with every slice of it (a slice is a counted text too): what a prompt decoder written with plain
+    ``str`` methods examines, without timing it."""
+
+    looked: list[int]
+
+    def __new__(cls, text: str, looked: list[int] | None = None) -> CountedText:
+        counted = super().__new__(cls, text)
+        counted.looked = looked if looked is not None else [0]
+        return counted
+
+    def _span(self, start: int | None, end: int | None) -> tuple[int, int]:
+        return slice(start, end).indices(len(self))[:2]
+
+    def find(self, sub: str, start: Any = None, end: Any = None) -> int:  # type: ignore[override]
+        found = super().find(sub, start, end)
+        begin, stop = self._span(start, end)
+        self.looked[0] += (found + len(sub) if found >= 0 else stop) - begin
+        return found
+
+    def startswith(self, prefix: Any, start: Any = None, end: Any = None) -> bool:  # type: ignore[override]
+        self.looked[0] += max(map(len, prefix)) if isinstance(prefix, tuple) else len(prefix)
+        return super().startswith(prefix, start, end)
+
+    def endswith(self, suffix: Any, start: Any = None, end: Any = None) -> bool:  # type: ignore[override]
+        self.looked[0] += max(map(len, suffix)) if isinstance(suffix, tuple) else len(suffix)
+        return super().endswith(suffix, start, end)
+
+    def __getitem__(self, key: Any) -> CountedText:  # type: ignore[override]
+        piece = super().__getitem__(key)
+        self.looked[0] += len(piece)
+        return CountedText(piece, self.looked)
+
+    def strip(self, chars: Any = None) -> str:  # type: ignore[override]
+        self.looked[0] += len(self)
+        return super().strip(chars)
+
+
+def looked_per_char(decode: Callable[[str], Any], prompt: str) -> float:
+    """The characters ``decode`` looks at per character of ``prompt`` (see :class:`CountedText`)."""
+    counted = CountedText(prompt)
+    decode(counted)
+    return counted.looked[0] / len(prompt)

@@ -10,8 +10,10 @@ generated conversations and golden renders, with the contract every format share
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from harness import arguments_back, assert_renders_back, decode_error_at
+from harness import arguments_back, assert_renders_back, decode_error_at, looked_per_char
 
 from codec.formats.deepseek_pythonic import DeepseekPythonic
 
@@ -68,3 +70,31 @@ def test_deepseek_parse_error_positions(text: str, pos: int) -> None:
 def test_deepseek_broken_tools_block_is_refused_at_the_tool(tool: str) -> None:
     preamble = BOS + DEEPSEEK_TOOLS_PROMPT[len(BOS) : DEEPSEEK_TOOLS_PROMPT.index("{")]
     assert decode_error_at(DEEPSEEK, preamble + tool + "<|User|>Hi") == len(preamble)
+
+
+# --------------------------------------------------------------------------- linear work
+
+
+def _turns(count: int, *, calls_at_end: bool) -> list[dict[str, Any]]:
+    """``count`` exchanges whose texts hold brackets and quotes, then (``calls_at_end``) one call list: each
+    turn's end is searched for, and none is inside a call list."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+    for index in range(count):
+        messages.append({"role": "user", "content": f"q{index} [see {index}]"})
+        messages.append({"role": "assistant", "content": f'a{index} ["quoted"] [f(x) "y"'})
+    if calls_at_end:
+        call = {"type": "function", "function": {"name": "f", "arguments": {"a": 1, "s": "x<|User|>y"}}}
+        messages += [{"role": "user", "content": "go"}, {"role": "assistant", "tool_calls": [call]}]
+        messages.append({"role": "tool", "content": "r"})
+    return messages
+
+
+@pytest.mark.parametrize("calls_at_end", [False, True], ids=["no_calls", "calls_at_end"])
+def test_reading_a_prompt_looks_at_each_character_a_bounded_number_of_times(calls_at_end: bool) -> None:
+    """Ten times the turns, the same characters looked at per character: no turn searches for its end,
+    nor reads a call list, to the end of the prompt (a counted text, never the clock)."""
+    small, big = (DEEPSEEK.render(_turns(count, calls_at_end=calls_at_end)) for count in (200, 2000))
+    assert DEEPSEEK.decode(big).messages[-1].role == ("tool" if calls_at_end else "assistant")
+    small_work, big_work = looked_per_char(DEEPSEEK.decode, small), looked_per_char(DEEPSEEK.decode, big)
+    assert big_work <= small_work * 1.1
+    assert big_work <= 16

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from harness import arguments_back, assert_renders_back, decode_error_at
+from harness import arguments_back, assert_renders_back, decode_error_at, looked_per_char
 
 from codec.formats.gemma3_tool_code import TOOLS_PROMPT as GEMMA3_TOOLS_PROMPT
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
@@ -68,3 +68,23 @@ def test_gemma3_parse_error_positions(text: str, pos: int) -> None:
 def test_gemma3_tools_json_not_written_as_the_template_does_is_refused() -> None:
     text = TOOLS_TURN + '[{"type": "function", "function": {"name": "f"}}]\n\nHi<end_of_turn>\n'
     assert decode_error_at(GEMMA3, text) == len(TOOLS_TURN)  # not indented by 4
+
+
+# --------------------------------------------------------------------------- linear work
+
+
+def test_a_system_text_of_many_paragraphs_is_read_in_linear_work() -> None:
+    """The first turn may start with the system text, which ends at one of its blank lines: ten times the
+    paragraphs, the same characters looked at per character (a counted text, never the clock)."""
+
+    def prompt(paragraphs: int) -> str:
+        system = "\n\n".join(f"rule {index}: be brief" for index in range(paragraphs))
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": "hi"}]
+        return GEMMA3.render([*messages, {"role": "assistant", "content": "hello"}])
+
+    small, big = prompt(500), prompt(5000)
+    read = GEMMA3.decode(big)
+    assert GEMMA3.render(read.messages, read.tools, add_generation_prompt=read.add_generation_prompt) == big
+    small_work, big_work = looked_per_char(GEMMA3.decode, small), looked_per_char(GEMMA3.decode, big)
+    assert big_work <= small_work * 1.1
+    assert big_work <= 16

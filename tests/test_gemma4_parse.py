@@ -199,3 +199,25 @@ def test_a_call_inside_a_long_line_of_prose_is_decided_within_a_bounded_wait() -
     assert [e.name for e in started if isinstance(e, ToolCallStart)] == ["search"]  # before close()
     stream.close()
     assert [c.function.name for c in stream.result.tool_calls] == ["search"]
+
+
+# --------------------------------------------------------------------------- nothing silently lost
+
+
+def test_leading_zeros_are_reported_with_their_digits() -> None:
+    reply = "<|tool_call>call:lookup{zip:02134,n:0}<tool_call|>"
+    result = FMT.parse(reply)
+    assert result.tool_calls[0].function.arguments == {"zip": 2134, "n": 0}
+    assert [(issue.kind, issue.pos, issue.text) for issue in result.issues] == [
+        ("leading_zeros", reply.index("02134"), "02134")
+    ]
+    with pytest.raises(codec.ParseError):
+        FMT.parse(reply, strict=True)
+
+
+@pytest.mark.parametrize("value", ['"a\\ud800"', "'a\\udfff'", '["\\ud800"]', '{k:"\\udc00"}'])
+def test_a_lone_surrogate_escape_is_replaced_and_reported(value: str) -> None:
+    result = FMT.parse(f"<|tool_call>call:f{{a:{value}}}<tool_call|>")
+    assert "\ufffd" in json.dumps(result.tool_calls[0].function.arguments, ensure_ascii=False)
+    assert "lone_surrogate" in [issue.kind for issue in result.issues]
+    result.model_dump_json()

@@ -69,6 +69,7 @@ _RULES_ONLY = {name: _without_fast_path(spec.fmt) for name, spec in SPECS.items(
 _LIST_PIECES = (
     *RAW_PIECES,
     *("[f(", "g(", "a=", "b =", "=1", "1.5", "-2", ".5", "1.", "+3", "1e5", "'x'", "(1, 2)", "`", "1e999", "x", "\n"),
+    *("02134", "-007", "0", '"\\ud800"', "'\\ud83d\\ude00'", '{"k": "\\udc00"}', '["\\ud83d\\ude00"]'),
 )
 
 
@@ -235,6 +236,168 @@ def test_unterminated_strings_are_lexed_in_linear_work(name: str, data: st.DataO
         body = body.replace("\\", "")  # in a raw string, a backslash is text: '\\"' would close it
     text = opening + body * (TARGET // len(body) + 1)
     _check_linear_work(SPECS[name].fmt, text)
+
+
+# --------------------------------------------------------------------------- nothing silently lost
+
+
+_ZIP_TOOLS = [
+    {"type": "function", "function": {"name": "f", "parameters": {"properties": {"zip": {"type": "string"}}}}}
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "reply"), [(GEMMA3.name, "```tool_code\n[f(zip=02134)]\n```"), (DEEPSEEK.name, "[f(zip=02134)]")]
+)
+def test_leading_zeros_are_reported_with_their_digits(name: str, reply: str) -> None:
+    """``02134`` is no number JSON reads: the number its digits give, or the text where the tool
+    declares a string; reported with its text either way, and strict raises."""
+    fmt = SPECS[name].fmt
+    for tools, value in ((None, 2134), (_ZIP_TOOLS, "02134")):
+        result = fmt.parse(reply, tools=tools)
+        assert result.tool_calls[0].function.arguments == {"zip": value}
+        assert [(issue.kind, issue.pos, issue.text) for issue in result.issues] == [
+            ("leading_zeros", reply.index("02134"), "02134")
+        ]
+        with pytest.raises(codec.ParseError) as raised:
+            fmt.parse(reply, tools=tools, strict=True)
+        assert raised.value.kind == "leading_zeros"
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("value", ['"a\\ud800"', "'a\\udfff'", '{"k": "\\ud800"}', '["x\\udbff"]'])
+def test_a_lone_surrogate_escape_is_replaced_and_reported(name: str, value: str) -> None:
+    """A lone surrogate escape never reaches the arguments (no JSON encoder takes it): U+FFFD, reported."""
+    fmt = SPECS[name].fmt
+    reply = f"[f(a={value})]"
+    result = fmt.parse(reply)
+    assert "\ufffd" in json.dumps(result.tool_calls[0].function.arguments, ensure_ascii=False)
+    assert "lone_surrogate" in [issue.kind for issue in result.issues]
+    result.model_dump_json()
+    result.to_message().model_dump_json()
+    with pytest.raises(codec.ParseError):
+        fmt.parse(reply, strict=True)
+
+
+def test_a_surrogate_pair_in_a_python_string_is_joined() -> None:
+    result = GEMMA3.parse("[f(a='\\ud83d\\ude00', b=\"\\ud83d\\ude00\")]")
+    assert result.tool_calls[0].function.arguments == {"a": "\U0001f600", "b": "\U0001f600"}
+    assert [issue.kind for issue in result.issues] == ["surrogate_pair"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind", "text", "count"),
+    [
+        ("```tool_code\nsummary = read_file(filename='notes.txt')]\n```", "assignment", "summary =", 1),
+        ("```tool_code\nprint(read_file(filename='notes.txt'))]\n```", "printed_call", "print(", 1),
+        ("```tool_code\nx = f(a=1)\ny = g(b=2)]\n```", "assignment", "y =", 2),
+    ],
+)
+def test_a_statement_refused_after_its_call_is_still_reported(reply: str, kind: str, text: str, count: int) -> None:
+    """The grammar refuses the `]` after a statement's call before it reads the statement: the
+    recovery reports the assignment or print it drops, with its text."""
+    result = GEMMA3.parse(reply)
+    assert (kind, reply.index(text), text) in [(issue.kind, issue.pos, issue.text) for issue in result.issues]
+    assert [issue.kind for issue in result.issues].count(kind) == count  # each statement once
+
+
+# --------------------------------------------------------------------------- linear work
+
+
+class _CountingDecoder(json.JSONDecoder):
+    """A JSON decoder that counts the characters of the documents handed to it: a failed decode costs
+    the whole document's length (``json`` counts its lines up to the error)."""
+
+    handed = 0
+
+    def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
+        _CountingDecoder.handed += len(s)
+        return super().raw_decode(s, idx)
+
+
+@pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
+def test_failed_json_values_cost_what_they_read(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Broken lists in a row, each with a JSON value the fast path fails to decode: eight times the lists,
+    the same characters handed to the decoder per character (before, each failure was handed the rest of
+    the reply, and json counted its lines from the start)."""
+    from codec.formats import _pythonic
+
+    kept = _pythonic._JSON_DECODER
+    counting = _CountingDecoder(
+        object_pairs_hook=kept.object_pairs_hook, parse_float=kept.parse_float, parse_constant=kept.parse_constant
+    )
+    monkeypatch.setattr(_pythonic, "_JSON_DECODER", counting)
+    fmt = SPECS[name].fmt
+    per_char = []
+    for count in (500, 4000):
+        text = "[f(a=[1,})]" * count
+        _CountingDecoder.handed = 0
+        stream = fmt.stream()
+        stream.feed(text)
+        stream.close()
+        per_char.append(_CountingDecoder.handed / len(text))
+    assert per_char[1] <= per_char[0] * 1.1
+
+
+# --------------------------------------------------------------------------- issue positions
+
+_NOOP = [{"type": "function", "function": {"name": "noop", "parameters": {"type": "object", "properties": {}}}}]
+#: Values of the calls of broken lists: strings holding the list's own syntax, containers ending in a
+#: number (which may still grow where a chunk ends), and a long string, so that the list outgrows the holdback.
+_VALUES = ('"x"', '"a, b"', '"p", q="r"', '{"n": 20}', "[1, 20]", "20", '"' + "y" * 70 + '"')
+
+
+@st.composite
+def _broken_lists(draw: st.DrawFn) -> str:
+    """A call list longer than the stream's holdback that breaks at its end: calls after blanks of
+    every kind, some read by the rules and some by the recovery, depending on where the last chunk starts."""
+    keys, values = st.sampled_from(("a", "b", "path", "filters")), st.sampled_from(_VALUES)
+    args = st.lists(st.tuples(keys, values).map("=".join), min_size=1, max_size=3).map(", ".join)
+    call = st.tuples(st.sampled_from(("e", "m", "noop", "search")), args).map(lambda c: f"{c[0]}({c[1]})")
+    calls = draw(st.lists(call, min_size=2, max_size=3))
+    opener = draw(st.sampled_from(("[", "```tool_code\n[", "```tool_code\n", "x [")))
+    separator = draw(st.sampled_from((", ", ",  ", ",\n  ", ",")))
+    return opener + separator.join(calls) + draw(st.sampled_from(("\n```", "", "\u2029", ")", "]")))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@examples(90)
+@given(data=st.data())
+def test_issue_positions_agree_wherever_the_last_chunk_starts(name: str, data: st.DataObject) -> None:
+    """Fed in two chunks split at every offset (the first one holding most of the reply, as a server's
+    last chunks do), a broken list gives exactly the whole parse: the same issues at the same positions."""
+    fmt = SPECS[name].fmt
+    text = data.draw(_broken_lists())
+    whole = fmt.parse(text, tools=_NOOP)
+    for cut in range(len(text) + 1):
+        assert parse_chunked(fmt, text, [cut, len(text)], tools=_NOOP).result == whole, f"cut at {cut}"
+
+
+@pytest.mark.parametrize(
+    ("name", "reply", "cut"),
+    [
+        (
+            DEEPSEEK.name,
+            '[e(a=""), m(path="nce|>[noop(), search="x", filters={"categ>ory": "music", "max_price": 20})\u2029',
+            91,
+        ),
+        (
+            GEMMA3.name,
+            '```tool_coder(y="")\ne(zontent="def f(x):\\n    return {\'a\': [x, \\"y}'
+            '\\n\\n# <parameter=z> </function>\\n")\\',
+            -2,
+        ),
+    ],
+)
+def test_a_call_the_recovery_reads_is_where_its_name_is(name: str, reply: str, cut: int) -> None:
+    """A call of a broken list is at its name, whether the recovery reads it (after the blanks its piece
+    starts with) or the rules did before the list broke: the same for any last chunk."""
+    fmt = SPECS[name].fmt
+    whole = fmt.parse(reply, tools=_NOOP)
+    assert parse_chunked(fmt, reply, [cut % len(reply), len(reply)], tools=_NOOP).result == whole
+    for issue in whole.issues:
+        if issue.kind == "unknown_tool":
+            assert reply[issue.pos].isalpha(), issue
 
 
 # --------------------------------------------------------------------------- streaming

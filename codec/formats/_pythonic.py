@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from codec.formats._decode import call_id
 from codec.formats._reading import Readings, find_all
 from codec.literals import PLAIN_JSON_DECODER, json_value, nesting, number_literal, python_literal
 from codec.models import FunctionCall, ToolCall
+from codec.schema import declared_types
 from codec.sink import CONTENT, CallWriter, Sink
 from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax
 from codec.watch import Delimiter, FastLexer, Watch
@@ -47,6 +48,83 @@ def fitting_number(text: str) -> int | float | None:
     return value
 
 
+#: A number whose integer part starts with a zero and goes on (``02134``, ``-007``, ``00.5``).
+_LEADING_ZEROS = re.compile(r"[-+]?0[0-9]")
+
+
+def leading_zeros(text: str) -> bool:
+    """Whether the number literal ``text`` has leading zeros, which neither JSON nor Python reads
+    (a zip code, a phone number, an id written as digits: the zeros are the value's own)."""
+    return _LEADING_ZEROS.match(text) is not None
+
+
+class _Padded:
+    """A number written with leading zeros, until the argument it is in says how it reads."""
+
+    __slots__ = ("pos", "text", "value")
+
+    def __init__(self, text: str, pos: int, value: int | float) -> None:
+        self.text, self.pos, self.value = text, pos, value
+
+
+def padded(text: str, pos: int) -> _Padded:
+    """The number ``text`` with leading zeros (see :func:`leading_zeros`), written at ``pos``."""
+    return _Padded(text, pos, number_literal(text.lstrip("+")))
+
+
+def resolve_padded(sink: Sink, name: str | None, key: str, value: Any) -> Any:
+    """``value``, an argument ``key`` of the call ``name`` that holds numbers written with leading
+    zeros: each reads as the number its digits give (``07`` is 7, as models mean a zero-padded month),
+    or, as the whole value of a parameter the tools declare a string and not a number, as its text
+    (``zip=02134`` is ``"02134"``); each reported (``leading_zeros``)."""
+    if isinstance(value, _Padded):
+        schema = sink.tool_schema(name) if name is not None else None
+        properties = schema.get("properties") if isinstance(schema, Mapping) else None
+        types = declared_types(properties.get(key)) if isinstance(properties, Mapping) else []
+        if "string" in types and "integer" not in types and "number" not in types:
+            kept = f"kept as the string {value.text!r} (the tool declares a string)"
+            sink.issue("leading_zeros", f"the number {value.text} has leading zeros: {kept}", value.pos, value.text)
+            return value.text
+        read = f"read as {value.value!r}"
+        sink.issue(
+            "leading_zeros",
+            f"the number {value.text} has leading zeros, which JSON does not read: {read}",
+            value.pos,
+            value.text,
+        )
+        return value.value
+    if isinstance(value, list):
+        return [resolve_padded(sink, None, "", item) for item in value]
+    if isinstance(value, dict):
+        return {k: resolve_padded(sink, None, "", item) for k, item in value.items()}
+    return value
+
+
+#: A surrogate code point: half of a character written as two ``\\uXXXX`` escapes (JSON's way).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: The escape of one, in a string's text.
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def checked_string(sink: Sink, value: str, text: str, pos: int) -> str:
+    """``value``, a string decoded from ``text`` (written at ``pos``), with no surrogate code point
+    left in it (no UTF-8 or JSON encoder takes one): a pair, as a Python literal decodes it, joined
+    into the character it escapes (``surrogate_pair``), a lone one replaced with U+FFFD
+    (``lone_surrogate``), each reported once per string."""
+    if "\\" not in text or _SURROGATE.search(value) is None:
+        return value
+    joined = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    escape = SURROGATE_ESCAPE.search(text)
+    shown = escape.group() if escape is not None else None
+    if joined.count("\ufffd") > value.count("\ufffd"):
+        message = "a string escapes half of a character (a lone surrogate): replaced with U+FFFD"
+        sink.issue("lone_surrogate", message, pos, shown)
+    else:
+        message = "a string escapes a character as a surrogate pair (JSON's way) in a Python string: joined"
+        sink.issue("surrogate_pair", message, pos, shown)
+    return joined
+
+
 def _fitting_float(text: str) -> float:
     value = fitting_number(text)
     if value is None:
@@ -61,6 +139,38 @@ _JSON_DECODER = json.JSONDecoder(
     parse_float=_fitting_float,
     parse_constant=PLAIN_JSON_DECODER.parse_constant,
 )
+
+
+#: The text a JSON value is first decoded in (doubled while the value may run past it).
+_JSON_WINDOW = 512
+#: How far before a window's end a decoder's error or end may be one the text past it would change
+#: (a number or keyword cut short, an escape cut in two).
+_JSON_MARGIN = 32
+
+
+def raw_decode_from(decoder: json.JSONDecoder, text: str, pos: int) -> tuple[Any, int]:
+    """``decoder.raw_decode(text, pos)``, handing the decoder no more text than the value needs.
+
+    A failed decode costs what it read, not the text before it (``json`` counts the lines of the
+    whole document up to an error) nor the text after it (a slice to the end): the value is decoded
+    in a window from ``pos``, doubled while its error or its end lies near the window's end or a
+    string runs past it. Raises ``ValueError`` as ``raw_decode`` does (positions in the window).
+    """
+    size = _JSON_WINDOW
+    while True:
+        cut = pos + size < len(text)
+        window = text[pos : pos + size]
+        try:
+            value, end = decoder.raw_decode(window)
+        except json.JSONDecodeError as exc:
+            if cut and (exc.pos >= len(window) - _JSON_MARGIN or exc.msg.startswith("Unterminated")):
+                size *= 2
+                continue
+            raise
+        if cut and end >= len(window) - _JSON_MARGIN:
+            size *= 2
+            continue
+        return value, pos + end
 
 
 def lookahead_text(pattern: str, start: int) -> str:
@@ -120,6 +230,8 @@ class PythonicBuilder(LiteralHandlers, Builder):
         self._call: CallWriter | None = None  # the call being read, once started
         self._pending: tuple[str, int] | None = None  # its name and offset, before it starts
         self._done_in_block = 0  # calls completed in the current list
+        self._wrapped_at = -1  # where the last statement around a call (assignment, print) was reported
+        self._padded = False  # the argument being read holds a number written with leading zeros
 
     def arg_string(self, token: Token) -> str:
         """A string written as a keyword argument's value: each format says how it is escaped."""
@@ -141,8 +253,12 @@ class PythonicBuilder(LiteralHandlers, Builder):
         return self._call
 
     def number(self, token: Token) -> Any:
-        """A number as written; one that a float cannot hold is kept as its text, a string, reported."""
+        """A number as written; one that a float cannot hold, or with leading zeros, is kept as its
+        text, a string, reported."""
         text = str(token)
+        if leading_zeros(text):
+            self._padded = True
+            return padded(text, token.start_pos)
         value = fitting_number(text)
         if value is None:
             message = f"the number {text} does not fit a float: kept as the string {text!r}"
@@ -151,7 +267,11 @@ class PythonicBuilder(LiteralHandlers, Builder):
         return value
 
     def arg(self, name: Token, equals: Token, value: Any) -> None:
-        self._started().argument(str(name), value, name.start_pos)
+        call = self._started()
+        if self._padded:
+            self._padded = False
+            value = resolve_padded(self.sink, call.name, str(name), value)
+        call.argument(str(name), value, name.start_pos)
 
     def fast_call(self, *children: Any) -> None:
         token = children[-1]  # FAST_CALL, or (fast_next_call) the FAST_NEXT_CALL after the calls before it
@@ -178,6 +298,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
         self._assignment(str(target), target.start_pos)
 
     def _assignment(self, target: str, pos: int) -> None:
+        self._wrapped_at = pos
         message = f"the call's result is assigned to {target!r} (a Python statement); the assignment is dropped"
         self.sink.issue("assignment", message, pos, f"{target} =")
 
@@ -190,14 +311,15 @@ class PythonicBuilder(LiteralHandlers, Builder):
     def string(self, token: Token) -> str:
         text = str(token)
         try:
-            return quoted_string_value(text)
+            value = quoted_string_value(text)
         except ValueError as exc:
-            value = raw_controls_string_value(text)
-            if value is None:
+            controlled = raw_controls_string_value(text)
+            if controlled is None:
                 raise BuildError(f"invalid string: {exc}", token.start_pos) from None
-        message = "a string holds raw line breaks or other control characters: read with them kept"
-        self.sink.issue("raw_control_character", message, token.start_pos)
-        return value
+            message = "a string holds raw line breaks or other control characters: read with them kept"
+            self.sink.issue("raw_control_character", message, token.start_pos)
+            value = controlled
+        return checked_string(self.sink, value, text, token.start_pos)
 
     def pair(self, key: Any, colon: Token, value: Any) -> tuple[Any, Any]:
         return key, value
@@ -229,6 +351,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
         return 0, len(raw)
 
     def recover(self, raw: str, pos: int, error: str) -> int | None:
+        self._padded = False
         call, done = self._call, self._done_in_block
         self._call, self._pending, self._done_in_block = None, None, 0
         start, stop = self.frame(raw)
@@ -239,6 +362,8 @@ class PythonicBuilder(LiteralHandlers, Builder):
         # A bare list ends at its "]": what follows is read again as usual. A fence covers the rest.
         used = end if start == 0 else len(raw)
         reported = False
+        if 0 < done <= len(elements):  # the statement around the last call returned, if its rule did not say
+            self._wrapper(*elements[done - 1], pos)
         later = elements[done:]  # the first `done` elements are the calls already returned
         if call is not None:
             piece = later.pop(0)[1] if later else ""
@@ -259,10 +384,12 @@ class PythonicBuilder(LiteralHandlers, Builder):
                 self.sink.text(CONTENT, piece, at)
                 reported = True
                 continue
+            # The call is where its name is (as the rules say), past the blanks and the assignment before it.
             target = self._assigned(piece)
             if target is not None:
                 self._assignment(target[1], at + target.start(1))
-            self.sink.whole_call(read[0], at, read[1])
+            name_at = at + target.end() if target is not None else at + len(piece) - len(piece.lstrip())
+            self.sink.whole_call(read[0], name_at, read[1])
         tail = raw[end:stop] if start else ""
         if tail.strip():
             self.sink.issue("unexpected_text", "text after the call list, kept as content", pos + end, tail)
@@ -270,6 +397,32 @@ class PythonicBuilder(LiteralHandlers, Builder):
         elif not reported:  # every call was read after all (a missing comma...): still say so
             self.sink.issue("repaired_list", f"call list repaired: {error}", pos, raw[:end])
         return used
+
+    def _wrapper(self, offset: int, piece: str, pos: int) -> None:
+        """Report the assignment or ``print(`` that ``piece`` (a call already returned, at ``pos +
+        offset``) is wrapped in, unless its rule has: the grammar refuses the token after a
+        statement's call (``x = f(a=1)]``) before it reduces the statement."""
+        target = self._assigned(piece)
+        if target is not None:
+            at = pos + offset + target.start(1)
+            if self._wrapped_at != at:
+                self._assignment(target[1], at)
+            return
+        printed = self._printed(piece)
+        if printed is not None and self._wrapped_at != pos + offset + printed.start(1):
+            self.printed_call(pos + offset + printed.start(1), printed[1])
+
+    def printed_call(self, pos: int, text: str) -> None:
+        """Report a call inside ``print(`` (``text``, written at ``pos``)."""
+        self._wrapped_at = pos
+        message = "the call is printed, print(...) (a Python statement): the print is dropped"
+        self.sink.issue("printed_call", message, pos, text)
+
+    def _printed(self, piece: str) -> re.Match[str] | None:
+        """The ``print(`` that ``piece`` starts with, where the format reads such statements."""
+        if "printed" not in self.sink.grammar.rule_names:
+            return None
+        return _PRINTED.match(piece)
 
     def _assigned(self, piece: str) -> re.Match[str] | None:
         """The assignment ``x = `` that ``piece`` starts with (``x = f(...)``), where the format reads
@@ -290,6 +443,10 @@ class PythonicBuilder(LiteralHandlers, Builder):
             return None
         function = found.tool_calls[0].function
         return function.name, function.arguments
+
+
+#: A ``print(`` around a call (gemma3_tool_code's ``printed`` rule).
+_PRINTED = re.compile(r"[ \t\r\n]*(print[ \t\r\n]*\()")
 
 
 def _extended(children: tuple[Any, ...]) -> list[Any]:
@@ -402,6 +559,14 @@ class StringArguments:
     #: What must follow a token (which its own lookahead already accepted) for more text not to change
     #: where it ends; None where nothing can (a token closed by its quote).
     settled: re.Pattern[str] | None = None
+
+
+def _unescaped(value: str, text: str) -> str:
+    """A string the fast paths decoded from ``text``, unless it holds a surrogate code point (the
+    rules read it and report it)."""
+    if "\\" in text and _SURROGATE.search(value) is not None:
+        raise _Unusual
+    return value
 
 
 class CallListReader:
@@ -528,27 +693,29 @@ class CallListReader:
             if strings.shortcut is not None:
                 m = strings.shortcut.match(text, i)
                 if m is not None and (strings.settled is None or strings.settled.match(text, m.end())):
-                    return strings.decode(m.group()), m.end()
+                    return _unescaped(strings.decode(m.group()), m.group()), m.end()
             m = self._arg_string.match(text, i)
             if m is None or (strings.plain is not None and not strings.plain(m.group())):
                 raise _Unusual
             if strings.settled is not None and strings.settled.match(text, m.end()) is None:
                 raise _Unusual  # where it ends may still change: the rules wait for it
-            return strings.decode(m.group()), m.end()
+            return _unescaped(strings.decode(m.group()), m.group()), m.end()
         if first == "'":
             m = self._sq_string.match(text, i)
             if m is None:
                 raise _Unusual
-            return quoted_string_value(m.group()), m.end()
+            return _unescaped(quoted_string_value(m.group()), m.group()), m.end()
         if first in "{[":
-            value, end = _JSON_DECODER.raw_decode(text, i)
+            value, end = raw_decode_from(_JSON_DECODER, text, i)
+            if SURROGATE_ESCAPE.search(text, i, end) is not None:
+                raise _Unusual  # a string escapes a surrogate: the rules read it and report it
             opened = text.count("[", i, end) + text.count("{", i, end)  # cheap bound on the nesting
             if opened + 2 > MAX_DEPTH and nesting(value) + 2 > MAX_DEPTH:
                 raise _Unusual  # the rules refuse it
             return value, end
         m = self._number.match(text, i)
         if m is not None:
-            number = fitting_number(m.group())
+            number = None if leading_zeros(m.group()) else fitting_number(m.group())
             if number is None:
                 raise _Unusual  # the rules report it
             return number, m.end()
@@ -680,7 +847,7 @@ def json_readings(text: str, pos: int, *, shorter_numbers: bool = False) -> Read
     the shorter numbers it starts with (``1`` of ``1e5``: a key ``e5`` may follow an unseparated ``1``).
     """
     try:
-        value, end = _JSON_READER.raw_decode(text, pos)
+        value, end = raw_decode_from(_JSON_READER, text, pos)
     except (ValueError, RecursionError):
         end = pos
     else:

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -81,6 +82,7 @@ from codec.formats._pythonic import (
     PythonicBuilder,
     ReadCall,
     StringArguments,
+    checked_string,
     decoded_call,
     decoded_tool,
     json_readings,
@@ -326,21 +328,42 @@ class Segment:
     results: tuple[Any, ...] = ()
 
 
-def next_marker(prompt: str, pos: int) -> int:
-    """The offset of the next ``<|User|>`` or ``<|Assistant|>`` from ``pos`` (the end when there is none)."""
-    found = [at for at in (prompt.find(USER, pos), prompt.find(ASSISTANT, pos)) if at >= 0]
-    return min(found, default=len(prompt))
+class Marks:
+    """Where a prompt's role markers and its call lists' ends are, each found in one pass over it, so
+    that reading turn after turn never searches the rest of the prompt again."""
+
+    def __init__(self, prompt: str) -> None:
+        self.prompt = prompt
+        #: Every ``<|User|>`` and ``<|Assistant|>``, in order.
+        self.markers = list(find_all(prompt, 0, MARKERS))
+        #: Every ``]<|end_of_sentence|>`` that a role marker (or the end) follows: where calls may end.
+        self.closes = [
+            close
+            for close in find_all(prompt, 0, (CALLS_END,))
+            if close + len(CALLS_END) == len(prompt) or prompt.startswith(MARKERS, close + len(CALLS_END))
+        ]
+
+    def next_marker(self, pos: int) -> int:
+        """The offset of the next ``<|User|>`` or ``<|Assistant|>`` from ``pos`` (the end when there is none)."""
+        i = bisect_left(self.markers, pos)
+        return self.markers[i] if i < len(self.markers) else len(self.prompt)
+
+    def next_close(self, pos: int) -> int | None:
+        """The first end of calls from ``pos`` that a role marker or the end follows."""
+        i = bisect_left(self.closes, pos)
+        return self.closes[i] if i < len(self.closes) else None
 
 
-def read_system(prompt: str, pos: int) -> tuple[str | None, list[dict[str, Any]] | None, int]:
+def read_system(marks: Marks, pos: int) -> tuple[str | None, list[dict[str, Any]] | None, int]:
     """The system text and the tools after ``<|begin_of_sentence|>`` (D6), and where the turns start."""
+    prompt = marks.prompt
     for lead, with_system in (("\n\n" + TOOLS_PROMPT, True), (TOOLS_PROMPT, False)):
         if prompt.startswith(lead, pos):
             tools, after = read_tools(prompt, pos + len(lead))
-            end = next_marker(prompt, after)
+            end = marks.next_marker(after)
             if tools and bool(prompt[after:end]) == with_system:
                 return prompt[after:end] or None, tools, end
-    end = next_marker(prompt, pos)  # no tools block: the text up to the first turn is the system text
+    end = marks.next_marker(pos)  # no tools block: the text up to the first turn is the system text
     return prompt[pos:end] or None, None, end
 
 
@@ -403,27 +426,38 @@ def split_calls_off(text: str) -> tuple[str, list[ReadCall] | None]:
     return fallback
 
 
-def assistant_end(prompt: str, pos: int) -> int:
+#: What opens a call list that a role marker may be inside: ``[``, a tool's name (as a reply reads one) and
+#: ``(``, then, past arguments without a string, a keyword whose value is a string, an object or a list
+#: (only a string can hold the marker).
+_CALLS_OPEN = re.compile(r'\[[A-Za-z_][\w\-.]*\((?:[^"\[\]{}()]*, )?[A-Za-z_][\w\-.]*=["{\[]')
+
+
+def assistant_end(marks: Marks, pos: int) -> int:
     """Where the assistant turn whose text starts at ``pos`` ends: the next role marker, or, when that marker is
-    inside the turn's call list (an argument may hold it), the end of the calls.
+    inside the turn's call list (a string argument may hold it), the end of the calls.
     """
-    marker = next_marker(prompt, pos)
+    prompt = marks.prompt
+    marker = marks.next_marker(pos)
     if prompt.startswith(CALLS_END, marker - len(CALLS_END)):
         return marker
-    for close in find_all(prompt, marker, (CALLS_END,)):
-        end = close + len(CALLS_END)
-        if end == len(prompt) or prompt.startswith(MARKERS, end):
-            content, calls = split_calls_off(prompt[pos:end])
-            return end if calls is not None and pos + len(content) < marker else marker
-    return marker
+    close = marks.next_close(marker)
+    # Calls that hold the marker open before it (`[name(key="`), and a string at it: only then is the
+    # text up to the calls' end read (it may run far, over many turns).
+    opening = _CALLS_OPEN.search(prompt, pos, marker)
+    if close is None or opening is None or prompt.find('"', opening.end() - 1, marker) < 0:
+        return marker
+    end = close + len(CALLS_END)
+    content, calls = split_calls_off(prompt[pos:end])
+    return end if calls is not None and pos + len(content) < marker else marker
 
 
-def read_segments(prompt: str, pos: int) -> list[Segment]:
+def read_segments(marks: Marks, pos: int) -> list[Segment]:
     """The turns from ``pos`` (a role marker) to the end."""
+    prompt = marks.prompt
     segments: list[Segment] = []
     while pos < len(prompt):
         if prompt.startswith(ASSISTANT, pos):
-            end = assistant_end(prompt, pos + len(ASSISTANT))
+            end = assistant_end(marks, pos + len(ASSISTANT))
             segments.append(Segment("assistant", prompt[pos + len(ASSISTANT) : end]))
             pos = end
             continue
@@ -435,7 +469,7 @@ def read_segments(prompt: str, pos: int) -> list[Segment]:
             segments.append(run[0])
             pos = run[1]
             continue
-        end = next_marker(prompt, pos + len(USER))
+        end = marks.next_marker(pos + len(USER))
         segments.append(Segment("user", prompt[pos + len(USER) : end]))
         pos = end
     return segments
@@ -527,8 +561,9 @@ def prompt_conversation(prompt: str) -> Conversation:
     images = pos // len(IMAGE)
     if not prompt.startswith(BOS, pos):
         raise parse_error_at(prompt, pos, "expected the start of the prompt", expected=[IMAGE, BOS])
-    system, tools, pos = read_system(prompt, pos + len(BOS))
-    segments = read_segments(prompt, pos)
+    marks = Marks(prompt)
+    system, tools, pos = read_system(marks, pos + len(BOS))
+    segments = read_segments(marks, pos)
     readings: list[tuple[bool, bool | None]] = []
     if segments and segments[-1].kind == "assistant" and segments[-1].text in GENERATION_SUFFIXES:
         readings.append((True, GENERATION_SUFFIXES[segments[-1].text]))
@@ -647,7 +682,7 @@ class DeepseekPythonicBuilder(PythonicBuilder):
         self.sink.issue("escaped_string", message, token.start_pos)
         value = json_value(str(token))
         assert isinstance(value, str)
-        return value
+        return checked_string(self.sink, value, str(token), token.start_pos)
 
 
 #: After a raw string argument the fast paths read, what makes sure more text would not move its end:

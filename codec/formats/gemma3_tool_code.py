@@ -406,10 +406,32 @@ def first_turn_readings(prompt: str, turn: Gemma3Turn, syntax: CallListSyntax) -
         tools, rest = _tools_block(prompt, turn.body_start + found + len(TOOLS_PROMPT), turn.body_start + len(body))
         after = body[rest - turn.body_start :]
         return [replace(r, system=body[:found], tools=tools) for r in body_readings(turn.head, after, syntax)]
-    splits: list[tuple[str | None, str]] = [(None, body)]
-    splits += [(body[:blank], body[blank + 2 :]) for blank in find_all(body, 0, ("\n\n",))]
-    readings = [replace(r, system=system) for system, rest in splits for r in body_readings(turn.head, rest, syntax)]
-    return sorted(readings, key=lambda reading: not reading.structural)  # stable: prefix order kept
+    # Every reading of one kind (a tool result or calls, a text) is written the same way for the role
+    # order, so only the first of each kind, in prefix order, can be chosen: each is looked for in one
+    # pass over the blank lines, and a body is copied only where it may read (its first characters say).
+    starts = [0, *(blank + 2 for blank in find_all(body, 0, ("\n\n",)))]
+    readings: list[TurnReading] = []
+    for structural in (True, False):
+        for start in starts:
+            if not _may_read(turn.head, body, start, structural):
+                continue
+            kind = [r for r in body_readings(turn.head, body[start:], syntax) if r.structural == structural]
+            if kind:
+                readings.append(replace(kind[0], system=body[: start - 2] if start else None))
+                break
+    return readings
+
+
+def _may_read(head: str, body: str, start: int, structural: bool) -> bool:
+    """Whether ``body[start:]`` may read as a turn of ``head`` of that kind (a tool result or calls, or a
+    text), by what :func:`body_readings` asks of its ends, looked at in place."""
+    if head not in ("user", "model"):
+        return not structural and start == len(body)  # a turn of any other role holds no text (G6)
+    if structural:
+        opener = RESPONSE_OPEN if head == "user" else CODE_OPEN
+        inside = start + len(opener)
+        return body.startswith(opener, start) and body.endswith(FENCE_CLOSE) and len(body) - inside >= len(FENCE_CLOSE)
+    return start == len(body) or not (body[start].isspace() or body[-1].isspace())  # the template trims text
 
 
 def _tools_block(prompt: str, pos: int, body_end: int) -> tuple[list[dict[str, Any]], int]:
@@ -612,8 +634,7 @@ class Gemma3ToolCodeBuilder(PythonicBuilder):
         super().fast_call(*children)
 
     def printed(self, name: Token, *children: Any) -> None:
-        message = "the call is printed, print(...) (a Python statement): the print is dropped"
-        self.sink.issue("printed_call", message, name.start_pos, str(name) + "(")
+        self.printed_call(name.start_pos, str(name) + "(")
 
     def arg_string(self, token: Token) -> str:
         text = str(token)

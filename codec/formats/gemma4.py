@@ -93,6 +93,7 @@ from codec.export import (
 )
 from codec.format import Format, Functions
 from codec.formats._calls import LiteralHandlers
+from codec.formats._pythonic import checked_string, leading_zeros, padded, resolve_padded
 from codec.formats._render import (
     attr,
     call_method,
@@ -536,6 +537,7 @@ class Gemma4Builder(LiteralHandlers, Builder):
         self._end = 0  # where the last character of the string being read ends
         self._quote_seen = False  # a <|"|> was read as data in the string being read
         self._chars: list[str] = []  # the characters of a nested string being read
+        self._padded = False  # the argument being read holds a number written with leading zeros
 
     # ---- frame
     def call_open(self, token: Token) -> None:
@@ -606,6 +608,9 @@ class Gemma4Builder(LiteralHandlers, Builder):
         assert call is not None
         if separator.type == "EQUALS":
             self._key_equals(key, separator)
+        if self._padded:
+            self._padded = False
+            value = resolve_padded(self.sink, call.name, str(key), value)
         if type(value) is not _Streamed:  # a streamed string is the writer's already
             call.argument(str(key), value, key.pos)
         return key
@@ -701,6 +706,13 @@ class Gemma4Builder(LiteralHandlers, Builder):
         return text[1:-1] if len(text) > 1 and text[-1] == opener else text[1:]
 
     # ---- values
+    def number(self, token: Token) -> Any:
+        """A number as written; one with leading zeros (``zip:02134``) is kept as its text, a string, reported."""
+        if leading_zeros(str(token)):
+            self._padded = True
+            return padded(str(token), token.start_pos)
+        return super().number(token)
+
     def string(self, opener: Token, *rest: Any) -> str:
         text = "".join(self._chars)
         self._chars, self._quote_seen = [], False
@@ -732,7 +744,7 @@ class Gemma4Builder(LiteralHandlers, Builder):
             raise BuildError(f"invalid quoted string: {exc}", token.start_pos) from None
         if not isinstance(value, str):
             raise BuildError("invalid quoted string", token.start_pos)
-        return value
+        return checked_string(self.sink, value, str(token), token.start_pos)
 
     def object(self, *children: Any) -> dict[str, Any]:
         return self.mapping((str(key), value, key.pos) for key, value in children[1:-1:2])  # { pair , pair ... }
@@ -749,7 +761,7 @@ class Gemma4Builder(LiteralHandlers, Builder):
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         call = self._call
         self._call, self._key, self._in_argument, self._raw_at = None, None, False, None
-        self._chars, self._quote_seen = [], False
+        self._chars, self._quote_seen, self._padded = [], False, False
         if call is None:
             return None
         call.cut(raw, error, pos)  # a string argument being read keeps what was already sent of it
