@@ -50,6 +50,7 @@ IssueKind = Literal[
     "invalid_list_element",
     "invalid_tool_call",
     "key_equals",
+    "leading_zeros",
     "lone_surrogate",
     "missing_close_quote",
     "missing_closer",
@@ -76,6 +77,7 @@ IssueKind = Literal[
     "schema",
     "several_objects",
     "stray_closer",
+    "surrogate_pair",
     "text_after_stop",
     "truncated_call",
     "unescaped_quote",
@@ -159,6 +161,7 @@ KINDS: dict[str, KindInfo] = {
     "raw_control_character": _row("repaired", "call", "a raw line break or tab inside a string, kept"),
     "printed_call": _row("repaired", "call", "print(f(...)): the call f, the print dropped"),
     "assignment": _row("repaired", "call", "x = f(...): the call f, the assignment dropped (text kept)"),
+    "surrogate_pair": _row("repaired", "call", "a character escaped as a surrogate pair in a Python string, joined"),
     "inline_call": _row("repaired", "call", "a call of a declared tool inside a line of prose"),
     "repaired_list": _row(
         "repaired", "call", "a call list the grammar refused (a missing comma...), each element read as a call"
@@ -176,6 +179,11 @@ KINDS: dict[str, KindInfo] = {
     "missing_open_quote": _row("damaged", "call", "a string without its opening quote, read up to its closer"),
     "missing_close_quote": _row("damaged", "call", "a string without its closing quote, ended with the call"),
     "number_out_of_range": _row("damaged", "call", "a number no float can hold, kept as its text"),
+    "leading_zeros": _row(
+        "damaged",
+        "call",
+        "a number written with leading zeros (02134): read as the number, or as its text where the tool wants a string",
+    ),
     "lone_surrogate": _row(
         "damaged", "call", "a lone surrogate escape (\\ud800), replaced with U+FFFD (the text kept)"
     ),

@@ -303,6 +303,7 @@ class PythonicBuilder(LiteralHandlers, Builder):
         self.sink.issue("assignment", message, pos, f"{target} =")
 
     def fast_list(self, token: ValueToken) -> None:
+        self.sink.block(token.start_pos)  # a list read whole: the stream saw no opener of it
         for name, args, offset in token.decoded:
             self.sink.whole_call(name, token.start_pos + offset, args)
         self._done_in_block = 0
