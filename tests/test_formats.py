@@ -100,3 +100,12 @@ def test_has_the_module_shape(name: str) -> None:
     assert sections == list(SECTIONS), f"{module.__name__}: sections {sections}, expected {list(SECTIONS)}"
     last = re.findall(r"^class (\w+)", source, re.MULTILINE)[-1]
     assert last == type(fmt).__name__, f"{module.__name__}: the Format class comes last, not {last}"
+
+
+@pytest.mark.parametrize("name", ["qwen2_5", "qwen25", "deepseek", "pythonic"])
+def test_an_alias_that_was_not_true_is_refused_with_what_to_use(name: str) -> None:
+    """An alias must be true of the prompts too: these named formats whose templates are not
+    those models' own, and now say so."""
+    with pytest.raises(codec.UnknownFormat, match="is not an alias any more") as info:
+        codec.get_format(name)
+    assert "hermes" in str(info.value) or "deepseek_pythonic" in str(info.value)

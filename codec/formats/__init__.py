@@ -17,6 +17,18 @@ _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}
 
 
+#: Names that were aliases of formats whose templates are not those models' own: refused, with
+#: what to use instead (an alias must be true of the prompt as well as of the reply).
+RETIRED: dict[str, str] = {
+    "qwen2_5": "hermes has Qwen2.5's reply syntax, but its prompts are the Tucano2 template's, not Qwen2.5's",
+    "qwen25": "hermes has Qwen2.5's reply syntax, but its prompts are the Tucano2 template's, not Qwen2.5's",
+    "deepseek": "deepseek_pythonic spells DeepSeek's role tokens in ASCII; DeepSeek V3's own template "
+    "uses full-width tokens and another call syntax",
+    "pythonic": "deepseek_pythonic writes Python-list calls after DeepSeek-style tokens; vLLM's 'pythonic' "
+    "is Llama 3.2/4's format, which codec does not have",
+}
+
+
 def _key(name: str) -> str:
     return name.strip().lower().replace("-", "_")
 
@@ -33,4 +45,7 @@ def get_format(name: str) -> Format:
     try:
         return _INSTANCES[key]
     except KeyError:
-        raise UnknownFormat(name, list(_INSTANCES) + list(_ALIASES)) from None
+        error = UnknownFormat(name, list(_INSTANCES) + list(_ALIASES))
+        if key in RETIRED:
+            error.args = (f"{error.args[0]} ({name!r} is not an alias any more: {RETIRED[key]})",)
+        raise error from None

@@ -843,7 +843,7 @@ class DeepseekPythonic(Format):
     """DeepSeek-style role tokens, Python-list calls (reference: ``deepseek-pythonic.jinja``)."""
 
     name = "deepseek_pythonic"
-    aliases = ("deepseek", "pythonic")
+    aliases = ()
     summary = 'DeepSeek-style pythonic calls: [get_weather(city="Paris", days=3)]<|end_of_sentence|>'
     stop_token = EOS
     reference_template = "deepseek-pythonic.jinja"

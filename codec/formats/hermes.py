@@ -1528,7 +1528,7 @@ class Hermes(Format):
     """Hermes / Qwen2.5 JSON tool calls (reference: the Tucano2 Portuguese Hermes template)."""
 
     name = "hermes"
-    aliases = ("hermes_json", "qwen2_5", "qwen25")
+    aliases = ("hermes_json",)
     summary = 'Hermes/Qwen2.5 JSON calls: <tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>'
     stop_token = STOP
     reference_template = "hermes-json-pt.jinja"
