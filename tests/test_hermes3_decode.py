@@ -79,3 +79,33 @@ def test_a_call_without_arguments_is_refused_clearly() -> None:
     assistant = {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f"}}]}
     with pytest.raises(ParseError, match="without arguments"):
         FMT.decode(FMT.render([USER, assistant], []))
+
+
+DEVELOPER = {"role": "developer", "content": "be brief"}
+CALLS = {
+    "role": "assistant",
+    "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": {}}}],
+}
+
+
+def result(content: str) -> dict[str, Any]:
+    return {"role": "tool", "content": content}
+
+
+@pytest.mark.parametrize(
+    ("messages", "roles"),
+    [
+        ([result("a"), result("b"), USER], ["tool", "tool", "user"]),  # the first message: no opener
+        ([DEVELOPER, result("a")], ["developer", "tool"]),  # an opener with nothing before it
+        ([USER, CALLS, result("1"), DEVELOPER, result("2")], ["user", "assistant", "tool", "developer", "tool"]),
+        ([USER, CALLS, result("1"), DEVELOPER], ["user", "assistant", "tool", "developer"]),  # results not last
+        ([USER, CALLS, result("1"), DEVELOPER, USER], ["user", "assistant", "tool", "user"]),  # nothing shows it
+        ([DEVELOPER], ["developer"]),
+    ],
+)
+@pytest.mark.parametrize("generation_prompt", [False, True])
+def test_messages_written_as_nothing(messages: list[Any], roles: list[str], generation_prompt: bool) -> None:
+    text = FMT.render(messages, [], add_generation_prompt=generation_prompt)
+    conversation = assert_renders_back(FMT, text)
+    assert [m.role for m in conversation.messages] == roles
+    assert conversation.add_generation_prompt is generation_prompt

@@ -274,8 +274,9 @@ def _tools(text: str, pos: int, end: int) -> list[dict[str, Any]]:
 
 
 def _tool(text: str, pos: int, end: int) -> tuple[dict[str, Any], int]:
-    """The tool written at ``pos`` and the offset after it: of the places its parameters may start,
-    the first whose reading writes the line back exactly (H3)."""
+    """The tool written at ``pos`` and the offset after it: of the places its line may end and its
+    parameters start, the first whose reading writes the line back exactly (H3). The parameters are
+    tried from the line's end: each try reads at most the rest of the line."""
     if not text.startswith(TOOL_HEAD, pos, end):
         raise expected_error(text, pos, (TOOL_HEAD,), "a tool")
     name_start = pos + len(TOOL_HEAD)
@@ -284,33 +285,35 @@ def _tool(text: str, pos: int, end: int) -> tuple[dict[str, Any], int]:
         raise parse_error_at(text, name_start, "a tool's name is never followed by its description")
     name = text[name_start:name_end]
     field = name_end + len(DESCRIPTION_KEY)
-    at = field
-    while (key := text.find(PARAMETERS_KEY, at, end)) >= 0:
-        at = key + 1
-        value = key + len(PARAMETERS_KEY)
-        parameters = _parameters(text, value, end)
-        if parameters is None:
-            continue
-        params, after = parameters
-        if not text.startswith("}", after, end) or not (after + 1 == end or text.startswith("\n", after + 1, end)):
-            continue
-        function = _function(name, text[field:key], params)
-        if function is not None:
-            return {"type": "function", "function": function}, after + 1
+    for stop in _tool_ends(text, field, end):
+        key = stop
+        while (key := text.rfind(PARAMETERS_KEY, field, key)) >= 0:  # the last first: parameters end the line
+            params = _parameters(text[key + len(PARAMETERS_KEY) : stop])
+            function = None if params is None else _function(name, text[field:key], params)
+            if function is not None:
+                return {"type": "function", "function": function}, stop + 1
     raise parse_error_at(text, pos, "a tool that does not read back as the template writes one")
 
 
-def _parameters(text: str, pos: int, end: int) -> tuple[dict[str, Any], int] | None:
-    """The parameters written at ``pos`` (``{}`` or their ``tojson``) and the offset after them (H6)."""
-    if text.startswith("{}", pos, end):
-        return {}, pos + 2
+def _tool_ends(text: str, start: int, end: int) -> Iterator[int]:
+    """Where the tool line from ``start`` may end: each ``}`` before the next tool or the block's end."""
+    at = start
+    while (found := text.find("}\n" + TOOL_HEAD, at, end)) >= 0:
+        yield found
+        at = found + 1
+    if end > start and text[end - 1] == "}":
+        yield end - 1
+
+
+def _parameters(written: str) -> dict[str, Any] | None:
+    """The parameters written as ``written`` (``{}`` or their ``tojson``), None where none is (H6)."""
+    if written == "{}":
+        return {}
     try:
-        value, after = PLAIN_JSON_DECODER.raw_decode(text, pos)
+        value = PLAIN_JSON_DECODER.decode(written)
     except (ValueError, RecursionError):
         return None
-    if after > end or not isinstance(value, dict) or jinja.tojson(value) != text[pos:after]:
-        return None
-    return value, after
+    return value if isinstance(value, dict) and jinja.tojson(value) == written else None
 
 
 def _function(name: str, field: str, parameters: dict[str, Any]) -> dict[str, Any] | None:
