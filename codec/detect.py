@@ -123,11 +123,12 @@ def detect_reply(text: str) -> list[Detection]:
     stop token gives an empty list, and plain text ending in a stop token gives at most 0.2.
     Equal confidences are ordered by how much of the reply the format leaves as plain content
     (less first), then by name. Only a reply that writes a tool call can be told apart reliably:
-    formats that share a stop token (``<|im_end|>``) tie on plain text.
+    formats that share a stop token (``<|im_end|>``) tie on plain text. Prompt variants that reply
+    as another format does are left out: the reply is that format's.
     """
     if not isinstance(text, str):
         raise TypeError(f"detect_reply() takes the reply text (str), not {type(text).__name__}")
-    scored = [_weigh(fmt, text) for fmt in _formats()]
+    scored = [_weigh(fmt, text) for fmt in _reply_formats()]
     scored = [entry for entry in scored if entry[0] > 0]
     scored.sort(key=lambda entry: (-entry[0], entry[1], entry[2].format))
     return [detection for _, _, detection in scored]
@@ -149,6 +150,12 @@ def _weigh(fmt: Format, text: str) -> tuple[float, int, Detection]:
 
 def _formats() -> list[Format]:
     return [get_format(name) for name in formats()]
+
+
+def _reply_formats() -> list[Format]:
+    """The formats that write replies of their own: a variant of another format's prompts, which reuses
+    that format's reply syntax (``hermes3``: hermes' replies), is never told apart from it by a reply."""
+    return [fmt for fmt in _formats() if fmt.functions.reply_syntax.__module__ == type(fmt).__module__]
 
 
 @cache

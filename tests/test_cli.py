@@ -540,7 +540,7 @@ def test_json_as_deep_as_accepted_renders_and_parses(
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(61):  # {"tools": [{"function": {"parameters": ...}}]}: 5 levels, then 2 per object
         schema = {"type": "object", "properties": {"a": schema}}
-    tools = {"tools": [{"type": "function", "function": {"name": "f", "parameters": schema}}]}
+    tools = {"tools": [{"type": "function", "function": {"name": "f", "description": "d", "parameters": schema}}]}
     for value, levels in ((conversation, MAX_JSON_DEPTH), (tools, MAX_JSON_DEPTH - 1)):
         text = json.dumps(value)
         assert max(itertools.accumulate(1 if c in "[{" else -1 if c in "]}" else 0 for c in text)) == levels
