@@ -217,12 +217,18 @@ def assert_well_formed(detections: list[Detection]) -> None:
 GOLDEN = [case for name in FORMATS for case in load_golden(name)]
 
 
+def same_replies(found: str, name: str) -> bool:
+    """Whether ``found`` is format ``name`` or a variant with the same reply syntax (a reply cannot tell
+    variants that differ only in their prompts apart)."""
+    return found == name or codec.get_format(found).syntax() is codec.get_format(name).syntax()
+
+
 @pytest.mark.parametrize("case", GOLDEN, ids=lambda case: case.id)
 def test_golden_replies(case: GoldenCase) -> None:
     detections = codec.detect_reply(case.text)
     assert_well_formed(detections)
     if has_call_marker(case.format, case.text):
-        assert detections[0].format == case.format
+        assert same_replies(detections[0].format, case.format)
         assert detections[0].confidence >= 0.5
 
 
@@ -248,7 +254,7 @@ def test_rendered_replies(name: str, data: st.DataObject) -> None:
     detections = codec.detect_reply(reply)
     assert_well_formed(detections)
     assert has_call_marker(name, reply)
-    assert detections[0].format == name
+    assert same_replies(detections[0].format, name)
 
     plain = codec.detect_reply(fmt.render_reply({"role": "assistant", "content": data.draw(PLAIN, label="plain")}))
     assert_well_formed(plain)
