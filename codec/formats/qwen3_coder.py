@@ -1104,50 +1104,39 @@ _PARAM_CLOSE = "\n</parameter>"
 
 @dataclass(frozen=True)
 class ValueStyle:
-    """How another template writes non-string values (qwen3_coder_official: Python ``str()``)."""
+    """How a template writes non-string values: this one as JSON, qwen3_coder_official through ``str()``."""
 
-    #: ``write(value)``: an enum member's text.
+    #: ``write(value)``: an enum member's (or a nullable's ``null``) text.
     write: Callable[[Any], str]
     #: ``typed(builder, values, schema, kind)``: a value of JSON type ``kind``, then ``\\n</parameter>``.
     typed: Callable[[GrammarBuilder, JsonValues, Any, str], Expr]
 
 
-def _param_value(builder: GrammarBuilder, values: JsonValues, schema: Any, style: ValueStyle | None = None) -> Expr:
+#: This template's values: JSON (``tojson``).
+JSON_STYLE = ValueStyle(
+    write=tojson, typed=lambda builder, values, schema, kind: seq(values.typed(schema, kind), _PARAM_CLOSE)
+)
+
+
+def _param_value(builder: GrammarBuilder, values: JsonValues, schema: Any, style: ValueStyle = JSON_STYLE) -> Expr:
     """A parameter's value as the template writes it, then ``\\n</parameter>``: raw text for a string,
-    JSON for anything else (``tojson``), typed by the parameter's schema. ``style`` writes the values of
-    another template (an enum's members, a typed value) instead."""
+    anything else as ``style`` writes it (JSON), typed by the parameter's schema."""
     text = builder.head(builder.text((_PARAM_CLOSE,)), _PARAM_CLOSE)
     if not isinstance(schema, Mapping):
         return text
     if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return alt(
-            *(
-                Lit((v if isinstance(v, str) else (style.write if style else tojson)(v)) + _PARAM_CLOSE)
-                for v in schema["enum"]
-            )
-        )
+        return alt(*(Lit((v if isinstance(v, str) else style.write(v)) + _PARAM_CLOSE) for v in schema["enum"]))
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
-            null = (
-                [Lit((style.write if style else tojson)(None) + _PARAM_CLOSE)] if schema.get("nullable") is True else []
-            )
+            null = [Lit(style.write(None) + _PARAM_CLOSE)] if schema.get("nullable") is True else []
             return alt(*(_param_value(builder, values, option, style) for option in schema[key]), *null)
     types = schema_types(schema)
     if not types:
         return text
-    return alt(
-        *(
-            text
-            if kind == "string"
-            else (
-                style.typed(builder, values, schema, kind) if style else seq(values.typed(schema, kind), _PARAM_CLOSE)
-            )
-            for kind in types
-        )
-    )
+    return alt(*(text if kind == "string" else style.typed(builder, values, schema, kind) for kind in types))
 
 
-def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]], style: ValueStyle | None = None) -> CallSyntax:
+def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]], style: ValueStyle = JSON_STYLE) -> CallSyntax:
     """Calls as the template writes them: ``<tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE...``.
 
     A string value is any text without ``\\n</parameter>``; other values are JSON of their type.
