@@ -56,7 +56,8 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from codec._lark import CompiledGrammar, Token, ValueToken, compile_grammar
@@ -503,8 +504,13 @@ def _assistant_message(
     return assistant_message(content, calls, ids)
 
 
-def _read_call(text: str, pos: int, end: int, schemas: Mapping[str, Any]) -> tuple[tuple[str, dict[str, Any]], int]:
-    """The ``<tool_call>`` block at ``pos``: (name, arguments) and the offset after it; ParseError if it is none."""
+def _read_call(
+    text: str, pos: int, end: int, schemas: Mapping[str, Any], argument: Callable[[str, Any], Any] | None = None
+) -> tuple[tuple[str, dict[str, Any]], int]:
+    """The ``<tool_call>`` block at ``pos``: (name, arguments) and the offset after it; ParseError if it is none.
+
+    ``argument(raw, schema)`` reads a value from its text (by default as this template writes it)."""
+    argument = argument or _argument
     start = expect(text, pos, _CALL_START)
     name_end = until(text, start, ">\n", end, pos)
     name = text[start:name_end]
@@ -522,7 +528,7 @@ def _read_call(text: str, pos: int, end: int, schemas: Mapping[str, Any]) -> tup
             raise parse_error_at(text, pos, f"parameter {key!r} repeated in one call")
         value_end = _value_end(text, key_end + 2, end, pos)
         schema = properties.get(key) if isinstance(properties, Mapping) else None
-        arguments[key] = _argument(text[key_end + 2 : value_end], schema)
+        arguments[key] = argument(text[key_end + 2 : value_end], schema)
         pos = value_end + len(_PARAMETER_END)
     return (name, arguments), pos + len(_CALL_END)
 
@@ -1096,25 +1102,41 @@ def reply_syntax() -> Syntax:
 _PARAM_CLOSE = "\n</parameter>"
 
 
-def _param_value(builder: GrammarBuilder, values: JsonValues, schema: Any) -> Expr:
+@dataclass(frozen=True)
+class ValueStyle:
+    """How a template writes non-string values: this one as JSON, qwen3_coder_official through ``str()``."""
+
+    #: ``write(value)``: an enum member's (or a nullable's ``null``) text.
+    write: Callable[[Any], str]
+    #: ``typed(builder, values, schema, kind)``: a value of JSON type ``kind``, then ``\\n</parameter>``.
+    typed: Callable[[GrammarBuilder, JsonValues, Any, str], Expr]
+
+
+#: This template's values: JSON (``tojson``).
+JSON_STYLE = ValueStyle(
+    write=tojson, typed=lambda builder, values, schema, kind: seq(values.typed(schema, kind), _PARAM_CLOSE)
+)
+
+
+def _param_value(builder: GrammarBuilder, values: JsonValues, schema: Any, style: ValueStyle = JSON_STYLE) -> Expr:
     """A parameter's value as the template writes it, then ``\\n</parameter>``: raw text for a string,
-    JSON for anything else (``tojson``), typed by the parameter's schema."""
+    anything else as ``style`` writes it (JSON), typed by the parameter's schema."""
     text = builder.head(builder.text((_PARAM_CLOSE,)), _PARAM_CLOSE)
     if not isinstance(schema, Mapping):
         return text
     if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return alt(*(Lit((v if isinstance(v, str) else tojson(v)) + _PARAM_CLOSE) for v in schema["enum"]))
+        return alt(*(Lit((v if isinstance(v, str) else style.write(v)) + _PARAM_CLOSE) for v in schema["enum"]))
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
-            null = [Lit("null" + _PARAM_CLOSE)] if schema.get("nullable") is True else []
-            return alt(*(_param_value(builder, values, option) for option in schema[key]), *null)
+            null = [Lit(style.write(None) + _PARAM_CLOSE)] if schema.get("nullable") is True else []
+            return alt(*(_param_value(builder, values, option, style) for option in schema[key]), *null)
     types = schema_types(schema)
     if not types:
         return text
-    return alt(*(text if kind == "string" else seq(values.typed(schema, kind), _PARAM_CLOSE) for kind in types))
+    return alt(*(text if kind == "string" else style.typed(builder, values, schema, kind) for kind in types))
 
 
-def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]], style: ValueStyle = JSON_STYLE) -> CallSyntax:
     """Calls as the template writes them: ``<tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE...``.
 
     A string value is any text without ``\\n</parameter>``; other values are JSON of their type.
@@ -1125,12 +1147,12 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
     for tool in tools:
         declared = properties(parameters_schema(tool))
         if declared is None:  # free-form parameters: any names, text values
-            free = seq("<parameter=", NAME, ">\n", _param_value(builder, values, None), "\n")
+            free = seq("<parameter=", NAME, ">\n", _param_value(builder, values, None, style), "\n")
             params = many(free)
         else:
             props, required = declared
             items = [
-                (seq(f"<parameter={key}>\n", _param_value(builder, values, schema), "\n"), key in required)
+                (seq(f"<parameter={key}>\n", _param_value(builder, values, schema, style), "\n"), key in required)
                 for key, schema in props.items()
             ]
             params = ordered_items(items, EMPTY)
