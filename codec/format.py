@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec import jinja
-from codec.errors import RenderError, parse_error_at
+from codec.errors import ParseError, RenderError, parse_error_at
 from codec.models import Conversation, Message, ParseResult, Tool, ToolCall
 
 if TYPE_CHECKING:
@@ -129,6 +129,12 @@ class Format:
         """
         if not isinstance(prompt, str):
             raise TypeError(f"decode() takes the prompt text (str), not {type(prompt).__name__}")
+        conversation = self._decode(prompt)
+        self._check_no_sibling_reads_tools(conversation, prompt)
+        return conversation
+
+    def _decode(self, prompt: str) -> Conversation:
+        """:meth:`decode` without asking the formats with the same replies."""
         conversation = self.functions.prompt_conversation(prompt)
         unlinked = any(m.role == "tool" and (m.tool_call_id is None or m.name is None) for m in conversation.messages)
         if unlinked:  # link a copy: the conversation as read stays the answer where linking changes the text
@@ -142,6 +148,29 @@ class Format:
             message = f"not a {self.name} prompt: its conversation does not render ({outcome})"
             raise parse_error_at(prompt, 0, message) from outcome
         raise parse_error_at(prompt, outcome, f"not a {self.name} prompt: the text stops matching the format here")
+
+    def _check_no_sibling_reads_tools(self, conversation: Conversation, prompt: str) -> None:
+        """A prompt read without tools, which a format with the same replies (a prompt variant, or
+        the format it varies) reads with tools, is that format's: its tools block was taken for
+        system text. Raise rather than lose the tools silently."""
+        if conversation.tools:
+            return
+        from codec.formats import BUILTINS, get_format  # the registry imports this module
+
+        syntax = self.functions.reply_syntax
+        for cls in BUILTINS:
+            if cls.name == self.name or get_format(cls.name).functions.reply_syntax is not syntax:
+                continue
+            try:
+                other = get_format(cls.name)._decode(prompt)
+            except ParseError:
+                continue
+            if other.tools:
+                message = (
+                    f"not a {self.name} prompt with tools: it reads as a {cls.name} prompt, whose tools block "
+                    f"{self.name} would take for system text (decode it with {cls.name!r})"
+                )
+                raise parse_error_at(prompt, 0, message)
 
     def _renders_to(self, conversation: Conversation, prompt: str) -> bool | int | RenderError:
         """True if ``conversation`` renders to ``prompt``; else where they differ, or why it does not render."""

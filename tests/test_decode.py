@@ -134,3 +134,39 @@ def test_a_cut_prompt_renders_back_or_fails_at_its_end(
 def test_decode_refuses_bytes() -> None:
     with pytest.raises(TypeError, match="str"):
         FORMATS[0].decode(b"<|im_start|>user\nhi<|im_end|>\n")  # type: ignore[arg-type]
+
+
+def _siblings() -> list[tuple[str, str]]:
+    """Pairs of formats with the same replies (a prompt variant and the format it varies)."""
+    names = codec.formats()
+    syntax = {name: codec.get_format(name).functions.reply_syntax for name in names}
+    return [(a, b) for a in names for b in names if a != b and syntax[a] is syntax[b]]
+
+
+@pytest.mark.parametrize(("source", "reader"), _siblings())
+def test_a_siblings_prompt_with_tools_is_never_read_without_them(source: str, reader: str) -> None:
+    """A prompt written by a format with the same replies: the reader returns its tools, or raises
+    ParseError; one that names the writer where the reader alone would have read no tools."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Weather.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string", "description": "A city."}},
+                    "required": ["city"],
+                },
+            },
+        }
+    ]
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    prompt = codec.get_format(source).render(messages, tools, add_generation_prompt=True)
+    try:
+        conversation = codec.get_format(reader).decode(prompt)
+    except codec.ParseError as exc:
+        if "reads as a" in str(exc):
+            assert repr(source) in str(exc)
+        return
+    assert conversation.tools
