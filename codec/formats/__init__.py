@@ -8,10 +8,12 @@ from codec.formats.deepseek_pythonic import DeepseekPythonic
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
 from codec.formats.hermes import Hermes
+from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_coder import Qwen3Coder
 
 #: Every built-in format class. Adding a format is one module, one grammar and one line here.
 BUILTINS: tuple[type[Format], ...] = (DeepseekPythonic, Gemma3ToolCode, Gemma4, Hermes, Qwen3Coder)
+BUILTINS += (Qwen3,)  # hermes' replies, the Qwen3 prompt
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}

@@ -427,7 +427,10 @@ def load(spec: str) -> codec.Format:
 
 def make(fmt: codec.Format) -> None:
     """Write every case of :data:`CASES` as rendered by ``fmt``'s reference template into ``<fmt.name>/``."""
-    template = (SEEDS / fmt.reference_template).read_text(encoding="utf-8")
+    path = SEEDS / fmt.reference_template
+    if not path.is_file():
+        path = SEEDS.parent / "templates" / fmt.reference_template  # a prompt variant's real-world template
+    template = path.read_text(encoding="utf-8")
     folder = HERE / fmt.name
     folder.mkdir(exist_ok=True)
     for case_name, case in CASES.items():
