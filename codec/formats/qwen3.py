@@ -49,6 +49,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from codec import jinja
+from codec.errors import parse_error_at
 from codec.format import Format, Functions
 from codec.formats import hermes
 from codec.formats._chatml import (
@@ -272,6 +273,10 @@ def _assistant_message(text: str, turn: ChatMLTurn, thinks: bool, is_last: bool,
         if close > start + len(THINK_OPEN) or (close >= 0 and is_last):  # an empty block only ends the turns
             reasoning = text[start + len(THINK_OPEN) : close]
             start = close + len(THINK_CLOSE)
+    if thinks and is_last and reasoning is None:  # Q3: the last message always has its think block
+        raise parse_error_at(
+            text, start, f"the last assistant turn after the last user query has no think block {EMPTY_THINK!r}"
+        )
     lone_newline = reasoning is not None  # Q6: content that was only newlines still writes the "\n"
     cut, calls = trailing_blocks(
         text,

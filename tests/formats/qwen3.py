@@ -8,6 +8,7 @@ from typing import Any
 
 from harness import linked_as_json
 
+from codec import jinja
 from formats import Decode, Profile
 from formats.hermes import PROFILE as HERMES
 from formats.hermes import SEPARATORS, SHOWN_ROLES, UNSHOWN, call_block, reads_back
@@ -50,7 +51,7 @@ def _assistant(message: dict[str, Any], thinks: bool, ids: itertools.count[int])
 
 def qwen3_normal_form(case: dict[str, Any]) -> dict[str, Any]:
     """What ``decode(render(case))`` gives back, for a case whose texts hold no :data:`QWEN3_MARKUP`."""
-    original = case["messages"]
+    original = jinja.prepare_messages(case["messages"])  # reasoning under its other keys is reasoning_content
     query, last = _last_query(original), len(original) - 1
     ids = itertools.count()
     messages: list[dict[str, Any]] = []
@@ -83,10 +84,24 @@ def qwen3_normal_form(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def _texts(case: dict[str, Any]) -> list[Any]:
-    return [m.get("content") for m in case["messages"]] + [m.get("reasoning_content") for m in case["messages"]]
+    messages = jinja.prepare_messages(case["messages"])
+    return [m.get("content") for m in messages] + [m.get("reasoning_content") for m in messages]
+
+
+def _empty_block(case: dict[str, Any]) -> bool:
+    """Whether a turn before the last has reasoning of newlines only: its empty think block reads as content."""
+    messages = jinja.prepare_messages(case["messages"])
+    query = _last_query(messages)
+    return any(
+        index > query and (m.get("reasoning_content") or "x").strip("\n") == ""
+        for index, m in enumerate(messages[:-1])
+        if m["role"] == "assistant"
+    )
 
 
 def decode_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
+    if _empty_block(case):
+        return None
     texts = _texts(case)
     if any(t is not None and not isinstance(t, str) for t in texts):
         return None  # a tool result printed from parts: not what this profile models
