@@ -5,7 +5,8 @@ ship). The reply side is ``hermes``' (grammar, builder, stream syntax and export
 own, not copies): a reply is an optional ``<think>...</think>`` block, content and
 ``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>`` blocks, then ``<|im_end|>``.
 Only the prompt differs, reproduced by :func:`prompt_text` and read back by
-:func:`prompt_conversation`.
+:func:`prompt_conversation`; :func:`reply_text` is hermes' after the think block a reply with
+reasoning opens with (Q3's block).
 
 Quirks of the reference template, reproduced by the renderer:
 
@@ -177,9 +178,19 @@ def prompt_text(
     return "".join(out)
 
 
-# ---------------------------------------------------------------------------- reply (hermes')
+# ---------------------------------------------------------------------------- reply
 
-reply_text = hermes.reply_text
+
+def reply_text(message: dict[str, Any]) -> str:
+    """What the model writes for ``message``: hermes' reply, after a think block when the message has
+    reasoning (``<think>\nREASONING\n</think>\n\n``, as the template shows the turns it thinks in)."""
+    reasoning = message.get("reasoning_content")
+    if not isinstance(reasoning, str) or not reasoning.strip("\n"):
+        return hermes.reply_text(message)
+    content = message.get("content")
+    content = content.lstrip("\n") if isinstance(content, str) else content
+    return THINK_OPEN + reasoning.strip("\n") + THINK_CLOSE + hermes.reply_text({**message, "content": content})
+
 
 # ---------------------------------------------------------------------------- decode
 

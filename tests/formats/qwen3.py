@@ -7,11 +7,13 @@ import itertools
 from typing import Any
 
 from harness import linked_as_json
+from hypothesis import strategies as st
 
 from codec import jinja
-from formats import Decode, Profile
+from formats import Decode, Message, Profile, RoundTrip, Tools
 from formats.hermes import PROFILE as HERMES
-from formats.hermes import SEPARATORS, SHOWN_ROLES, UNSHOWN, call_block, reads_back
+from formats.hermes import SEPARATORS, SHOWN_ROLES, UNSHOWN, call_block, content_ok, reads_back, text_values
+from formats.hermes import expected as hermes_expected
 
 #: Text that the Qwen3 template or its decode reads as markup (think blocks, hand-written tool results).
 QWEN3_MARKUP = (*SEPARATORS, "<think>", "</think>", "<tool_response>", "</tool_response>")
@@ -110,5 +112,34 @@ def decode_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None
     return linked_as_json(qwen3_normal_form(case))
 
 
-PROFILE = dataclasses.replace(HERMES, decode=Decode(normal_form=decode_normal_form))
+# --------------------------------------------------------------------------- round trip with reasoning
+
+#: Reasoning the reply carries whole: no think or call markup, no newline at either end (the block trims them).
+reasonings = text_values().filter(
+    lambda text: text.strip("\n") == text and text != "" and content_ok(text) and "think>" not in text
+)
+
+
+def _with_reasoning(with_tools: bool) -> st.SearchStrategy[tuple[Message, Tools]]:
+    def add(pair: tuple[Message, Tools], reasoning: str) -> tuple[Message, Tools]:
+        message, tools = pair
+        content = message["content"]
+        if content and content[0].isspace():  # the content after the block is read without its leading blanks
+            content = None
+        return {**message, "content": content, "reasoning_content": reasoning}, tools
+
+    return st.builds(add, HERMES.round_trip.messages(with_tools), reasonings)
+
+
+def _expected_with_reasoning(message: Message, tools: Tools) -> dict[str, Any]:
+    return {**hermes_expected(message, tools), "reasoning": message["reasoning_content"]}
+
+
+PROFILE = dataclasses.replace(
+    HERMES,
+    decode=Decode(normal_form=decode_normal_form),
+    round_trip_variants={
+        "reasoning": RoundTrip(messages=_with_reasoning, expected=_expected_with_reasoning, keeps_key_order=True)
+    },
+)
 assert isinstance(PROFILE, Profile)
