@@ -536,7 +536,8 @@ def test_json_as_deep_as_accepted_renders_and_parses(
 
     # {"messages": [{"tool_calls": [{"function": {"arguments": {"a": ...}}}]}]}: 7 levels around the value.
     call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": json_nested(121)}}}
-    conversation = {"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call]}]}
+    assistant = {"role": "assistant", "content": "", "tool_calls": [call]}  # qwen3's template needs a content
+    conversation = {"messages": [{"role": "user", "content": "x"}, assistant]}
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(61):  # {"tools": [{"function": {"parameters": ...}}]}: 5 levels, then 2 per object
         schema = {"type": "object", "properties": {"a": schema}}

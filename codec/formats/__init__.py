@@ -9,12 +9,13 @@ from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
+from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_coder import Qwen3Coder
 from codec.formats.qwen3_coder_official import Qwen3CoderOfficial
 
 #: Every built-in format class. Adding a format is one module, one grammar and one line here.
 BUILTINS: tuple[type[Format], ...] = (DeepseekPythonic, Gemma3ToolCode, Gemma4, Hermes, Qwen3Coder)
-BUILTINS += (Hermes3, Qwen3CoderOfficial)  # variants of a format's prompts, one line each
+BUILTINS += (Hermes3, Qwen3, Qwen3CoderOfficial)  # variants of a format's prompts, one line each
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}

@@ -203,9 +203,14 @@ def prompt_conversation(prompt: str) -> Conversation:
     )
 
 
-def _tools_turn(text: str, body: int, footer: int) -> tuple[str | None, list[dict[str, Any]]]:
-    """The system text (None without one) and the tools of the first system turn; its tools block ends at ``footer``."""
-    header = text.rfind(SYSTEM_TOOLS_HEADER, body, footer)  # declarations are one-line JSON: the last header is it
+def _tools_turn(
+    text: str, body: int, footer: int, tools_header: str = SYSTEM_TOOLS_HEADER
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """The system text (None without one) and the tools of the first system turn; its tools block ends at ``footer``.
+
+    ``tools_header``: the header the tools block opens with (``qwen3`` writes its own).
+    """
+    header = text.rfind(tools_header, body, footer)  # declarations are one-line JSON: the last header is it
     if header < 0:
         raise parse_error_at(text, footer, "the tools instructions are not preceded by their header")
     system = None
@@ -213,7 +218,7 @@ def _tools_turn(text: str, body: int, footer: int) -> tuple[str | None, list[dic
         if not text.startswith("\n\n", header - 2) or header - 2 < body:
             raise parse_error_at(text, header, "expected a blank line between the system message and the tools")
         system = text[body : header - 2]
-    pos = header + len(SYSTEM_TOOLS_HEADER)
+    pos = header + len(tools_header)
     tools: list[dict[str, Any]] = []
     while pos < footer:
         if not text.startswith("\n", pos):

@@ -416,6 +416,52 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
+#: Cases of one format only, for what its template does that the shared cases do not show.
+FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
+    # qwen3: every assistant turn needs a content; reasoning shows only after the last user query
+    "qwen3": {
+        "qwen3_reasoning_after_last_query": {
+            "messages": [
+                SYSTEM,
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Dropped: before the last query."},
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning_content": "Two cities.",
+                    "tool_calls": CALLS["tool_calls"],
+                },
+                *RESULTS,
+                {"role": "assistant", "content": "<think>\nInline.\n</think>\n\nParis is sunny, São Paulo rainy."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+        "qwen3_thinking_disabled": {
+            "messages": [USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"enable_thinking": False},
+        },
+        "qwen3_tool_result_written_by_hand": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "tool_calls": [call("c1", "get_weather", {"city": "Paris"})],
+                },
+                {"role": "user", "content": "<tool_response>\nSunny\n</tool_response>"},
+                {"role": "assistant", "content": "Sunny in Paris.", "reasoning_content": "After a result: shown."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
+}
+
+
 def load(spec: str) -> codec.Format:
     """A registered format by name, or ``module:Class`` instantiated (for a format not registered yet)."""
     if ":" in spec:
@@ -427,10 +473,13 @@ def load(spec: str) -> codec.Format:
 
 def make(fmt: codec.Format) -> None:
     """Write every case of :data:`CASES` as rendered by ``fmt``'s reference template into ``<fmt.name>/``."""
-    template = (SEEDS / fmt.reference_template).read_text(encoding="utf-8")
+    path = SEEDS / fmt.reference_template
+    if not path.is_file():
+        path = SEEDS.parent / "templates" / fmt.reference_template  # a prompt variant's real-world template
+    template = path.read_text(encoding="utf-8")
     folder = HERE / fmt.name
     folder.mkdir(exist_ok=True)
-    for case_name, case in CASES.items():
+    for case_name, case in {**CASES, **FORMAT_CASES.get(fmt.name, {})}.items():
         case = {"variables": {}, **case}
         kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
         out = folder / f"{case_name}.txt"
@@ -446,7 +495,7 @@ def make(fmt: codec.Format) -> None:
         (folder / f"{case_name}.json").write_text(
             json.dumps(case, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
         )
-    print(f"{fmt.name}: {len(CASES)} cases in {folder}")
+    print(f"{fmt.name}: {len(CASES) + len(FORMAT_CASES.get(fmt.name, {}))} cases in {folder}")
 
 
 def main(specs: list[str]) -> None:
