@@ -694,13 +694,17 @@ class CallListReader:
             if strings.shortcut is not None:
                 m = strings.shortcut.match(text, i)
                 if m is not None and (strings.settled is None or strings.settled.match(text, m.end())):
-                    return _unescaped(strings.decode(m.group()), m.group()), m.end()
+                    written = m.group()
+                    value = strings.decode(written)
+                    return (_unescaped(value, written) if "\\" in written else value), m.end()
             m = self._arg_string.match(text, i)
             if m is None or (strings.plain is not None and not strings.plain(m.group())):
                 raise _Unusual
             if strings.settled is not None and strings.settled.match(text, m.end()) is None:
                 raise _Unusual  # where it ends may still change: the rules wait for it
-            return _unescaped(strings.decode(m.group()), m.group()), m.end()
+            written = m.group()
+            value = strings.decode(written)
+            return (_unescaped(value, written) if "\\" in written else value), m.end()
         if first == "'":
             m = self._sq_string.match(text, i)
             if m is None:
@@ -716,7 +720,9 @@ class CallListReader:
             return value, end
         m = self._number.match(text, i)
         if m is not None:
-            number = None if leading_zeros(m.group()) else fitting_number(m.group())
+            written = m.group()
+            zeros = written[0] == "0" or written.startswith("-0")  # (cheap test first: most numbers have none)
+            number = None if zeros and leading_zeros(written) else fitting_number(written)
             if number is None:
                 raise _Unusual  # the rules report it
             return number, m.end()
