@@ -726,10 +726,10 @@ class CallListReader:
             if number is None:
                 raise _Unusual  # the rules report it
             return number, m.end()
-        for keyword, value in self._keywords:
+        for keyword, literal in self._keywords:
             m = keyword.match(text, i)
             if m is not None:
-                return value, m.end()
+                return literal, m.end()
         raise _Unusual
 
 
