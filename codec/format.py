@@ -85,6 +85,9 @@ class Format:
         ``template``, that chat template is rendered instead, exactly as transformers would.
         Raises :class:`~codec.errors.RenderError` where the reference template raises.
         """
+        _require_list("messages", messages)
+        if tools is not None:
+            _require_list("tools", tools)
         msgs = jinja.require_messages(jinja.prepare_messages(messages))
         tls = jinja.prepare_tools(tools)
         if template is not None:
@@ -194,11 +197,13 @@ class Format:
         tools: Sequence[ToolLike] | None = None,
         strict: bool = False,
         prompt: str | None = None,
+        call_id: Callable[[int], str] | None = None,
     ) -> ParseResult:
-        """Decode a whole reply: ``stream.feed(text)`` then ``stream.close()``."""
+        """Decode a whole reply: ``stream.feed(text)`` then ``stream.close()``. ``call_id`` makes
+        each call's id from its index (default ``call_0``, ``call_1``...)."""
         from codec.stream import Stream
 
-        stream = Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt, events=False)
+        stream = Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt, events=False, call_id=call_id)
         stream.feed(text)
         stream.close()
         return stream.result
@@ -209,11 +214,13 @@ class Format:
         tools: Sequence[ToolLike] | None = None,
         strict: bool = False,
         prompt: str | None = None,
+        call_id: Callable[[int], str] | None = None,
     ) -> Stream:
-        """A sans-IO incremental parser: ``feed(chunk)`` returns events, ``close()`` flushes."""
+        """A sans-IO incremental parser: ``feed(chunk)`` returns events, ``close()`` flushes.
+        ``call_id`` makes each call's id from its index (default ``call_0``, ``call_1``...)."""
         from codec.stream import Stream
 
-        return Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt)
+        return Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt, call_id=call_id)
 
     def syntax(self) -> Syntax:
         """The compiled reply syntax, shared by every stream of this format."""
@@ -271,3 +278,11 @@ def _answered_call(result: Message, calls: list[ToolCall]) -> ToolCall | None:
     if result.name is not None:
         return next((call for call in calls if call.function.name == result.name), None)
     return calls[0] if calls else None
+
+
+def _require_list(what: str, value: object) -> None:
+    """``messages`` and ``tools`` are sequences of objects: a string or a single mapping given in
+    their place is a :class:`~codec.errors.RenderError` that says so (not a complaint about its
+    first character)."""
+    if isinstance(value, (str, bytes, Mapping)):
+        raise RenderError(f"{what} must be a list, not a {type(value).__name__}")

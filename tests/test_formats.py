@@ -109,3 +109,26 @@ def test_an_alias_that_was_not_true_is_refused_with_what_to_use(name: str) -> No
     with pytest.raises(codec.UnknownFormat, match="is not an alias any more") as info:
         codec.get_format(name)
     assert "hermes" in str(info.value) or "deepseek_pythonic" in str(info.value)
+
+
+@pytest.mark.parametrize("name", codec.formats())
+def test_call_ids_come_from_the_given_function_whole_and_streamed(name: str) -> None:
+    fmt = codec.get_format(name)
+    reply = fmt.render_reply(
+        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}] * 2}
+    )
+    ids = lambda index: f"chatcmpl-tool-{index:04d}"  # noqa: E731
+    assert [c.id for c in fmt.parse(reply, call_id=ids).tool_calls] == ["chatcmpl-tool-0000", "chatcmpl-tool-0001"]
+    stream = fmt.stream(call_id=ids)
+    stream.feed(reply)
+    stream.close()
+    assert stream.result == fmt.parse(reply, call_id=ids)
+
+
+@pytest.mark.parametrize("bad", ["not a list", {"role": "user", "content": "Hi"}, b"x"])
+def test_messages_or_tools_that_are_no_list_are_a_render_error(bad: object) -> None:
+    fmt = codec.get_format("hermes")
+    with pytest.raises(codec.RenderError, match="messages must be a list"):
+        fmt.render(bad)  # type: ignore[arg-type]
+    with pytest.raises(codec.RenderError, match="tools must be a list"):
+        fmt.render([{"role": "user", "content": "Hi"}], bad)  # type: ignore[arg-type]
