@@ -29,7 +29,7 @@ import functools
 import itertools
 import json
 import re
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -171,36 +171,53 @@ UNSHOWN_MESSAGE: dict[str, Any] = {"role": "developer", "content": ""}
 def prompt_conversation(prompt: str) -> Conversation:
     """The conversation ``prompt`` is a rendering of (what comes back: README, "Decoding prompts")."""
     turns, generation_prompt = read_turns(prompt, 0, _OPENERS)
+    ids = itertools.count()
+    messages, tools = read_messages(
+        prompt, turns, SYSTEM_TOOLS_HEADER, _TOOLS_END, lambda turn: _assistant_message(prompt, turn, ids)
+    )
+    return Conversation.model_validate(
+        {"messages": messages, "tools": tools, "add_generation_prompt": generation_prompt}
+    )
+
+
+def read_messages(
+    text: str,
+    turns: Sequence[ChatMLTurn],
+    tools_header: str,
+    tools_end: str,
+    assistant: Callable[[ChatMLTurn], dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """The messages and the tools of hermes-style ChatML ``turns`` (the first system turn may end
+    with the tools block that ``tools_header`` opens and ``tools_end`` closes); ``assistant``
+    reads an assistant turn, in order. Messages the template does not render stand where the
+    prompt shows there were some."""
     tools: list[dict[str, Any]] | None = None
     header_system = False  # the tools header holds the first system message
     messages: list[dict[str, Any]] = []
-    ids = itertools.count()
     for turn in turns:
         body = turn.body + 1  # past the newline after the role
-        if turn.role == "system" and turn.start == 0 and prompt.endswith(_TOOLS_END, body, turn.end):
-            system, tools = _tools_turn(prompt, body, turn.end - len(_TOOLS_END))
+        if turn.role == "system" and turn.start == 0 and text.endswith(tools_end, body, turn.end):
+            system, tools = _tools_turn(text, body, turn.end - len(tools_end), tools_header)
             if system is not None:
                 messages.append({"role": "system", "content": system})
                 header_system = True
         elif turn.role == "user":
-            results = tool_responses(prompt, turn.body, turn.end)
+            results = tool_responses(text, turn.body, turn.end)
             if results is None:
-                messages.append({"role": "user", "content": prompt[body : turn.end]})
+                messages.append({"role": "user", "content": text[body : turn.end]})
             else:
                 if messages and messages[-1]["role"] == "tool":  # else the two groups would render as one
                     messages.append(dict(UNSHOWN_MESSAGE))
                 messages += [{"role": "tool", "content": result} for result in results]
         elif turn.role == "system":
-            messages.append({"role": "system", "content": prompt[body : turn.end]})
+            messages.append({"role": "system", "content": text[body : turn.end]})
         else:
-            messages.append(_assistant_message(prompt, turn, ids))
+            messages.append(assistant(turn))
     if tools and messages and messages[0]["role"] == "system" and not header_system:
         messages.insert(0, dict(UNSHOWN_MESSAGE))  # else the system message would move into the header
     if not messages:
         messages.append(dict(UNSHOWN_MESSAGE))
-    return Conversation.model_validate(
-        {"messages": messages, "tools": tools, "add_generation_prompt": generation_prompt}
-    )
+    return messages, tools
 
 
 def _tools_turn(

@@ -61,7 +61,6 @@ from codec.formats._chatml import (
     TURN_END,
     ChatMLTurn,
     read_turns,
-    tool_responses,
 )
 from codec.formats._decode import call_id, trailing_blocks
 from codec.formats._reading import find_all
@@ -213,35 +212,17 @@ def prompt_conversation(prompt: str) -> Conversation:
         variables["enable_thinking"] = False
         text = prompt[: -len(EMPTY_THINK)]
     turns, generation_prompt = read_turns(text, 0, _OPENERS)
-    tools: list[dict[str, Any]] | None = None
-    header_system = False  # the tools header holds the first system message
-    messages: list[dict[str, Any]] = []
-    assistants: dict[int, ChatMLTurn] = {}  # index in messages -> the assistant turn, read once Q2 is known
-    for turn in turns:
-        body = turn.body + 1  # past the newline after the role
-        if turn.role == "system" and turn.start == 0 and text.endswith(_TOOLS_END, body, turn.end):
-            system, tools = hermes._tools_turn(text, body, turn.end - len(_TOOLS_END), SYSTEM_TOOLS_HEADER)
-            if system is not None:
-                messages.append({"role": "system", "content": system})
-                header_system = True
-        elif turn.role == "user":
-            results = tool_responses(text, turn.body, turn.end)
-            if results is None:
-                messages.append({"role": "user", "content": text[body : turn.end]})
-            else:
-                if messages and messages[-1]["role"] == "tool":  # else the two groups would render as one
-                    messages.append(dict(UNSHOWN_MESSAGE))
-                messages += [{"role": "tool", "content": result} for result in results]
-        elif turn.role == "system":
-            messages.append({"role": "system", "content": text[body : turn.end]})
-        else:
-            assistants[len(messages)] = turn
-            messages.append({"role": "assistant"})
-    if tools and messages and messages[0]["role"] == "system" and not header_system:
-        messages.insert(0, dict(UNSHOWN_MESSAGE))  # else the system message would move into the header
-        assistants = {i + 1: turn for i, turn in assistants.items()}
-    if not messages:
-        messages.append(dict(UNSHOWN_MESSAGE))
+    # The assistant turns are read once Q2 is known: placeholders until then, found by identity.
+    placeholders: list[tuple[dict[str, Any], ChatMLTurn]] = []
+
+    def placeholder(turn: ChatMLTurn) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant"}
+        placeholders.append((message, turn))
+        return message
+
+    messages, tools = hermes.read_messages(text, turns, SYSTEM_TOOLS_HEADER, _TOOLS_END, placeholder)
+    where = {id(message): index for index, message in enumerate(messages)}
+    assistants = {where[id(message)]: turn for message, turn in placeholders}  # index in messages -> turn
     query = last_query(messages)
     if assistants and max(assistants) == len(messages) - 1 > query:
         turn = assistants[len(messages) - 1]

@@ -75,7 +75,7 @@ from codec.formats._render import (
     tojson,
     trim,
 )
-from codec.formats.qwen3_coder import DEFAULT_SYSTEM, Qwen3Coder, ValueStyle, _declared_type, _read_call
+from codec.formats.qwen3_coder import DEFAULT_SYSTEM, Qwen3Coder, ValueStyle, _declared_type, _element, _read_call
 from codec.formats.qwen3_coder import reply_syntax as reply_syntax
 from codec.literals import PLAIN_JSON_DECODER, python_literal
 from codec.models import Conversation
@@ -358,14 +358,6 @@ def _system_turn(text: str, body: int, end: int) -> tuple[str | None, list[dict[
     if not tools:
         raise parse_error_at(text, pos, "the tools block declares no tool")
     return (None if system == DEFAULT_SYSTEM else system), tools
-
-
-def _element(text: str, pos: int, opener: str, end: int) -> tuple[str, int]:
-    """The raw text of the element ``opener...</tag>`` at ``pos``, and the offset after it."""
-    start = expect(text, pos, opener)
-    closer = "</" + opener.rsplit("<", 1)[1][:-1] + ">"
-    stop = until(text, start, closer, end, pos)
-    return text[start:stop], stop + len(closer)
 
 
 def _required(text: str, pos: int, end: int) -> tuple[list[Any] | None, int]:
