@@ -293,7 +293,7 @@ class CallWriter:
         name must be known (a call cut before its name is no call: its builder keeps the block
         as content)."""
         if self._out.block_ran_to_end:
-            if self.index is None or not self._out.was_cut(self.index, raw):
+            if self.index is None or not self._out.give_cut_text(self.index, raw):
                 self.issue("truncated_call", f"tool call {self.name!r} cut short: {error}", pos, raw)
         else:
             self.issue("broken_call", f"tool call {self.name!r} could not be read whole: {error}", pos, raw)
@@ -388,7 +388,7 @@ class Output:
                 "truncated_call", "the reply ends inside this tool call: what was read of it is kept", pos, call=index
             )
 
-    def was_cut(self, index: int, raw: str) -> bool:
+    def give_cut_text(self, index: int, raw: str) -> bool:
         """Whether call ``index`` was reported cut by the end of the reply; if so, that report
         now holds ``raw``, the block's text that its recovery could not read."""
         at = self._cut.get(index)
