@@ -72,7 +72,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from codec import jinja
+from pydantic import BaseModel
+
 from codec._lark import (
     Checkpoint,
     CompiledGrammar,
@@ -853,12 +854,19 @@ class Stream:
 
 
 def _tools_by_name(tools: Sequence[Any] | None) -> dict[str, Mapping[str, Any]] | None:
-    """The tools a stream checks calls against, by name (None: no tools given)."""
-    prepared = jinja.prepare_tools(tools)
-    if prepared is None:
+    """The tools a stream checks calls against, by name (None: no tools given).
+
+    Mappings are read where they are, not copied: a parse reads only names and schemas, and a deep
+    copy of every schema was most of the cost of parsing a short reply. Models are dumped to dicts.
+    Raises :class:`TypeError` for a tool that is neither, as rendering does."""
+    if tools is None:
         return None
     found: dict[str, Mapping[str, Any]] = {}
-    for tool in prepared:
+    for tool in tools:
+        if isinstance(tool, BaseModel):
+            tool = tool.model_dump(mode="python")
+        elif not isinstance(tool, Mapping):
+            raise TypeError(f"tools must be JSON-schema mappings or pydantic models, not {tool!r}")
         name = tool_name(tool)
         if name is not None:
             found[name] = tool
