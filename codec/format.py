@@ -199,11 +199,20 @@ class Format:
         prompt: str | None = None,
         call_id: Callable[[int], str] | None = None,
     ) -> ParseResult:
-        """Decode a whole reply: ``stream.feed(text)`` then ``stream.close()``. ``call_id`` makes
-        each call's id from its index (default ``call_0``, ``call_1``...)."""
-        from codec.stream import Stream
+        """Decode a whole reply: what ``stream.feed(text)`` then ``stream.close()`` give. ``call_id``
+        makes each call's id from its index (default ``call_0``, ``call_1``...).
 
-        stream = Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt, events=False, call_id=call_id)
+        A reply in the shape the format's template writes is read at once by the format's whole
+        reply reader (``Syntax.whole``), which gives exactly what the stream would; any other reply
+        goes through the stream."""
+        from codec.stream import Stream, read_whole
+
+        syntax = self.syntax()
+        if type(text) is str:
+            found = read_whole(syntax, text, tools, prompt, call_id)
+            if found is not None:
+                return found
+        stream = Stream(syntax, tools=tools, strict=strict, prompt=prompt, events=False, call_id=call_id)
         stream.feed(text)
         stream.close()
         return stream.result

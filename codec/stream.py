@@ -61,6 +61,12 @@ reasoning lookahead
     prompt, the stream knows; without it, it reads the answer from the reply's start, holding the
     text back until a closer without an opener, a marker only a reply outside reasoning writes
     first, the end of the lookahead or the end of the reply decides it.
+whole reply
+    A complete reply in the shape its template writes (prose, then calls with ordinary values),
+    read at once by the format's :attr:`Syntax.whole` reader with C-speed searches and decoders
+    instead of token by token. It only ever says what the grammar's path says: where it is not
+    sure (any marker in the prose, a value the rules might read otherwise, anything to report) it
+    declines and the grammar's path reads the reply. ``Format.parse`` tries it; streams cannot.
 """
 
 from __future__ import annotations
@@ -86,8 +92,8 @@ from codec._lark import (
 )
 from codec.errors import CodecError, ParseError, caret_snippet
 from codec.literals import nesting
-from codec.models import Event, ParseResult
-from codec.schema import tool_name
+from codec.models import Event, FunctionCall, ParseResult, ToolCall
+from codec.schema import tool_name, tool_parameters, violations
 from codec.sink import CONTENT, LAST, REASONING, InBlock, Output, Sink
 from codec.watch import Delimiter, FastLexer, Watch
 
@@ -96,6 +102,12 @@ __all__ = ["CONTENT", "MAX_DEPTH", "REASONING", "BuildError", "Builder", "Stream
 #: The deepest nesting of lists and objects accepted in a block, in every format: deeper input
 #: is an error the stream reports, not a RecursionError later.
 MAX_DEPTH = 200
+
+
+#: What a :attr:`Syntax.whole` reader gives: content, reasoning and the calls, as (name, arguments).
+WholeReading = tuple[str, str, list[tuple[str, dict[str, Any]]]]
+#: The tools a stream checks calls against, by name.
+ToolsByName = dict[str, Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -163,6 +175,12 @@ class Syntax:
     #: Before a rejected block goes to the builder's recovery, make the reductions that any
     #: continuation would make, so that its finished parts (a parameter, a call's head) are built.
     settle_rejected_blocks: bool = False
+    #: A reader of whole replies in the shape the format's template writes them (see "whole
+    #: reply" above), or None. Given the reply and the tools by name (None: no tools), it gives the
+    #: reply's content, reasoning and calls (name, arguments) where it is sure the grammar's path
+    #: reads the same and reports nothing, else None; a complete parse then takes the grammar's
+    #: path. Tests hold it to that, reply by reply.
+    whole: Callable[[str, ToolsByName | None], WholeReading | None] | None = None
     #: Per LALR state, the fast lexers of the terminals it has an action for (derived).
     fast_by_state: Mapping[Any, tuple[tuple[str, FastLexer], ...]] = field(init=False, repr=False, compare=False)
     #: The (state, text terminal) pairs where a terminal outranking the text is allowed (derived).
@@ -853,7 +871,7 @@ class Stream:
         self._parser.feed_end(self._base + len(self._buf))
 
 
-def _tools_by_name(tools: Sequence[Any] | None) -> dict[str, Mapping[str, Any]] | None:
+def _tools_by_name(tools: Sequence[Any] | None) -> ToolsByName | None:
     """The tools a stream checks calls against, by name (None: no tools given).
 
     Mappings are read where they are, not copied: a parse reads only names and schemas, and a deep
@@ -871,6 +889,40 @@ def _tools_by_name(tools: Sequence[Any] | None) -> dict[str, Mapping[str, Any]] 
         if name is not None:
             found[name] = tool
     return found
+
+
+def read_whole(
+    syntax: Syntax,
+    text: str,
+    tools: Sequence[Any] | None,
+    prompt: str | None,
+    call_id: Callable[[int], str] | None,
+) -> ParseResult | None:
+    """What ``syntax``'s whole reply reader makes of ``text`` as a parse result, or None where it
+    declines, where the prompt opened reasoning, or where checking a call against ``tools`` would
+    report anything: the stream then reads the reply (and reports it). Strict or not, the result
+    is the same, since a reading has nothing to report."""
+    whole = syntax.whole
+    if whole is None:
+        return None
+    opens = syntax.prompt_opens_reasoning
+    if prompt is not None and opens is not None and syntax.reasoning_open and opens(prompt):
+        return None
+    by_name = _tools_by_name(tools)
+    reading = whole(text, by_name)
+    if reading is None:
+        return None
+    content, reasoning, found = reading
+    calls = []
+    for index, (name, arguments) in enumerate(found):
+        if by_name is not None:
+            tool = by_name.get(name)
+            if tool is None or violations(arguments, tool_parameters(tool) or {}):
+                return None
+        function = FunctionCall.model_construct(name=name, arguments=arguments)
+        call = f"call_{index}" if call_id is None else call_id(index)
+        calls.append(ToolCall.model_construct(id=call, type="function", function=function))
+    return ParseResult.model_construct(content=content, reasoning=reasoning, tool_calls=calls, issues=[])
 
 
 def _read_alone(syntax: Syntax, text: str) -> ParseResult | None:

@@ -64,7 +64,7 @@ from codec.literals import (
 from codec.models import Conversation
 from codec.schema import tool_name
 from codec.sink import CONTENT, LAST, REASONING, CallWriter, Sink
-from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax
+from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, FastLexer, JsonScan, Watch
 
 # ---------------------------------------------------------------------------- markers
@@ -1484,6 +1484,51 @@ class HermesBuilder(LiteralHandlers, Builder):
         return len(raw)
 
 
+#: Characters after which prose may be markup the grammar reads (a tag, a fence, a JSON call).
+_MARKUP = re.compile(r"[<{\[`]")
+_THINK_OPEN, _THINK_END = "<think>\n", "\n</think>\n\n"
+_NEXT_BLOCK = "\n" + CALL_OPEN
+
+
+def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
+    """A whole reply in the template's shape, read at once (see ``Syntax.whole``): an optional
+    ``<think>\n...\n</think>\n\n``, prose, then ``\n`` and blocks of ordinary call objects a line
+    apart (what :func:`lex_call_block` takes), then nothing or the stop token. None for anything
+    else: prose or reasoning holding markup or ending in a blank, text between or after blocks."""
+    reasoning = ""
+    start = 0
+    if text.startswith(_THINK_OPEN):
+        end = text.find(_THINK_END, len(_THINK_OPEN))
+        if end < 0:
+            return None
+        reasoning = text[len(_THINK_OPEN) : end]
+        if not reasoning or reasoning[0].isspace() or reasoning[-1].isspace() or _MARKUP.search(reasoning):
+            return None
+        start = end + len(_THINK_END)
+    last = len(text) - len(STOP) if text.endswith(STOP) else len(text)
+    first = text.find(CALL_OPEN, start, last)
+    prose = text[start:last] if first < 0 else text[start : first - 1] if first > start else ""
+    if _MARKUP.search(prose) or (prose and prose[-1].isspace()):
+        return None
+    if first < 0:
+        return prose, reasoning, []
+    if first > start and text[first - 1] != "\n":
+        return None
+    calls = []
+    pos = first
+    while True:
+        got = lex_call_block(text, pos, True)
+        if got is None:
+            return None
+        found, end = got
+        calls.append((found["name"], found["arguments"]))
+        if end == last:
+            return prose, reasoning, calls
+        if not text.startswith(_NEXT_BLOCK, end):
+            return None
+        pos = end + 1
+
+
 @functools.cache
 def reply_syntax() -> Syntax:
     """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
@@ -1515,6 +1560,7 @@ def reply_syntax() -> Syntax:
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close="</think>",
         reasoning_not_opened=("<think>", CALL_OPEN, STOP),
+        whole=whole_reply,
     )
 
 

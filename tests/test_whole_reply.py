@@ -1,0 +1,165 @@
+"""Whole-reply readers (``Syntax.whole``): a complete parse that takes one gives exactly what the
+stream gives, and they take the replies their templates write.
+
+The stream is the grammar's path, token by token; a reader is a shortcut for complete replies in
+the template's shape. Here every reply is parsed both ways and compared (content, reasoning, calls
+with their ids, issues): golden replies, replies written by ``render_reply`` for generated
+messages, and both after random damage (markers, markup characters and blanks dropped in, slices
+cut out or repeated, the end cut off), with and without tools, prompts and strict mode.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+from formats import profile
+from harness import examples, load_golden
+from hypothesis import given
+from hypothesis import strategies as st
+
+import codec
+from codec.models import ParseResult
+from codec.stream import Stream, read_whole
+
+READERS = [name for name in codec.formats() if codec.get_format(name).syntax().whole is not None]
+_MARKUP = ("<", ">", "{", "}", "[", "]", "`", '"', "'", "\\", "\n", " ", "\t", "\n\n", ",", ":", "=", "(", ")")
+
+
+def stream_parse(fmt: codec.Format, text: str, **kwargs: Any) -> ParseResult:
+    """What the grammar's path alone reads: the stream, fed the reply at once."""
+    stream = Stream(fmt.syntax(), events=False, **kwargs)
+    stream.feed(text)
+    stream.close()
+    return stream.result
+
+
+@cache
+def _golden(name: str) -> list[tuple[str, Any, Any]]:
+    return [(case.text, case.tools, case.prompt) for case in load_golden(name)]
+
+
+def _pieces(name: str) -> list[str]:
+    found = profile(name)
+    return [*found.markers, *found.snippets, *_MARKUP]
+
+
+@st.composite
+def _replies(draw: st.DrawFn, name: str) -> tuple[str, Any]:
+    """A reply of format ``name`` (a golden one, or one its renderer writes) and tools to parse it with."""
+    fmt = codec.get_format(name)
+    if draw(st.booleans(), label="rendered"):
+        message, tools = draw(profile(name).round_trip.messages(draw(st.booleans(), label="with tools")))
+        return fmt.render_reply(message), tools
+    text, tools, _ = draw(st.sampled_from(_golden(name)), label="golden")
+    return text, tools
+
+
+@st.composite
+def _damaged(draw: st.DrawFn, name: str) -> str:
+    text, _ = draw(_replies(name))
+    for _ in range(draw(st.integers(0, 3), label="edits")):
+        at = draw(st.integers(0, len(text)), label="at")
+        edit = draw(st.sampled_from(["insert", "cut", "repeat", "truncate"]), label="edit")
+        if edit == "insert":
+            text = text[:at] + draw(st.sampled_from(_pieces(name)), label="piece") + text[at:]
+        elif edit == "cut":
+            text = text[:at] + text[at + draw(st.integers(1, 12), label="length") :]
+        elif edit == "repeat":
+            end = min(len(text), at + draw(st.integers(1, 40), label="length"))
+            text = text[:end] + text[at:end] + text[end:]
+        else:
+            text = text[:at]
+    return text
+
+
+@pytest.mark.parametrize("name", READERS)
+def test_golden_replies_read_whole_as_the_stream_reads_them(name: str) -> None:
+    fmt = codec.get_format(name)
+    for text, tools, prompt in _golden(name):
+        for kwargs in ({"tools": tools, "prompt": prompt}, {"tools": None, "prompt": prompt}):
+            assert fmt.parse(text, **kwargs) == stream_parse(fmt, text, **kwargs), text
+
+
+@pytest.mark.parametrize("name", READERS)
+@examples(150)
+@given(data=st.data())
+def test_a_reading_is_what_the_stream_reads(name: str, data: st.DataObject) -> None:
+    fmt = codec.get_format(name)
+    text, tools = data.draw(_replies(name), label="reply")
+    if data.draw(st.booleans(), label="damaged"):
+        text = data.draw(_damaged(name), label="damaged reply")
+        tools = data.draw(st.sampled_from([None, tools]), label="tools")
+    prompt = data.draw(st.sampled_from([None, "", "<|im_start|>assistant\n<think>\n"]), label="prompt")
+    strict = data.draw(st.booleans(), label="strict")
+    try:
+        want: ParseResult | Exception = stream_parse(fmt, text, tools=tools, prompt=prompt, strict=strict)
+    except codec.ParseError as exc:
+        want = exc
+    try:
+        got: ParseResult | Exception = fmt.parse(text, tools=tools, prompt=prompt, strict=strict)
+    except codec.ParseError as exc:
+        got = exc
+    if isinstance(want, Exception):
+        assert isinstance(got, Exception) and str(got) == str(want)
+    else:
+        assert got == want
+
+
+@pytest.mark.parametrize("name", READERS)
+@examples(60)
+@given(data=st.data())
+def test_the_reader_takes_what_the_template_writes(name: str, data: st.DataObject) -> None:
+    """Replies ``render_reply`` writes for plain messages (prose without markup, ordinary values)
+    are read whole: the shortcut is there for the replies that matter."""
+    fmt = codec.get_format(name)
+    prose = data.draw(st.sampled_from(["", "Let me check that.", "Sure: two calls, one per city."]), label="prose")
+    calls = [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": city, "days": days}}}
+        for city, days in data.draw(
+            st.lists(st.tuples(st.sampled_from(["Paris", "São Paulo", "Zürich"]), st.integers(0, 9)), max_size=3),
+            label="calls",
+        )
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": prose}
+    if calls:
+        message["tool_calls"] = calls
+    reply = fmt.render_reply(message)
+    read = read_whole(fmt.syntax(), reply, _WEATHER, None, None)
+    assert read is not None, reply
+    assert read == stream_parse(fmt, reply, tools=_WEATHER)
+
+
+_WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+
+
+@pytest.mark.parametrize("name", READERS)
+def test_a_reply_with_something_to_report_is_left_to_the_stream(name: str) -> None:
+    """An undeclared tool or arguments its schema refuses: the reader declines, the stream reports."""
+    fmt = codec.get_format(name)
+    refused = (({"city": "Paris"}, "get_time"), ({"days": 3}, "get_weather"), ({"city": 1}, "get_weather"))
+    for arguments, tool in refused:
+        reply = fmt.render_reply(
+            {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": tool, "arguments": arguments}}]}
+        )
+        assert read_whole(fmt.syntax(), reply, None, None, None) is not None, reply  # read whole without tools
+        assert read_whole(fmt.syntax(), reply, _WEATHER, None, None) is None
+        result = fmt.parse(reply, tools=_WEATHER)
+        assert result == stream_parse(fmt, reply, tools=_WEATHER) and result.issues
+
+
+def test_formats_in_the_template_shape_have_a_reader() -> None:
+    assert {"hermes", "qwen3", "hermes3"} <= set(READERS)
