@@ -150,7 +150,11 @@ _WEATHER = [
 def test_a_reply_with_something_to_report_is_left_to_the_stream(name: str) -> None:
     """An undeclared tool or arguments its schema refuses: the reader declines, the stream reports."""
     fmt = codec.get_format(name)
-    refused = (({"city": "Paris"}, "get_time"), ({"days": 3}, "get_weather"), ({"city": 1}, "get_weather"))
+    refused = (
+        ({"city": "Paris"}, "get_time"),
+        ({"days": 3}, "get_weather"),
+        ({"city": "P", "days": "soon"}, "get_weather"),
+    )
     for arguments, tool in refused:
         reply = fmt.render_reply(
             {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": tool, "arguments": arguments}}]}
@@ -162,4 +166,4 @@ def test_a_reply_with_something_to_report_is_left_to_the_stream(name: str) -> No
 
 
 def test_formats_in_the_template_shape_have_a_reader() -> None:
-    assert {"hermes", "qwen3", "hermes3"} <= set(READERS)
+    assert {"hermes", "qwen3", "hermes3", "qwen3_coder", "qwen3_coder_official"} <= set(READERS)

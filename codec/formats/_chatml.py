@@ -10,12 +10,14 @@ where the text stops matching.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from codec.errors import parse_error_at
 from codec.formats._decode import expected_error
 from codec.formats._reading import find_all
+from codec.stream import WholeReading
 
 # ---------------------------------------------------------------------------- markers
 
@@ -104,3 +106,54 @@ def tool_responses(text: str, start: int, end: int) -> list[str] | None:
     ):
         return None
     return text[start + len(RESPONSE_OPEN) : end - len(RESPONSE_CLOSE)].split(RESPONSE_CLOSE + RESPONSE_OPEN)
+
+
+# ---------------------------------------------------------------------------- whole replies
+
+#: Characters after which prose may be markup a reply grammar reads (a tag, a fence, a JSON call).
+_MARKUP = re.compile(r"[<{\[`]")
+_THINK_OPEN, _THINK_END = "<think>\n", "\n</think>\n\n"
+
+#: A reader of one call block at a position: ((name, arguments), where the block ends), or None.
+BlockReader = Callable[[str, int], "tuple[tuple[str, dict[str, Any]], int] | None"]
+
+
+def read_whole_reply(text: str, opener: str, read_block: BlockReader) -> WholeReading | None:
+    """A whole ChatML reply in its template's shape, read at once (``Syntax.whole``): an optional
+    ``<think>\n...\n</think>\n\n``, prose, then blocks (each starting with ``opener`` and read
+    by ``read_block``) one ``\n`` after the prose and after each other, then nothing or
+    ``<|im_end|>``. None for anything else: prose holding what may be markup, reasoning that
+    does too or starts or ends with a blank (where the grammar's rules decide what the blanks
+    are), text between or after the blocks, a block ``read_block`` declines."""
+    reasoning = ""
+    start = 0
+    if text.startswith(_THINK_OPEN):
+        end = text.find(_THINK_END, len(_THINK_OPEN))
+        if end < 0:
+            return None
+        reasoning = text[len(_THINK_OPEN) : end]
+        if not reasoning or reasoning[0].isspace() or reasoning[-1].isspace() or _MARKUP.search(reasoning):
+            return None
+        start = end + len(_THINK_END)
+    last = len(text) - len(IM_END) if text.endswith(IM_END) else len(text)
+    first = text.find(opener, start, last)
+    prose = text[start:last] if first < 0 else text[start : first - 1] if first > start else ""
+    if _MARKUP.search(prose):
+        return None
+    if first < 0:
+        return prose, reasoning, []
+    if first > start and text[first - 1] != "\n":
+        return None
+    calls = []
+    pos = first
+    while True:
+        got = read_block(text, pos)
+        if got is None:
+            return None
+        call, end = got
+        calls.append(call)
+        if end == last:
+            return prose, reasoning, calls
+        if text[end] != "\n" or not text.startswith(opener, end + 1):
+            return None
+        pos = end + 1

@@ -48,6 +48,7 @@ from codec.formats._chatml import (
     TURN_END,
     ChatMLTurn,
     read_turns,
+    read_whole_reply,
     tool_responses,
 )
 from codec.formats._decode import assistant_message, json_object_as_written, trailing_blocks
@@ -1484,49 +1485,15 @@ class HermesBuilder(LiteralHandlers, Builder):
         return len(raw)
 
 
-#: Characters after which prose may be markup the grammar reads (a tag, a fence, a JSON call).
-_MARKUP = re.compile(r"[<{\[`]")
-_THINK_OPEN, _THINK_END = "<think>\n", "\n</think>\n\n"
-_NEXT_BLOCK = "\n" + CALL_OPEN
+def _read_block(text: str, pos: int) -> tuple[tuple[str, dict[str, Any]], int] | None:
+    got = lex_call_block(text, pos, True)
+    return None if got is None else ((got[0]["name"], got[0]["arguments"]), got[1])
 
 
 def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
-    """A whole reply in the template's shape, read at once (see ``Syntax.whole``): an optional
-    ``<think>\n...\n</think>\n\n``, prose, then ``\n`` and blocks of ordinary call objects a line
-    apart (what :func:`lex_call_block` takes), then nothing or the stop token. None for anything
-    else: prose or reasoning holding markup or ending in a blank, text between or after blocks."""
-    reasoning = ""
-    start = 0
-    if text.startswith(_THINK_OPEN):
-        end = text.find(_THINK_END, len(_THINK_OPEN))
-        if end < 0:
-            return None
-        reasoning = text[len(_THINK_OPEN) : end]
-        if not reasoning or reasoning[0].isspace() or reasoning[-1].isspace() or _MARKUP.search(reasoning):
-            return None
-        start = end + len(_THINK_END)
-    last = len(text) - len(STOP) if text.endswith(STOP) else len(text)
-    first = text.find(CALL_OPEN, start, last)
-    prose = text[start:last] if first < 0 else text[start : first - 1] if first > start else ""
-    if _MARKUP.search(prose) or (prose and prose[-1].isspace()):
-        return None
-    if first < 0:
-        return prose, reasoning, []
-    if first > start and text[first - 1] != "\n":
-        return None
-    calls = []
-    pos = first
-    while True:
-        got = lex_call_block(text, pos, True)
-        if got is None:
-            return None
-        found, end = got
-        calls.append((found["name"], found["arguments"]))
-        if end == last:
-            return prose, reasoning, calls
-        if not text.startswith(_NEXT_BLOCK, end):
-            return None
-        pos = end + 1
+    """A whole reply in the template's shape, read at once (see ``Syntax.whole``): blocks of
+    ordinary call objects (what :func:`lex_call_block` takes) in ChatML's frame."""
+    return read_whole_reply(text, CALL_OPEN, _read_block)
 
 
 @functools.cache

@@ -90,6 +90,7 @@ from codec.formats._chatml import (
     ChatMLTurn,
     read_turn,
     read_turns,
+    read_whole_reply,
     tool_responses,
     turn_end,
 )
@@ -98,9 +99,9 @@ from codec.formats._render import attr, concat, defined, is_iterable, is_mapping
 from codec.issues import IssueKind
 from codec.literals import python_literal
 from codec.models import Conversation
-from codec.schema import declared_types, tool_name, type_text
+from codec.schema import declared_types, tool_name, tool_parameters, type_text
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
-from codec.stream import Builder, BuildError, Syntax
+from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, FastLexer
 
 # ---------------------------------------------------------------------------- markers
@@ -1021,9 +1022,8 @@ class Qwen3CoderBuilder(Builder):
         lines.notes.clear()
 
     def _schema(self, call: CallWriter, parameter: str) -> Any:
-        params = self.sink.tool_schema(call.name or "")
-        props = params.get("properties") if params is not None else None
-        return props.get(parameter) if isinstance(props, dict) else None
+        properties = _properties(self.sink.tool_schema(call.name or ""))
+        return properties.get(parameter) if properties is not None else None
 
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         call, param = self._call, self._param
@@ -1036,6 +1036,52 @@ class Qwen3CoderBuilder(Builder):
                 call.string_more(rest)
         call.cut(raw, error, pos)  # a string value being read keeps what was already sent of it
         return len(raw)
+
+
+_WHOLE_HEAD = re.compile(r"<tool_call>\n<function=([A-Za-z_][\w.\-]*)>\n")
+_WHOLE_PARAMETER = re.compile(r"<parameter=([A-Za-z_][\w.\-]*)>\n([^<\n]*)\n</parameter>\n")
+_WHOLE_END = "</function>\n" + CALL_CLOSE
+
+
+def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
+    """A whole reply in the template's shape, read at once (see ``Syntax.whole``): in ChatML's
+    frame, blocks of one function each whose parameters are one line each, holding no ``<`` and
+    no blank at either end, typed as their schema types them (:func:`~codec.schema.type_text`)
+    with nothing to report; anything else is the grammar's (indented markup, multi-line values,
+    markup inside values, a repeated or, with tools, undeclared parameter)."""
+
+    def read_block(text: str, pos: int) -> tuple[tuple[str, dict[str, Any]], int] | None:
+        head = _WHOLE_HEAD.match(text, pos)
+        if head is None:
+            return None
+        name = head.group(1)
+        properties = _properties(tool_parameters(tools[name]) if tools is not None and name in tools else None)
+        arguments: dict[str, Any] = {}
+        pos = head.end()
+        while not text.startswith(_WHOLE_END, pos):
+            parameter = _WHOLE_PARAMETER.match(text, pos)
+            if parameter is None:
+                return None
+            key, raw = parameter.groups()
+            if key in arguments or not raw or raw[0].isspace() or raw[-1].isspace():
+                return None
+            if tools is not None and (properties is None or key not in properties):
+                return None  # an undeclared parameter's head is text of the value before it
+            value, problem = type_text(raw, properties.get(key) if properties is not None else None)
+            if problem is not None:
+                return None
+            arguments[key] = value
+            pos = parameter.end()
+        return (name, arguments), pos + len(_WHOLE_END)
+
+    return read_whole_reply(text, CALL_OPEN, read_block)
+
+
+def _properties(parameters: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A tool's parameter schemas by name, from its parameters schema, as calls are typed (None:
+    no tool, or no ``properties``)."""
+    properties = parameters.get("properties") if parameters is not None else None
+    return properties if isinstance(properties, dict) else None
 
 
 @functools.cache
@@ -1094,6 +1140,7 @@ def reply_syntax() -> Syntax:
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=THINK_CLOSE,
         reasoning_not_opened=(THINK_OPEN, CALL_OPEN, "<function=", STOP),
+        whole=whole_reply,
     )
 
 
