@@ -24,7 +24,7 @@ from codec.models import ParseResult
 from codec.stream import Stream, read_whole
 
 READERS = [name for name in codec.formats() if codec.get_format(name).syntax().whole is not None]
-_MARKUP = ("<", ">", "{", "}", "[", "]", "`", '"', "'", "\\", "\n", " ", "\t", "\n\n", ",", ":", "=", "(", ")")
+_MARKUP = ("call:", "<", ">", "{", "}", "[", "]", "`", '"', "'", "\\", "\n", " ", "\t", "\n\n", ",", ":", "=", "(", ")")
 
 
 def stream_parse(fmt: codec.Format, text: str, **kwargs: Any) -> ParseResult:
@@ -166,4 +166,4 @@ def test_a_reply_with_something_to_report_is_left_to_the_stream(name: str) -> No
 
 
 def test_formats_in_the_template_shape_have_a_reader() -> None:
-    assert {"hermes", "qwen3", "hermes3", "qwen3_coder", "qwen3_coder_official"} <= set(READERS)
+    assert {"hermes", "qwen3", "hermes3", "qwen3_coder", "qwen3_coder_official", "gemma4"} <= set(READERS)

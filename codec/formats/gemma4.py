@@ -111,11 +111,11 @@ from codec.formats._render import (
     upper,
 )
 from codec.issues import IssueKind
-from codec.literals import json_value, python_literal
+from codec.literals import PLAIN_JSON_DECODER, json_text, json_value, python_literal
 from codec.models import Conversation
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
-from codec.stream import Builder, BuildError, Stream, Syntax
+from codec.stream import Builder, BuildError, Stream, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, Watch
 
 # ---------------------------------------------------------------------------- markers
@@ -842,6 +842,81 @@ def lex_inline_call(text: str, pos: int, final: bool) -> tuple[_Inline, int] | W
     return _Inline(call.function.name, arguments, issues), pos + len(candidate) - len(result.content)
 
 
+#: A call's head, and the tokens of its arguments as the template writes them (no blanks): a
+#: ``<|"|>`` string holding no ``<``, a bare key, a JSON number, a literal, punctuation.
+_WHOLE_HEAD = re.compile(r"<\|tool_call>call:([A-Za-z_][\w\-.]*)\{")
+_WHOLE_TOKEN = re.compile(
+    r'<\|"\|>([^<]*)<\|"\|>|([A-Za-z_][\w\-.]*):|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)'
+    r"|(true|false|None)|([{}\[\],])"
+)
+_LITERALS = {"true": "true", "false": "false", "None": "null"}
+#: Prose that may be markup or an inline call the grammar reads.
+_WHOLE_MARKUP = re.compile(r"[<{\[`]|call:")
+
+
+def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
+    """A whole reply in the template's shape, read at once (see ``Syntax.whole``): an optional
+    ``<|channel>thought\n...<channel|>``, prose, then calls one after the other and
+    ``<|tool_response>``, or no call and ``<turn|>`` (or neither). Arguments are read only where
+    they are spelled as the template writes them (bare keys, ``<|"|>`` strings without ``<`` or
+    ``call:``, JSON numbers, ``true``/``false``/``None``, no blanks), as JSON with no repeated
+    key; anything else is the grammar's."""
+    reasoning = ""
+    start = 0
+    if text.startswith(THOUGHT_OPEN):
+        end = text.find(CHANNEL_CLOSE, len(THOUGHT_OPEN))
+        if end < 0:
+            return None
+        reasoning = text[len(THOUGHT_OPEN) : end]
+        if not reasoning or reasoning[0].isspace() or reasoning[-1].isspace() or _WHOLE_MARKUP.search(reasoning):
+            return None
+        start = end + len(CHANNEL_CLOSE)
+    first = text.find(CALL_OPEN, start)
+    if first < 0:
+        last = len(text) - len(TURN_CLOSE) if text.endswith(TURN_CLOSE) else len(text)
+        prose = text[start:last]
+        return None if _WHOLE_MARKUP.search(prose) else (prose, reasoning, [])
+    prose = text[start:first]
+    if _WHOLE_MARKUP.search(prose):
+        return None
+    last = len(text) - len(RESPONSE_OPEN) if text.endswith(RESPONSE_OPEN) else len(text)
+    calls = []
+    pos = first
+    while pos < last:
+        head = _WHOLE_HEAD.match(text, pos)
+        if head is None:
+            return None
+        out = ["{"]
+        depth = 1
+        pos = head.end()
+        while depth:
+            token = _WHOLE_TOKEN.match(text, pos)
+            if token is None:
+                return None
+            string, key, number, literal, mark = token.groups()
+            if mark is not None:
+                depth += 1 if mark in "{[" else -1 if mark in "}]" else 0
+                out.append(mark)
+            elif string is not None:
+                if "call:" in string:  # the grammar may read a call's head there (f(x)call:g)
+                    return None
+                out.append(json_text(string))
+            elif key is not None:
+                out.append(json_text(key) + ":")
+            else:
+                out.append(number if number is not None else _LITERALS[literal])
+            pos = token.end()
+        if not text.startswith(CALL_CLOSE, pos):
+            return None
+        pos += len(CALL_CLOSE)
+        try:
+            arguments = PLAIN_JSON_DECODER.decode("".join(out))
+        except ValueError:  # a repeated key, a number out of range, a misplaced comma or key
+            return None
+        calls.append((head.group(1), arguments))
+    return prose, reasoning, calls
+
+
 @functools.cache
 def reply_syntax() -> Syntax:
     """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
@@ -879,6 +954,7 @@ def reply_syntax() -> Syntax:
         # "call:" at the start of the reply; a literal (true, None, 42...) where an unquoted value may start
         preempt_starts="ctTfFnN-.0123456789",
         prompt_opens_reasoning=_opens_reasoning,
+        whole=whole_reply,
     )
 
 
