@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -40,6 +40,25 @@ class _Model(BaseModel):
     def _drop_none(self, handler: Any) -> Any:
         data = handler(self)
         return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+
+
+_M = TypeVar("_M", bound=_Model)
+
+
+def built(cls: type[_M], **fields: Any) -> _M:
+    """An instance of ``cls`` holding every one of its ``fields`` as given, unvalidated: what
+    ``cls.model_construct(**fields)`` makes (equal to it, dumped the same), at a third of its cost.
+    For values a parser built that are right by construction, on the path of every parse; the
+    caller gives every field (no default is filled in)."""
+    model = cls.__new__(cls)
+    _set(model, "__dict__", fields)
+    _set(model, "__pydantic_fields_set__", set(fields))
+    _set(model, "__pydantic_extra__", {})  # (extra="allow": model_construct's empty extras)
+    _set(model, "__pydantic_private__", None)
+    return model
+
+
+_set = object.__setattr__
 
 
 class Function(_Model):

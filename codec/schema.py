@@ -69,7 +69,7 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
     """The JSON types ``type`` (and ``nullable``) name, spelled the JSON Schema way; unknown names
     are kept as they are (no check knows them)."""
     declared = schema.get("type")
-    if isinstance(declared, str):
+    if type(declared) is str or isinstance(declared, str):  # (the common case, before the isinstance checks)
         types = [TYPE_NAMES.get(declared) or TYPE_NAMES.get(declared.strip().lower(), declared)]
     elif isinstance(declared, list):
         types = []
@@ -87,23 +87,26 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
 
 def violations(value: Any, schema: Any, path: str = "") -> list[str]:
     """Human-readable reasons why ``value`` does not satisfy ``schema`` (empty when it does)."""
-    if not isinstance(schema, Mapping):
+    if type(schema) is not dict and not isinstance(schema, Mapping):
         return []
     where = path or "arguments"
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if isinstance(options, list) and options and all(violations(value, o, path) for o in options):
-            return [f"{where}: {_show(value)} matches none of the {key} alternatives"]
-    all_of = schema.get("allOf")
-    if isinstance(all_of, list):
-        for option in all_of:
-            found = violations(value, option, path)
-            if found:
-                return found
+    # (Membership first: most schemas have none of these, and this runs for every value of a call.)
+    if "anyOf" in schema or "oneOf" in schema or "allOf" in schema:
+        for key in ("anyOf", "oneOf"):
+            options = schema.get(key)
+            if isinstance(options, list) and options and all(violations(value, o, path) for o in options):
+                return [f"{where}: {_show(value)} matches none of the {key} alternatives"]
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list):
+            for option in all_of:
+                found = violations(value, option, path)
+                if found:
+                    return found
     types = _types(schema)
-    known = [t for t in types if t in _TYPE_CHECKS]
-    if known and not any(_TYPE_CHECKS[t](value) for t in known):
-        return [f"{where}: expected {' or '.join(known)}, got {_show(value)}"]
+    if types:
+        known = [t for t in types if t in _TYPE_CHECKS]
+        if known and not any(_TYPE_CHECKS[t](value) for t in known):
+            return [f"{where}: expected {' or '.join(known)}, got {_show(value)}"]
     if "enum" in schema and isinstance(schema["enum"], list) and value not in schema["enum"]:
         return [f"{where}: {_show(value)} is not one of {_show(schema['enum'])}"]
     if "const" in schema and value != schema["const"]:

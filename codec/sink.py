@@ -30,6 +30,7 @@ from codec.models import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
+    built,
 )
 from codec.schema import tool_parameters, violations
 
@@ -502,8 +503,8 @@ class Output:
     def end_call(self, index: int, name: str, arguments: dict[str, Any], pos: int) -> None:
         """A finished call: into the result, checked against the tools, ``ToolCallEnd`` sent."""
         # Built without validation: the name is a str and the arguments a JSON-able dict by construction.
-        function = FunctionCall.model_construct(name=name, arguments=arguments)
-        done = ToolCall.model_construct(id=self._ids[index], type="function", function=function)
+        function = built(FunctionCall, name=name, arguments=arguments)
+        done = built(ToolCall, id=self._ids[index], type="function", function=function)
         self._calls.append(done)
         self._check(index, name, arguments, pos)
         self.events.append(ToolCallEnd(index, done))
@@ -526,7 +527,8 @@ class Output:
             if isinstance(index, int) and index < done:
                 issue = issue.model_copy(update={"call_index": index})
             issues.append(issue)
-        return ParseResult.model_construct(
+        return built(
+            ParseResult,
             content="".join(self._content),
             reasoning="".join(self._reasoning),
             tool_calls=list(self._calls),

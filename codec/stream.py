@@ -92,7 +92,7 @@ from codec._lark import (
 )
 from codec.errors import CodecError, ParseError, caret_snippet
 from codec.literals import nesting
-from codec.models import Event, FunctionCall, ParseResult, ToolCall
+from codec.models import Event, FunctionCall, ParseResult, ToolCall, built
 from codec.schema import tool_name, tool_parameters, violations
 from codec.sink import CONTENT, LAST, REASONING, InBlock, Output, Sink
 from codec.watch import Delimiter, FastLexer, Watch
@@ -919,10 +919,10 @@ def read_whole(
             tool = by_name.get(name)
             if tool is None or violations(arguments, tool_parameters(tool) or {}):
                 return None
-        function = FunctionCall.model_construct(name=name, arguments=arguments)
+        function = built(FunctionCall, name=name, arguments=arguments)
         call = f"call_{index}" if call_id is None else call_id(index)
-        calls.append(ToolCall.model_construct(id=call, type="function", function=function))
-    return ParseResult.model_construct(content=content, reasoning=reasoning, tool_calls=calls, issues=[])
+        calls.append(built(ToolCall, id=call, type="function", function=function))
+    return built(ParseResult, content=content, reasoning=reasoning, tool_calls=calls, issues=[])
 
 
 def _read_alone(syntax: Syntax, text: str) -> ParseResult | None:

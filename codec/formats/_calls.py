@@ -1,7 +1,9 @@
-"""Rule handlers several formats' reply builders share: literal values and objects built from pairs."""
+"""What several formats' reply sides share: rule handlers for literal values and objects built
+from pairs, and the pieces of whole-reply readers (``Syntax.whole``)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -41,3 +43,29 @@ class LiteralHandlers:
                 self.sink.issue("duplicate_key", message, pos, json_text({key: out[key]}))
             out[key] = value
         return out
+
+
+# ---------------------------------------------------------------------------- whole replies
+
+#: Characters after which prose may be markup a reply grammar reads (a tag, a fence, a JSON call,
+#: a call list): a whole-reply reader leaves prose holding one to the grammar.
+MARKUP = re.compile(r"[<{\[`]")
+
+
+def leading_reasoning(text: str, opener: str, closer: str, markup: re.Pattern[str] = MARKUP) -> tuple[str, int] | None:
+    """A whole reply's leading reasoning, as a whole-reply reader takes it: ``(reasoning, where the
+    rest starts)`` for ``opener`` + reasoning + ``closer``, ``("", 0)`` for a reply without
+    ``opener``, None for reasoning the grammar's rules decide about (unclosed, empty, starting or
+    ending with a blank, holding ``markup``, followed by a blank)."""
+    if not text.startswith(opener):
+        return "", 0
+    end = text.find(closer, len(opener))
+    if end < 0:
+        return None
+    reasoning = text[len(opener) : end]
+    if not reasoning or reasoning[0].isspace() or reasoning[-1].isspace() or markup.search(reasoning):
+        return None
+    rest = end + len(closer)
+    if text[rest : rest + 1].isspace():
+        return None  # blanks after the closer: the rules decide which are the closer's
+    return reasoning, rest

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codec.errors import parse_error_at
+from codec.formats._calls import MARKUP, leading_reasoning
 from codec.formats._decode import expected_error
 from codec.formats._reading import find_all
 from codec.stream import WholeReading
@@ -110,8 +111,6 @@ def tool_responses(text: str, start: int, end: int) -> list[str] | None:
 
 # ---------------------------------------------------------------------------- whole replies
 
-#: Characters after which prose may be markup a reply grammar reads (a tag, a fence, a JSON call).
-_MARKUP = re.compile(r"[<{\[`]")
 _THINK_OPEN, _THINK_END = "<think>\n", "\n</think>\n\n"
 
 #: A reader of one call block at a position: ((name, arguments), where the block ends), or None.
@@ -125,20 +124,14 @@ def read_whole_reply(text: str, opener: str, read_block: BlockReader) -> WholeRe
     ``<|im_end|>``. None for anything else: prose holding what may be markup, reasoning that
     does too or starts or ends with a blank (where the grammar's rules decide what the blanks
     are), text between or after the blocks, a block ``read_block`` declines."""
-    reasoning = ""
-    start = 0
-    if text.startswith(_THINK_OPEN):
-        end = text.find(_THINK_END, len(_THINK_OPEN))
-        if end < 0:
-            return None
-        reasoning = text[len(_THINK_OPEN) : end]
-        if not reasoning or reasoning[0].isspace() or reasoning[-1].isspace() or _MARKUP.search(reasoning):
-            return None
-        start = end + len(_THINK_END)
+    lead = leading_reasoning(text, _THINK_OPEN, _THINK_END)
+    if lead is None:
+        return None
+    reasoning, start = lead
     last = len(text) - len(IM_END) if text.endswith(IM_END) else len(text)
     first = text.find(opener, start, last)
     prose = text[start:last] if first < 0 else text[start : first - 1] if first > start else ""
-    if _MARKUP.search(prose):
+    if MARKUP.search(prose):
         return None
     if first < 0:
         return prose, reasoning, []

@@ -18,14 +18,14 @@ from typing import Any
 from codec import jinja
 from codec._lark import CompiledGrammar, Token, ValueToken
 from codec.errors import parse_error_at
-from codec.formats._calls import LiteralHandlers
+from codec.formats._calls import MARKUP, LiteralHandlers, leading_reasoning
 from codec.formats._decode import call_id
 from codec.formats._reading import Readings, find_all
 from codec.literals import PLAIN_JSON_DECODER, json_value, nesting, number_literal, python_literal
 from codec.models import FunctionCall, ToolCall
 from codec.schema import declared_types
 from codec.sink import CONTENT, CallWriter, Sink
-from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax
+from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, FastLexer, Watch
 
 #: Frame closers a format may leave out at the end of a reply (inserted and reported).
@@ -784,12 +784,16 @@ def pythonic_syntax(
     strings: StringArguments,
     fenced_list: str | None = None,
     string_lexers: dict[str, FastLexer] | None = None,
+    whole_list: tuple[str, str] = ("", ""),
+    whole_reasoning: tuple[str, str] | None = None,
 ) -> Syntax:
     """The :class:`Syntax` both Python-list formats share, given their frame's differences.
 
     ``strings`` says how a string argument is written (for the fast paths); with ``fenced_list``,
     the grammar's ``FENCED_LIST`` is a whole list followed by that fence closer; ``string_lexers``
     are a format's lexers of string arguments, which wait (a watch) while where one ends is undecided.
+    ``whole_list`` is what the template writes before and after the call list, ``whole_reasoning``
+    around reasoning (for the whole-reply reader, :func:`whole_reader`).
     """
     reader = CallListReader(grammar, strings)
     fast: dict[str, FastLexer] = {
@@ -801,6 +805,9 @@ def pythonic_syntax(
     }
     if fenced_list is not None:
         fast["FENCED_LIST"] = reader.lexer(followed_by(fenced_list))
+    whole = whole_reader(
+        fast["FENCED_LIST" if fenced_list is not None else "CALL_LIST"], stop, *whole_list, whole_reasoning
+    )
     return Syntax(
         grammar=grammar,
         builder=builder,
@@ -830,7 +837,36 @@ def pythonic_syntax(
         reasoning_marker_span=CALL_LIST_START_SPAN,
         preempt_starts=" \t\r\n<",
         fast_terminals=fast,
+        whole=whole,
     )
+
+
+def whole_reader(
+    read_list: FastLexer, stop: str, opener: str, closer: str, reasoning_marks: tuple[str, str] | None
+) -> Callable[[str, ToolsByName | None], WholeReading | None]:
+    """The whole-reply reader (``Syntax.whole``) of a Python-list format: optional reasoning between
+    ``reasoning_marks``, prose, then nothing, or ``opener``, a call list ``read_list`` reads whole
+    (the stream's own fast path for it) and ``closer``; then nothing or ``stop``. Prose holding what
+    may be markup, text after the list, a list the fast path declines: the grammar's."""
+
+    def whole(text: str, tools: ToolsByName | None) -> WholeReading | None:
+        lead = ("", 0) if reasoning_marks is None else leading_reasoning(text, *reasoning_marks)
+        if lead is None:
+            return None
+        reasoning, start = lead
+        last = len(text) - len(stop) if text.endswith(stop) else len(text)
+        first = text.find(opener or "[", start, last)
+        prose = text[start:last] if first < 0 else text[start:first]
+        if MARKUP.search(prose):
+            return None
+        if first < 0:
+            return prose, reasoning, []
+        got = read_list(text, first + len(opener), True)
+        if not isinstance(got, tuple) or text[got[1] : last] != closer:
+            return None
+        return prose, reasoning, [(name, arguments) for name, arguments, _ in got[0]]
+
+    return whole
 
 
 # --------------------------------------------------------------------------- decode: exact call lists

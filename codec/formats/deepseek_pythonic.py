@@ -722,6 +722,7 @@ def reply_syntax() -> Syntax:
             raw_string, shortcut=_PLAIN_STRING, plain=lambda token: "\\" not in token, settled=_SETTLED
         ),
         string_lexers={"ESC_STRING": escaped_string_lexer(re.compile(closes))},
+        whole_reasoning=(THINK_OPEN + "\n", "\n" + THINK_CLOSE + "\n\n"),
     )
 
 

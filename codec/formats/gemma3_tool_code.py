@@ -679,6 +679,7 @@ def reply_syntax() -> Syntax:
         ),
         string_lexers={"ARG_STRING": closing_quote_lexer(closes)},
         fenced_list="```",
+        whole_list=("```tool_code\n", "\n```"),
     )
 
 

@@ -92,7 +92,7 @@ from codec.export import (
     star,
 )
 from codec.format import Format, Functions
-from codec.formats._calls import LiteralHandlers
+from codec.formats._calls import LiteralHandlers, leading_reasoning
 from codec.formats._pythonic import checked_string, leading_zeros, padded, resolve_padded
 from codec.formats._render import (
     attr,
@@ -850,6 +850,8 @@ _WHOLE_TOKEN = re.compile(
     r"|(true|false|None)|([{}\[\],])"
 )
 _LITERALS = {"true": "true", "false": "false", "None": "null"}
+#: The deepest nesting a whole-reply reader takes (well within the grammar's bound).
+_WHOLE_DEPTH = 16
 #: Prose that may be markup or an inline call the grammar reads.
 _WHOLE_MARKUP = re.compile(r"[<{\[`]|call:")
 
@@ -861,16 +863,10 @@ def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
     they are spelled as the template writes them (bare keys, ``<|"|>`` strings without ``<`` or
     ``call:``, JSON numbers, ``true``/``false``/``None``, no blanks), as JSON with no repeated
     key; anything else is the grammar's."""
-    reasoning = ""
-    start = 0
-    if text.startswith(THOUGHT_OPEN):
-        end = text.find(CHANNEL_CLOSE, len(THOUGHT_OPEN))
-        if end < 0:
-            return None
-        reasoning = text[len(THOUGHT_OPEN) : end]
-        if not reasoning or reasoning[0].isspace() or reasoning[-1].isspace() or _WHOLE_MARKUP.search(reasoning):
-            return None
-        start = end + len(CHANNEL_CLOSE)
+    lead = leading_reasoning(text, THOUGHT_OPEN, CHANNEL_CLOSE, _WHOLE_MARKUP)
+    if lead is None:
+        return None
+    reasoning, start = lead
     first = text.find(CALL_OPEN, start)
     if first < 0:
         last = len(text) - len(TURN_CLOSE) if text.endswith(TURN_CLOSE) else len(text)
@@ -896,6 +892,8 @@ def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
             string, key, number, literal, mark = token.groups()
             if mark is not None:
                 depth += 1 if mark in "{[" else -1 if mark in "}]" else 0
+                if depth > _WHOLE_DEPTH:
+                    return None  # deep nesting is the grammar's to bound and report
                 out.append(mark)
             elif string is not None:
                 if "call:" in string:  # the grammar may read a call's head there (f(x)call:g)
