@@ -5,8 +5,9 @@
     codec formats
     codec render -f hermes conversation.json            # {"messages": [...], "tools": [...]} or [...]
     codec render -f hermes --tools tools.json --generation-prompt messages.json
-    codec parse -f hermes --tools tools.json reply.txt  # the OpenAI assistant message as JSON
+    codec parse -f hermes --tools tools.json reply.txt  # the OpenAI assistant message (+ finish_reason) as JSON
     codec parse -f hermes --stream < reply.txt          # chat.completion.chunk JSON lines
+    codec parse -f hermes --stream --api responses < reply.txt   # Responses API stream events, one per line
     codec detect tokenizer_config.json                  # the format of a chat template (or --reply: of a reply)
     codec decode -f hermes prompt.txt                   # the conversation a prompt renders, as render's JSON
     codec convert --from hermes --to gemma4 IN.jsonl OUT.jsonl   # a dataset, line by line (see its --help)
@@ -62,7 +63,8 @@ from codec.errors import CodecError, ParseError, RenderError
 from codec.format import Format
 from codec.formats import formats, get_format
 from codec.literals import json_text
-from codec.models import Event, Issue, Message, Tool
+from codec.models import Event, Issue, Message, ParseResult, Tool
+from codec.openai import DEFAULT_MODEL, REASONING_FIELDS, ChatChunks, ResponsesEvents, finish_reason, reasoning_as
 
 PROG = "codec"
 
@@ -244,13 +246,6 @@ def _dumps_line(obj: Any) -> str:
     return json_text(obj) + "\n"
 
 
-def _chunk(delta: dict[str, Any] | None, finish_reason: str | None) -> dict[str, Any]:
-    return {
-        "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish_reason}],
-    }
-
-
 # --------------------------------------------------------------------------- commands
 
 
@@ -298,27 +293,64 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 def _cmd_parse(args: argparse.Namespace) -> int:
     fmt = get_format(args.format)
+    _check_shape_options(args)
     tools = _load_tools(args.tools) if args.tools is not None else None
     prompt = _read_text(args.prompt) if args.prompt is not None else None
     if args.stream:
-        if args.drop_damaged:
-            raise CLIError("--drop-damaged cannot be used with --stream (what was streamed is not taken back)")
         return _stream(fmt, args, tools, prompt)
     text = _read_text(args.reply)
+    if args.api == "responses":
+        # The response a Responses API server sends for the reply: a stream fed the whole reply
+        # (whose result is fmt.parse's), its events' items as response.completed holds them.
+        stream = fmt.stream(tools=tools, strict=args.strict, prompt=prompt)
+        shapes = _responses(args)
+        shapes.feed(stream.feed(text) + stream.close())
+        shapes.close(stream.result)
+        _report(stream.result, args.drop_damaged)
+        _write(json.dumps(shapes.response, ensure_ascii=False, indent=2) + "\n", is_json=True)
+        return 0
     result = fmt.parse(text, tools=tools, strict=args.strict, prompt=prompt)
-    for issue in result.issues:
-        _warn(issue)
-    for index in sorted(result.damaged_indices) if args.drop_damaged else ():
-        name = result.tool_calls[index].function.name
-        print(f"warning: damaged call {index} ({name}) left out", file=sys.stderr)
+    _report(result, args.drop_damaged)
     message = result.to_message(drop_damaged=args.drop_damaged).model_dump(mode="json")
+    # The message as Chat Completions' choice holds it, plus that choice's finish_reason: a
+    # client that reads the message keys reads what it read before.
+    message = reasoning_as(message, args.reasoning_field or "reasoning_content")
+    message["finish_reason"] = finish_reason(bool(message.get("tool_calls")))
     _write(json.dumps(message, ensure_ascii=False, indent=2) + "\n", is_json=True)
     return 0
+
+
+def _check_shape_options(args: argparse.Namespace) -> None:
+    """Refuse the output options that do not go together, before any input is read."""
+    if args.api == "responses" and args.reasoning_field is not None:
+        raise CLIError("--reasoning-field is for --api chat (the Responses API writes reasoning as items)")
+    if args.model is not None and not (args.stream or args.api == "responses"):
+        raise CLIError("--model names the model of --stream chunks or of an --api responses response")
+    if args.stream and args.drop_damaged and args.api == "chat":
+        raise CLIError(
+            "--drop-damaged cannot be used with --stream --api chat (what was streamed is not taken back; "
+            "--api responses holds the calls back instead)"
+        )
+
+
+def _report(result: ParseResult, drop_damaged: bool) -> None:
+    """The result's issues as warnings on stderr, and the damaged calls left out, if they are."""
+    for issue in result.issues:
+        _warn(issue)
+    for index in sorted(result.damaged_indices) if drop_damaged else ():
+        name = result.tool_calls[index].function.name
+        print(f"warning: damaged call {index} ({name}) left out", file=sys.stderr)
+
+
+def _responses(args: argparse.Namespace) -> ResponsesEvents:
+    return ResponsesEvents(model=args.model or DEFAULT_MODEL, drop_damaged=args.drop_damaged)
 
 
 def _stream(fmt: Format, args: argparse.Namespace, tools: list[dict[str, Any]] | None, prompt: str | None) -> int:
     size: int = args.chunk_size
     stream = fmt.stream(tools=tools, strict=args.strict, prompt=prompt)
+    responses = _responses(args) if args.api == "responses" else None
+    chat = ChatChunks(model=args.model or DEFAULT_MODEL, reasoning_field=args.reasoning_field or "reasoning_content")
 
     def completed() -> Iterator[list[Event]]:
         """The events each read of the input completes, then those the end completes."""
@@ -326,17 +358,21 @@ def _stream(fmt: Format, args: argparse.Namespace, tools: list[dict[str, Any]] |
             yield [event for start in range(0, len(text), size) for event in stream.feed(text[start : start + size])]
         yield stream.close()
 
+    def shaped(events: list[Event]) -> list[dict[str, Any]]:
+        return responses.feed(events) if responses is not None else chat.feed(events)
+
+    if responses is not None:  # response.created goes out before the reply is read, as a server sends it
+        _write("".join(_dumps_line(event) for event in responses.start()), is_json=True)
     # The input is fed as it arrives, cut into `size` pieces, and what each read completes is written
     # at once: `server | codec parse --stream` stays live, and a file costs a write per read, not per piece.
     for events in completed():
-        deltas = (event.to_openai() for event in events)
-        lines = [_dumps_line(_chunk(delta, None)) for delta in deltas if delta is not None]
+        lines = [_dumps_line(shape) for shape in shaped(events)]
         if lines:
             _write("".join(lines), is_json=True)
     result = stream.result
-    for issue in result.issues:
-        _warn(issue)
-    _write(_dumps_line(_chunk({}, "tool_calls" if result.tool_calls else "stop")))
+    _report(result, args.drop_damaged)
+    last = responses.close(result) if responses is not None else chat.close()
+    _write("".join(_dumps_line(shape) for shape in last), is_json=True)
     return 0
 
 
@@ -765,17 +801,34 @@ def build_parser() -> argparse.ArgumentParser:
     p_parse = sub.add_parser(
         "parse",
         help="parse a model reply into an OpenAI assistant message",
-        description="Parse the text a model generated into an OpenAI assistant message (JSON). Repairs are "
-        "reported on stderr as warnings. With --stream, write chat.completion.chunk JSON lines instead.",
+        description="Parse the text a model generated into an OpenAI assistant message (JSON) with its "
+        "finish_reason. Repairs are reported on stderr as warnings. With --stream, write chat.completion.chunk "
+        "JSON lines instead; with --api responses, the Responses API response (or, with --stream, its events).",
     )
     p_parse.add_argument("-f", "--format", required=True, metavar="NAME", help=fmt_help)
     p_parse.add_argument("--tools", metavar="FILE", help=tools_help + " (types and checks the arguments)")
     p_parse.add_argument("--strict", action="store_true", help="fail (exit 1) on the first problem")
-    p_parse.add_argument("--stream", action="store_true", help="parse incrementally and write one chunk per delta")
+    p_parse.add_argument("--stream", action="store_true", help="parse incrementally and write one JSON line per event")
+    p_parse.add_argument(
+        "--api",
+        choices=("chat", "responses"),
+        default="chat",
+        help="chat: the assistant message and its finish_reason, or chat.completion.chunk lines (default); "
+        "responses: the Responses API response, or its stream events",
+    )
+    p_parse.add_argument(
+        "--reasoning-field",
+        choices=REASONING_FIELDS,
+        help="the key reasoning is written under with --api chat (default: reasoning_content)",
+    )
+    p_parse.add_argument(
+        "--model", metavar="NAME", help=f"the model name the chunks or the response carry (default: {DEFAULT_MODEL})"
+    )
     p_parse.add_argument(
         "--drop-damaged",
         action="store_true",
-        help="leave out the calls a damaged issue concerns (cut short, guessed): each is still reported",
+        help="leave out the calls a damaged issue concerns (cut short, guessed): each is still reported "
+        "(with --stream, only --api responses, which then holds the calls back to the end)",
     )
     p_parse.add_argument(
         "--chunk-size", type=_chunk_size, default=4, metavar="N", help="characters fed per step with --stream"
