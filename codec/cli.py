@@ -15,8 +15,8 @@
 Files may be ``-`` or left out to read standard input. Replies and prompts are read byte-exact
 (UTF-8, no newline translation, no stripping), and ``render`` writes the prompt's bytes with
 nothing added. Exit status: 0 success, 1 a strict parse failed (or ``detect`` recognized nothing,
-or ``convert --strict`` rejected a line), 2 bad input or usage, 130 interrupted. Every error is one
-``codec: error: ...`` line on standard error.
+and wrote ``no known format``, or ``convert --strict`` rejected a line), 2 bad input or usage, 130
+interrupted. Every error is one ``codec: error: ...`` line on standard error.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import argparse
 import codecs
 import contextlib
 import io
+import itertools
 import json
 import multiprocessing
 import os
@@ -33,7 +34,7 @@ import stat
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any, NamedTuple, NoReturn
 
 import jinja2
@@ -67,6 +68,8 @@ from codec.models import Event, Issue, Message, ParseResult, Tool
 from codec.openai import DEFAULT_MODEL, REASONING_FIELDS, ChatChunks, ResponsesEvents, finish_reason, reasoning_as
 
 PROG = "codec"
+#: What ``codec detect`` writes when it recognizes no format.
+NO_FORMAT = "no known format"
 
 _READ_SIZE = 1 << 16
 
@@ -379,18 +382,16 @@ def _stream(fmt: Format, args: argparse.Namespace, tools: list[dict[str, Any]] |
 def _cmd_detect(args: argparse.Namespace) -> int:
     name = "<stdin>" if args.file in (None, "-") else str(args.file)
     text = _read_text(args.file)
+    # Recognizing no format is an answer, written where the answers go; the exit status 1 says it
+    # to a script (as grep's does: `codec detect t.jinja && ...`).
     if args.reply:
         detections = detect_reply(text)
-        _write("".join(f"{d.format} {d.confidence:.2f}\n" for d in detections))
-        if not detections:
-            return _error(f"{name}: no format's markers or stop token found in the reply", 1)
-        return 0
+        _write("".join(f"{d.format} {d.confidence:.2f}\n" for d in detections) or NO_FORMAT + "\n")
+        return 0 if detections else 1
     config = _tokenizer_config(text, name)
     found = detect(config if config is not None else text)
-    if found is None:
-        return _error(f"{name}: not a chat template of a known format", 1)
-    _write(found + "\n")
-    return 0
+    _write((found or NO_FORMAT) + "\n")
+    return 0 if found is not None else 1
 
 
 def _tokenizer_config(text: str, name: str) -> dict[str, Any] | None:
@@ -488,7 +489,7 @@ def _convert_chunk_in_worker(chunk: _Chunk) -> list[_Outcome]:
     return _worker_converter.lines(chunk)
 
 
-def _chunks(stream: IO[bytes], blank: list[int]) -> Iterator[_Chunk]:
+def _chunks(stream: Iterable[bytes], blank: list[int]) -> Iterator[_Chunk]:
     """The lines of ``stream``, cut into chunks of whole lines, read as they are needed.
     Blank lines (no record) are counted in ``blank[0]``."""
     lines: list[bytes] = []
@@ -556,12 +557,13 @@ class _Progress:
 
 
 class _Rejects:
-    """Where rejected lines go: a JSON-lines file, or standard error when the output is standard output."""
+    """Where rejected lines go: a JSON-lines file, created when the first line is rejected (a run that
+    rejects nothing leaves no file), or standard error when the output is standard output."""
 
     def __init__(self, path: str | None, progress: _Progress) -> None:
         self.path = path
         self.progress = progress
-        self.file: IO[bytes] | None = open(path, "wb") if path is not None else None  # noqa: SIM115
+        self.file: IO[bytes] | None = None
         self.count = 0
 
     def add(self, number: int, raw: bytes, error: str) -> None:
@@ -569,15 +571,48 @@ class _Rejects:
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         # The reason may quote the record: a lone surrogate in it is written as its JSON escape.
         line = _dumps_line({"line": number, "error": error, "input": text}).encode("utf-8", "backslashreplace")
-        if self.file is not None:
-            self.file.write(line)
-        else:
+        if self.path is None:
             self.progress.clear()
             sys.stderr.write(line.decode("utf-8"))
+            return
+        if self.file is None:
+            self.file = open(self.path, "wb")  # noqa: SIM115
+        self.file.write(line)
 
     def close(self) -> None:
         if self.file is not None:
             self.file.close()
+        elif self.path is not None and isinstance(_path_file(self.path), tuple):
+            # A rejects file an earlier run left (a regular file): what is there must be this run's
+            # rejects, and it has none; a run that rejects a line writes over it all the same.
+            os.unlink(self.path)
+
+
+def _check_writable(path: str) -> None:
+    """Refuse, before any line is converted, a rejects file that could not be created when a line is rejected."""
+    target = path if os.path.exists(path) else (os.path.dirname(path) or ".")
+    if not os.access(target, os.W_OK):
+        raise CLIError(f"{path}: cannot be written (permission denied)")
+
+
+def _first_record(stream: IO[bytes]) -> tuple[list[bytes], Any]:
+    """The lines of ``stream`` up to its first record (the blank lines before it, then it), and that
+    record's JSON value (None when it is no JSON value: the conversion rejects it as usual)."""
+    lines = []
+    for raw in stream:
+        lines.append(raw)
+        if is_blank(raw):
+            continue
+        try:
+            return lines, read_json(raw.decode("utf-8"))
+        except (CodecError, UnicodeDecodeError):
+            return lines, None
+    return lines, None
+
+
+def _needs_source(record: Any) -> bool:
+    """Whether ``record`` is a rendered conversation (``{"text": ...}``), which only --from can decode."""
+    return isinstance(record, dict) and "text" in record and "messages" not in record
 
 
 def _input_size(stream: IO[bytes]) -> int | None:
@@ -596,13 +631,24 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     if rejects_path is None and not to_stdout:
         rejects_path = args.output_file + ".rejects.jsonl"
     _check_distinct(args.input, args.output_file, rejects_path)
-    stream, _, owned = _open_binary(args.input)
+    if rejects_path is not None:
+        _check_writable(rejects_path)
+    stream, name, owned = _open_binary(args.input)
     try:
+        # Text records without --from would all be rejected: the first record says what the input
+        # holds, so that mistake is refused before anything is written (a dataset mixing both kinds
+        # still converts, its text records rejected one by one).
+        head, first = _first_record(stream)
+        if converter.source is None and _needs_source(first):
+            raise CLIError(
+                f'{name}: line {len(head)} is a {{"text": ...}} record: give --from, the format to decode it with'
+            )
         progress = _Progress(_input_size(stream))
         out: Any = _stdout_binary() if to_stdout else open(args.output_file, "wb")  # noqa: SIM115
         rejects = _Rejects(rejects_path, progress)
         try:
-            converted, blank = _write_converted(stream, out, rejects, converter, args.jobs, progress)
+            lines = itertools.chain(head, stream)
+            converted, blank = _write_converted(lines, out, rejects, converter, args.jobs, progress)
         finally:
             rejects.close()
             if not to_stdout:
@@ -658,7 +704,7 @@ def _stdout_binary() -> Any:
 
 
 def _write_converted(
-    stream: IO[bytes], out: Any, rejects: _Rejects, converter: _Converter, jobs: int, progress: _Progress
+    stream: Iterable[bytes], out: Any, rejects: _Rejects, converter: _Converter, jobs: int, progress: _Progress
 ) -> tuple[int, list[int]]:
     """Convert every line of ``stream`` to ``out`` (bytes, or text for a text-only stdout), in order."""
     binary = not isinstance(out, io.TextIOBase)
@@ -708,7 +754,8 @@ def _add_transcoding_commands(sub: Any, fmt_help: str) -> None:
         help="tell which format a chat template (or, with --reply, a model reply) is",
         description="Print the format a chat template is written for: a Jinja template file, or a "
         "tokenizer_config.json with a chat_template. With --reply, print the formats a model reply may be in, "
-        "with a confidence, most likely first. Exit status 1 when no format is recognized.",
+        "with a confidence, most likely first. When no format is recognized, it prints 'no known format' "
+        "and the exit status is 1.",
     )
     p_detect.add_argument("--reply", action="store_true", help="the file is a model reply, not a chat template")
     p_detect.add_argument("file", nargs="?", metavar="FILE", help="the template, config or reply (default: stdin)")
