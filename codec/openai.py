@@ -35,7 +35,6 @@ from codec.models import (
     TextDelta,
     ToolCall,
     ToolCallDelta,
-    ToolCallEnd,
     ToolCallStart,
 )
 
@@ -244,10 +243,13 @@ class ResponsesEvents:
                     self._held[event.index] = event
                 else:
                     out += self._add_call(event)
+            elif event.index in self._held:
+                continue  # a call held back (drop_damaged): close() sends it whole, if it is intact
+            elif event.index not in self._calls:
+                raise ValueError(f"{type(event).__name__} of call {event.index}, which no ToolCallStart opened")
             elif isinstance(event, ToolCallDelta):
-                if event.index in self._calls:
-                    out.append(self._arguments_delta(self._calls[event.index], event.arguments))
-            elif isinstance(event, ToolCallEnd) and event.index in self._calls:
+                out.append(self._arguments_delta(self._calls[event.index], event.arguments))
+            else:
                 out += self._end_call(self._calls.pop(event.index), _arguments_text(event.call))
         return out
 

@@ -263,6 +263,8 @@ def test_a_closed_responses_stream_takes_no_more_events() -> None:
     assert shapes.close(ParseResult()) == []
     with pytest.raises(ValueError, match="after close"):
         shapes.feed([codec.TextDelta("late")])
+    with pytest.raises(ValueError, match="ToolCallDelta of call 0, which no ToolCallStart opened"):
+        ResponsesEvents().feed([codec.ToolCallDelta(0, "{}")])
 
 
 def test_message_shapes() -> None:
