@@ -777,7 +777,9 @@ def _add_transcoding_commands(sub: Any, fmt_help: str) -> None:
         description='Convert a JSON-lines file line by line. Each line is a rendered conversation {"text": ...} '
         '(decoded with --from) or a messages record {"messages": [...], "tools": [...]}; it is rendered with --to '
         'and written as {"text": ...}, other keys of the record kept. Lines that cannot be converted go to the '
-        'rejects file as {"line", "error", "input"}, and a summary is printed at the end.',
+        'rejects file (created only then) as {"line", "error", "input"}, and a summary is printed at the end. '
+        'Without --from, an input whose first record is a {"text": ...} record is refused before anything is '
+        "written.",
     )
     p_convert.add_argument("--from", dest="source", metavar="NAME", help="the format of the text records")
     p_convert.add_argument("--to", dest="target", metavar="NAME", help="the format to render into")
