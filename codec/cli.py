@@ -5,8 +5,9 @@
     codec formats
     codec render -f hermes conversation.json            # {"messages": [...], "tools": [...]} or [...]
     codec render -f hermes --tools tools.json --generation-prompt messages.json
-    codec parse -f hermes --tools tools.json reply.txt  # the OpenAI assistant message as JSON
+    codec parse -f hermes --tools tools.json reply.txt  # the OpenAI assistant message (+ finish_reason) as JSON
     codec parse -f hermes --stream < reply.txt          # chat.completion.chunk JSON lines
+    codec parse -f hermes --stream --api responses < reply.txt   # Responses API stream events, one per line
     codec detect tokenizer_config.json                  # the format of a chat template (or --reply: of a reply)
     codec decode -f hermes prompt.txt                   # the conversation a prompt renders, as render's JSON
     codec convert --from hermes --to gemma4 IN.jsonl OUT.jsonl   # a dataset, line by line (see its --help)
@@ -14,8 +15,8 @@
 Files may be ``-`` or left out to read standard input. Replies and prompts are read byte-exact
 (UTF-8, no newline translation, no stripping), and ``render`` writes the prompt's bytes with
 nothing added. Exit status: 0 success, 1 a strict parse failed (or ``detect`` recognized nothing,
-or ``convert --strict`` rejected a line), 2 bad input or usage, 130 interrupted. Every error is one
-``codec: error: ...`` line on standard error.
+and wrote ``no known format``, or ``convert --strict`` rejected a line), 2 bad input or usage, 130
+interrupted. Every error is one ``codec: error: ...`` line on standard error.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import argparse
 import codecs
 import contextlib
 import io
+import itertools
 import json
 import multiprocessing
 import os
@@ -32,7 +34,7 @@ import stat
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any, NamedTuple, NoReturn
 
 import jinja2
@@ -62,9 +64,12 @@ from codec.errors import CodecError, ParseError, RenderError
 from codec.format import Format
 from codec.formats import formats, get_format
 from codec.literals import json_text
-from codec.models import Event, Issue, Message, Tool
+from codec.models import Event, Issue, Message, ParseResult, Tool
+from codec.openai import DEFAULT_MODEL, REASONING_FIELDS, ChatChunks, ResponsesEvents, finish_reason, reasoning_as
 
 PROG = "codec"
+#: What ``codec detect`` writes when it recognizes no format.
+NO_FORMAT = "no known format"
 
 _READ_SIZE = 1 << 16
 
@@ -244,13 +249,6 @@ def _dumps_line(obj: Any) -> str:
     return json_text(obj) + "\n"
 
 
-def _chunk(delta: dict[str, Any] | None, finish_reason: str | None) -> dict[str, Any]:
-    return {
-        "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish_reason}],
-    }
-
-
 # --------------------------------------------------------------------------- commands
 
 
@@ -298,27 +296,64 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 def _cmd_parse(args: argparse.Namespace) -> int:
     fmt = get_format(args.format)
+    _check_shape_options(args)
     tools = _load_tools(args.tools) if args.tools is not None else None
     prompt = _read_text(args.prompt) if args.prompt is not None else None
     if args.stream:
-        if args.drop_damaged:
-            raise CLIError("--drop-damaged cannot be used with --stream (what was streamed is not taken back)")
         return _stream(fmt, args, tools, prompt)
     text = _read_text(args.reply)
+    if args.api == "responses":
+        # The response a Responses API server sends for the reply: a stream fed the whole reply
+        # (whose result is fmt.parse's), its events' items as response.completed holds them.
+        stream = fmt.stream(tools=tools, strict=args.strict, prompt=prompt)
+        shapes = _responses(args)
+        shapes.feed(stream.feed(text) + stream.close())
+        shapes.close(stream.result)
+        _report(stream.result, args.drop_damaged)
+        _write(json.dumps(shapes.response, ensure_ascii=False, indent=2) + "\n", is_json=True)
+        return 0
     result = fmt.parse(text, tools=tools, strict=args.strict, prompt=prompt)
-    for issue in result.issues:
-        _warn(issue)
-    for index in sorted(result.damaged_indices) if args.drop_damaged else ():
-        name = result.tool_calls[index].function.name
-        print(f"warning: damaged call {index} ({name}) left out", file=sys.stderr)
+    _report(result, args.drop_damaged)
     message = result.to_message(drop_damaged=args.drop_damaged).model_dump(mode="json")
+    # The message as Chat Completions' choice holds it, plus that choice's finish_reason: a
+    # client that reads the message keys reads what it read before.
+    message = reasoning_as(message, args.reasoning_field or "reasoning_content")
+    message["finish_reason"] = finish_reason(bool(message.get("tool_calls")))
     _write(json.dumps(message, ensure_ascii=False, indent=2) + "\n", is_json=True)
     return 0
+
+
+def _check_shape_options(args: argparse.Namespace) -> None:
+    """Refuse the output options that do not go together, before any input is read."""
+    if args.api == "responses" and args.reasoning_field is not None:
+        raise CLIError("--reasoning-field is for --api chat (the Responses API writes reasoning as items)")
+    if args.model is not None and not (args.stream or args.api == "responses"):
+        raise CLIError("--model names the model of --stream chunks or of an --api responses response")
+    if args.stream and args.drop_damaged and args.api == "chat":
+        raise CLIError(
+            "--drop-damaged cannot be used with --stream --api chat (what was streamed is not taken back; "
+            "--api responses holds the calls back instead)"
+        )
+
+
+def _report(result: ParseResult, drop_damaged: bool) -> None:
+    """The result's issues as warnings on stderr, and the damaged calls left out, if they are."""
+    for issue in result.issues:
+        _warn(issue)
+    for index in sorted(result.damaged_indices) if drop_damaged else ():
+        name = result.tool_calls[index].function.name
+        print(f"warning: damaged call {index} ({name}) left out", file=sys.stderr)
+
+
+def _responses(args: argparse.Namespace) -> ResponsesEvents:
+    return ResponsesEvents(model=args.model or DEFAULT_MODEL, drop_damaged=args.drop_damaged)
 
 
 def _stream(fmt: Format, args: argparse.Namespace, tools: list[dict[str, Any]] | None, prompt: str | None) -> int:
     size: int = args.chunk_size
     stream = fmt.stream(tools=tools, strict=args.strict, prompt=prompt)
+    responses = _responses(args) if args.api == "responses" else None
+    chat = ChatChunks(model=args.model or DEFAULT_MODEL, reasoning_field=args.reasoning_field or "reasoning_content")
 
     def completed() -> Iterator[list[Event]]:
         """The events each read of the input completes, then those the end completes."""
@@ -326,35 +361,37 @@ def _stream(fmt: Format, args: argparse.Namespace, tools: list[dict[str, Any]] |
             yield [event for start in range(0, len(text), size) for event in stream.feed(text[start : start + size])]
         yield stream.close()
 
+    def shaped(events: list[Event]) -> list[dict[str, Any]]:
+        return responses.feed(events) if responses is not None else chat.feed(events)
+
+    if responses is not None:  # response.created goes out before the reply is read, as a server sends it
+        _write("".join(_dumps_line(event) for event in responses.start()), is_json=True)
     # The input is fed as it arrives, cut into `size` pieces, and what each read completes is written
     # at once: `server | codec parse --stream` stays live, and a file costs a write per read, not per piece.
     for events in completed():
-        deltas = (event.to_openai() for event in events)
-        lines = [_dumps_line(_chunk(delta, None)) for delta in deltas if delta is not None]
+        lines = [_dumps_line(shape) for shape in shaped(events)]
         if lines:
             _write("".join(lines), is_json=True)
     result = stream.result
-    for issue in result.issues:
-        _warn(issue)
-    _write(_dumps_line(_chunk({}, "tool_calls" if result.tool_calls else "stop")))
+    _report(result, args.drop_damaged)
+    last = responses.close(result) if responses is not None else chat.close()
+    _write("".join(_dumps_line(shape) for shape in last), is_json=True)
     return 0
 
 
 def _cmd_detect(args: argparse.Namespace) -> int:
     name = "<stdin>" if args.file in (None, "-") else str(args.file)
     text = _read_text(args.file)
+    # Recognizing no format is an answer, written where the answers go; the exit status 1 says it
+    # to a script (as grep's does: `codec detect t.jinja && ...`).
     if args.reply:
         detections = detect_reply(text)
-        _write("".join(f"{d.format} {d.confidence:.2f}\n" for d in detections))
-        if not detections:
-            return _error(f"{name}: no format's markers or stop token found in the reply", 1)
-        return 0
+        _write("".join(f"{d.format} {d.confidence:.2f}\n" for d in detections) or NO_FORMAT + "\n")
+        return 0 if detections else 1
     config = _tokenizer_config(text, name)
     found = detect(config if config is not None else text)
-    if found is None:
-        return _error(f"{name}: not a chat template of a known format", 1)
-    _write(found + "\n")
-    return 0
+    _write((found or NO_FORMAT) + "\n")
+    return 0 if found is not None else 1
 
 
 def _tokenizer_config(text: str, name: str) -> dict[str, Any] | None:
@@ -452,7 +489,7 @@ def _convert_chunk_in_worker(chunk: _Chunk) -> list[_Outcome]:
     return _worker_converter.lines(chunk)
 
 
-def _chunks(stream: IO[bytes], blank: list[int]) -> Iterator[_Chunk]:
+def _chunks(stream: Iterable[bytes], blank: list[int]) -> Iterator[_Chunk]:
     """The lines of ``stream``, cut into chunks of whole lines, read as they are needed.
     Blank lines (no record) are counted in ``blank[0]``."""
     lines: list[bytes] = []
@@ -520,12 +557,13 @@ class _Progress:
 
 
 class _Rejects:
-    """Where rejected lines go: a JSON-lines file, or standard error when the output is standard output."""
+    """Where rejected lines go: a JSON-lines file, created when the first line is rejected (a run that
+    rejects nothing leaves no file), or standard error when the output is standard output."""
 
     def __init__(self, path: str | None, progress: _Progress) -> None:
         self.path = path
         self.progress = progress
-        self.file: IO[bytes] | None = open(path, "wb") if path is not None else None  # noqa: SIM115
+        self.file: IO[bytes] | None = None
         self.count = 0
 
     def add(self, number: int, raw: bytes, error: str) -> None:
@@ -533,15 +571,48 @@ class _Rejects:
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         # The reason may quote the record: a lone surrogate in it is written as its JSON escape.
         line = _dumps_line({"line": number, "error": error, "input": text}).encode("utf-8", "backslashreplace")
-        if self.file is not None:
-            self.file.write(line)
-        else:
+        if self.path is None:
             self.progress.clear()
             sys.stderr.write(line.decode("utf-8"))
+            return
+        if self.file is None:
+            self.file = open(self.path, "wb")  # noqa: SIM115
+        self.file.write(line)
 
     def close(self) -> None:
         if self.file is not None:
             self.file.close()
+        elif self.path is not None and isinstance(_path_file(self.path), tuple):
+            # A rejects file an earlier run left (a regular file): what is there must be this run's
+            # rejects, and it has none; a run that rejects a line writes over it all the same.
+            os.unlink(self.path)
+
+
+def _check_writable(path: str) -> None:
+    """Refuse, before any line is converted, a rejects file that could not be created when a line is rejected."""
+    target = path if os.path.exists(path) else (os.path.dirname(path) or ".")
+    if not os.access(target, os.W_OK):
+        raise CLIError(f"{path}: cannot be written (permission denied)")
+
+
+def _first_record(stream: IO[bytes]) -> tuple[list[bytes], Any]:
+    """The lines of ``stream`` up to its first record (the blank lines before it, then it), and that
+    record's JSON value (None when it is no JSON value: the conversion rejects it as usual)."""
+    lines = []
+    for raw in stream:
+        lines.append(raw)
+        if is_blank(raw):
+            continue
+        try:
+            return lines, read_json(raw.decode("utf-8"))
+        except (CodecError, UnicodeDecodeError):
+            return lines, None
+    return lines, None
+
+
+def _needs_source(record: Any) -> bool:
+    """Whether ``record`` is a rendered conversation (``{"text": ...}``), which only --from can decode."""
+    return isinstance(record, dict) and "text" in record and "messages" not in record
 
 
 def _input_size(stream: IO[bytes]) -> int | None:
@@ -560,13 +631,24 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     if rejects_path is None and not to_stdout:
         rejects_path = args.output_file + ".rejects.jsonl"
     _check_distinct(args.input, args.output_file, rejects_path)
-    stream, _, owned = _open_binary(args.input)
+    if rejects_path is not None:
+        _check_writable(rejects_path)
+    stream, name, owned = _open_binary(args.input)
     try:
+        # Text records without --from would all be rejected: the first record says what the input
+        # holds, so that mistake is refused before anything is written (a dataset mixing both kinds
+        # still converts, its text records rejected one by one).
+        head, first = _first_record(stream)
+        if converter.source is None and _needs_source(first):
+            raise CLIError(
+                f'{name}: line {len(head)} is a {{"text": ...}} record: give --from, the format to decode it with'
+            )
         progress = _Progress(_input_size(stream))
         out: Any = _stdout_binary() if to_stdout else open(args.output_file, "wb")  # noqa: SIM115
         rejects = _Rejects(rejects_path, progress)
         try:
-            converted, blank = _write_converted(stream, out, rejects, converter, args.jobs, progress)
+            lines = itertools.chain(head, stream)
+            converted, blank = _write_converted(lines, out, rejects, converter, args.jobs, progress)
         finally:
             rejects.close()
             if not to_stdout:
@@ -622,7 +704,7 @@ def _stdout_binary() -> Any:
 
 
 def _write_converted(
-    stream: IO[bytes], out: Any, rejects: _Rejects, converter: _Converter, jobs: int, progress: _Progress
+    stream: Iterable[bytes], out: Any, rejects: _Rejects, converter: _Converter, jobs: int, progress: _Progress
 ) -> tuple[int, list[int]]:
     """Convert every line of ``stream`` to ``out`` (bytes, or text for a text-only stdout), in order."""
     binary = not isinstance(out, io.TextIOBase)
@@ -672,7 +754,8 @@ def _add_transcoding_commands(sub: Any, fmt_help: str) -> None:
         help="tell which format a chat template (or, with --reply, a model reply) is",
         description="Print the format a chat template is written for: a Jinja template file, or a "
         "tokenizer_config.json with a chat_template. With --reply, print the formats a model reply may be in, "
-        "with a confidence, most likely first. Exit status 1 when no format is recognized.",
+        "with a confidence, most likely first. When no format is recognized, it prints 'no known format' "
+        "and the exit status is 1.",
     )
     p_detect.add_argument("--reply", action="store_true", help="the file is a model reply, not a chat template")
     p_detect.add_argument("file", nargs="?", metavar="FILE", help="the template, config or reply (default: stdin)")
@@ -694,7 +777,9 @@ def _add_transcoding_commands(sub: Any, fmt_help: str) -> None:
         description='Convert a JSON-lines file line by line. Each line is a rendered conversation {"text": ...} '
         '(decoded with --from) or a messages record {"messages": [...], "tools": [...]}; it is rendered with --to '
         'and written as {"text": ...}, other keys of the record kept. Lines that cannot be converted go to the '
-        'rejects file as {"line", "error", "input"}, and a summary is printed at the end.',
+        'rejects file (created only then) as {"line", "error", "input"}, and a summary is printed at the end. '
+        'Without --from, an input whose first record is a {"text": ...} record is refused before anything is '
+        "written.",
     )
     p_convert.add_argument("--from", dest="source", metavar="NAME", help="the format of the text records")
     p_convert.add_argument("--to", dest="target", metavar="NAME", help="the format to render into")
@@ -765,17 +850,34 @@ def build_parser() -> argparse.ArgumentParser:
     p_parse = sub.add_parser(
         "parse",
         help="parse a model reply into an OpenAI assistant message",
-        description="Parse the text a model generated into an OpenAI assistant message (JSON). Repairs are "
-        "reported on stderr as warnings. With --stream, write chat.completion.chunk JSON lines instead.",
+        description="Parse the text a model generated into an OpenAI assistant message (JSON) with its "
+        "finish_reason. Repairs are reported on stderr as warnings. With --stream, write chat.completion.chunk "
+        "JSON lines instead; with --api responses, the Responses API response (or, with --stream, its events).",
     )
     p_parse.add_argument("-f", "--format", required=True, metavar="NAME", help=fmt_help)
     p_parse.add_argument("--tools", metavar="FILE", help=tools_help + " (types and checks the arguments)")
     p_parse.add_argument("--strict", action="store_true", help="fail (exit 1) on the first problem")
-    p_parse.add_argument("--stream", action="store_true", help="parse incrementally and write one chunk per delta")
+    p_parse.add_argument("--stream", action="store_true", help="parse incrementally and write one JSON line per event")
+    p_parse.add_argument(
+        "--api",
+        choices=("chat", "responses"),
+        default="chat",
+        help="chat: the assistant message and its finish_reason, or chat.completion.chunk lines (default); "
+        "responses: the Responses API response, or its stream events",
+    )
+    p_parse.add_argument(
+        "--reasoning-field",
+        choices=REASONING_FIELDS,
+        help="the key reasoning is written under with --api chat (default: reasoning_content)",
+    )
+    p_parse.add_argument(
+        "--model", metavar="NAME", help=f"the model name the chunks or the response carry (default: {DEFAULT_MODEL})"
+    )
     p_parse.add_argument(
         "--drop-damaged",
         action="store_true",
-        help="leave out the calls a damaged issue concerns (cut short, guessed): each is still reported",
+        help="leave out the calls a damaged issue concerns (cut short, guessed): each is still reported "
+        "(with --stream, only --api responses, which then holds the calls back to the end)",
     )
     p_parse.add_argument(
         "--chunk-size", type=_chunk_size, default=4, metavar="N", help="characters fed per step with --stream"

@@ -170,6 +170,7 @@ def test_parse_prints_the_openai_message(capsys: pytest.CaptureFixture[str], fmt
     code, out, err = run(capsys, "parse", "-f", "hermes", "--tools", str(TOOLS), str(REPLY))
     assert code == 0 and err == ""
     message = json.loads(out)
+    assert message.pop("finish_reason") == "tool_calls"  # the message, and its choice's finish_reason
     expected = fmt.parse(read(REPLY), tools=load(TOOLS)).to_message().model_dump(mode="json")
     assert without_ids(message) == without_ids(expected)
     assert message["role"] == "assistant"
@@ -192,6 +193,9 @@ def test_parse_can_leave_damaged_calls_out(capsys: pytest.CaptureFixture[str], t
     code, out, err = run(capsys, "parse", "-f", "hermes", "--drop-damaged", str(reply))
     assert code == 0 and [c["function"]["name"] for c in json.loads(out)["tool_calls"]] == ["a"]
     assert "damaged call 1 (f) left out" in err
+    reply.write_text('<tool_call>\n{"name": "f", "arguments": {"x": "ab', encoding="utf-8")
+    code, out, err = run(capsys, "parse", "-f", "hermes", "--drop-damaged", str(reply))
+    assert code == 0 and json.loads(out)["finish_reason"] == "stop"  # no call left
     code, out, err = run(capsys, "parse", "-f", "hermes", "--drop-damaged", "--stream", str(reply))
     assert code == 2 and out == "" and "--drop-damaged cannot be used with --stream" in err
 
@@ -202,7 +206,8 @@ def test_parse_from_stdin(
     set_stdin(monkeypatch, "Just text.<|im_end|>")
     code, out, _ = run(capsys, "parse", "-f", "hermes")
     assert code == 0
-    assert json.loads(out) == fmt.parse("Just text.<|im_end|>").to_message().model_dump(mode="json")
+    expected = fmt.parse("Just text.<|im_end|>").to_message().model_dump(mode="json")
+    assert json.loads(out) == {**expected, "finish_reason": "stop"}
 
 
 def test_parse_lenient_reports_issues_as_warnings(capsys: pytest.CaptureFixture[str], bad_reply: Path) -> None:
@@ -238,6 +243,7 @@ def collect_stream(out: str) -> tuple[str, dict[int, dict[str, str]], str]:
     calls: dict[int, dict[str, str]] = {}
     for chunk in chunks:
         assert chunk["object"] == "chat.completion.chunk"
+        assert (chunk["id"], chunk["created"], chunk["model"]) == (chunks[0]["id"], chunks[0]["created"], "codec")
         [choice] = chunk["choices"]
         assert choice["index"] == 0
     for chunk in chunks[:-1]:
@@ -301,6 +307,127 @@ def test_parse_subprocess_stream_and_strict(bad_reply: Path) -> None:
     proc = run_module("parse", "-f", "hermes", "--strict", str(bad_reply))
     err = proc.stderr.decode("utf-8")
     assert proc.returncode == 1 and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+THINKING = (
+    "<think>Lisboa first.</think>Checking.\n"
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Lisboa"}}\n</tool_call>'
+)
+
+
+def openai_types() -> Any:
+    return pytest.importorskip("openai.types", reason="the openai package (in the test extra) holds the types checked")
+
+
+def test_parse_output_is_an_openai_choice(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The message validates as a ChatCompletionMessage, and with its finish_reason as a Choice; with
+    --reasoning-field reasoning, the reasoning is under that key."""
+    types = openai_types()
+    reply = _write(tmp_path, "thinking.txt", THINKING)
+    for field in ("reasoning_content", "reasoning"):
+        code, out, err = run(capsys, "parse", "-f", "hermes", "--reasoning-field", field, reply)
+        assert (code, err) == (0, "")
+        message = json.loads(out)
+        finish = message.pop("finish_reason")
+        assert finish == "tool_calls" and message[field] == "Lisboa first."
+        assert {"reasoning", "reasoning_content"} & set(message) == {field}
+        types.chat.ChatCompletionMessage.model_validate(message)
+        types.chat.chat_completion.Choice.model_validate({"index": 0, "message": message, "finish_reason": finish})
+
+
+def test_parse_stream_chunks_are_openai_chunks(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    types = openai_types()
+    reply = _write(tmp_path, "thinking.txt", THINKING)
+    argv = ["parse", "-f", "hermes", "--stream", "--model", "qwen-test", "--reasoning-field", "reasoning", reply]
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (0, "")
+    chunks = [types.chat.ChatCompletionChunk.model_validate_json(line) for line in out.splitlines()]
+    assert {(chunk.id, chunk.created, chunk.model) for chunk in chunks} == {
+        (chunks[0].id, chunks[0].created, "qwen-test")
+    }
+    assert chunks[0].id.startswith("chatcmpl-") and chunks[0].choices[0].delta.role == "assistant"
+    deltas = [json.loads(line)["choices"][0]["delta"] for line in out.splitlines()]
+    assert "".join(d.get("reasoning", "") for d in deltas) == "Lisboa first."
+    assert not any("reasoning_content" in d for d in deltas)
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+
+
+def responses_lines(out: str) -> list[dict[str, Any]]:
+    """The Responses API events of ``out``, each validated as a ResponseStreamEvent, in sequence."""
+    types = openai_types()
+    from pydantic import TypeAdapter
+
+    adapter = TypeAdapter(types.responses.ResponseStreamEvent)
+    events = [json.loads(line) for line in out.splitlines()]
+    for event in events:
+        assert adapter.validate_python(event).type == event["type"]
+    assert [event["sequence_number"] for event in events] == list(range(len(events)))
+    return events
+
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 1000])
+def test_parse_stream_responses_events(
+    capsys: pytest.CaptureFixture[str], fmt: codec.Format, tmp_path: Path, chunk_size: int
+) -> None:
+    reply = _write(tmp_path, "thinking.txt", THINKING)
+    argv = ["parse", "-f", "hermes", "--stream", "--api", "responses", "--chunk-size", str(chunk_size), reply]
+    code, out, err = run(capsys, *argv, "--model", "m")
+    assert (code, err) == (0, "")
+    events = responses_lines(out)
+    types = [event["type"] for event in events]
+    assert types[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
+    assert types[-1] == "response.completed"
+    response = events[-1]["response"]
+    assert response["model"] == "m" and response["id"].startswith("resp_")
+    assert [item["type"] for item in response["output"]] == ["reasoning", "message", "function_call"]
+    expected = fmt.parse(read(Path(reply)))
+    assert response["output"][0]["content"][0]["text"] == expected.reasoning
+    assert response["output"][1]["content"][0]["text"] == expected.content
+    call = response["output"][2]
+    assert (call["call_id"], call["name"], call["arguments"]) == ("call_0", "get_weather", '{"city": "Lisboa"}')
+    fragments = "".join(e["delta"] for e in events if e["type"] == "response.function_call_arguments.delta")
+    assert fragments == call["arguments"]
+    # The whole reply, not streamed: the response that response.completed carries.
+    code, whole, _ = run(capsys, "parse", "-f", "hermes", "--api", "responses", "--model", "m", reply)
+    assert code == 0
+    done = json.loads(whole)
+    openai_types().responses.Response.model_validate(done)
+    assert {**done, "id": "", "created_at": 0} == {**response, "id": "", "created_at": 0, "output": done["output"]}
+    assert [{**i, "id": ""} for i in done["output"]] == [{**i, "id": ""} for i in response["output"]]
+
+
+def test_parse_responses_damaged_calls(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A damaged call is an item like any other; --drop-damaged leaves it out of the stream too, the
+    calls held back to the end (a chat stream refuses it, see above)."""
+    reply = _write(
+        tmp_path,
+        "cut.txt",
+        '<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>\n<tool_call>\n{"name": "f", "arguments": {"x": "ab',
+    )
+    names = {}
+    for extra in ([], ["--drop-damaged"]):
+        for stream in ([], ["--stream"]):
+            code, out, err = run(capsys, "parse", "-f", "hermes", "--api", "responses", *stream, *extra, reply)
+            assert code == 0 and "truncated_call (damaged, call 1)" in err
+            response = responses_lines(out)[-1]["response"] if stream else json.loads(out)
+            names[(bool(extra), bool(stream))] = [item["name"] for item in response["output"]]
+            assert ("damaged call 1 (f) left out" in err) == bool(extra)
+    assert names == {(False, False): ["a", "f"], (False, True): ["a", "f"], (True, False): ["a"], (True, True): ["a"]}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--api", "responses", "--reasoning-field", "reasoning"], "--reasoning-field is for --api chat"),
+        (["--model", "m"], "--model names the model of --stream chunks"),
+        (["--api", "openai"], "invalid choice: 'openai'"),
+        (["--reasoning-field", "thinking"], "invalid choice: 'thinking'"),
+    ],
+)
+def test_parse_shape_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    code, out, err = run(capsys, "parse", "-f", "hermes", *argv, str(REPLY))
+    assert (code, out) == (2, "")
+    assert err.startswith("codec: error: ") and message in err and err.count("\n") == 1
 
 
 def test_subprocess_formats() -> None:

@@ -110,7 +110,7 @@ def test_messages_records_render_like_render(capsys: pytest.CaptureFixture[str],
     assert err == "converted 5, rejected 0\n"
     # Other keys are kept as they are; the conversation keys become "text".
     assert records(out) == [{"id": r["id"], "meta": r["meta"], "text": rendered(name, r)} for r in inputs]
-    assert (tmp_path / "out.jsonl.rejects.jsonl").read_bytes() == b""
+    assert not (tmp_path / "out.jsonl.rejects.jsonl").exists()  # nothing rejected: no rejects file
 
 
 def test_record_options_and_var(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -348,6 +348,61 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: 
     assert not out.exists()  # nothing is written before the options are known to be good
 
 
+@pytest.mark.parametrize("output", ["text", "messages"])
+def test_text_records_without_from_are_refused_up_front(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: str
+) -> None:
+    """The first record (after blank lines) says the input holds rendered conversations: without
+    --from, exit 2 with one line naming it, before the output is created."""
+    text = json.dumps({"text": rendered("hermes", conversation(0))})
+    src = write_lines(tmp_path / "in.jsonl", ["", "  ", text, json.dumps(conversation(1))])
+    out = tmp_path / "out.jsonl"
+    argv = ["--to", "hermes"] if output == "text" else ["--output", "messages"]
+    code, stdout, err = run(capsys, "convert", *argv, str(src), str(out))
+    assert (code, stdout) == (2, "")
+    assert (
+        err == f'codec: error: {src}: line 3 is a {{"text": ...}} record: give --from, the format to decode it with\n'
+    )
+    assert not out.exists() and not Path(f"{out}.rejects.jsonl").exists()
+    # From standard input too, reading no further than that record.
+    data = io.BytesIO(src.read_bytes())
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(data, encoding="utf-8"))
+    code, stdout, err = run(capsys, "convert", *argv, "-", "-")
+    assert (code, stdout) == (2, "") and err.startswith('codec: error: <stdin>: line 3 is a {"text": ...} record')
+    assert data.tell() < len(src.read_bytes())
+
+
+def test_text_records_after_a_messages_record_are_rejected_one_by_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = json.dumps({"text": rendered("hermes", conversation(0))})
+    for first in ["not json", json.dumps(conversation(0))]:
+        src = write_lines(tmp_path / "in.jsonl", [first, text])
+        out = tmp_path / "out.jsonl"
+        code, _, err = run(capsys, "convert", "--to", "hermes", str(src), str(out))
+        assert code == 0 and "rejected" in err
+        assert records(Path(f"{out}.rejects.jsonl"))[-1]["error"] == cli._NEEDS_FROM
+
+
+def test_a_rejects_file_only_when_a_line_is_rejected(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """No empty rejects file; one an earlier run left goes, since what is there must be this run's."""
+    out = tmp_path / "out.jsonl"
+    rejects = Path(f"{out}.rejects.jsonl")
+    dirty = write_lines(tmp_path / "dirty.jsonl", [json.dumps(conversation(0)), "{"])
+    clean = write_lines(tmp_path / "clean.jsonl", [json.dumps(conversation(0))])
+    assert run(capsys, "convert", "--to", "hermes", str(dirty), str(out)) == (
+        0,
+        "",
+        f"converted 1, rejected 1 (see {rejects})\n",
+    )
+    assert [r["line"] for r in records(rejects)] == [2]
+    assert run(capsys, "convert", "--to", "hermes", str(clean), str(out)) == (0, "", "converted 1, rejected 0\n")
+    assert not rejects.exists()
+    chosen = tmp_path / "chosen.jsonl"
+    assert run(capsys, "convert", "--to", "hermes", "--rejects", str(chosen), str(clean), str(out))[0] == 0
+    assert not chosen.exists()
+
+
 def test_the_input_is_never_overwritten(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0))])
     before = src.read_bytes()
@@ -567,7 +622,9 @@ def test_round_trip_through_another_format(capsys: pytest.CaptureFixture[str], t
             else:
                 expected.append({"id": record["id"], "text": text})
         assert records(b_text) == expected
-        assert records(Path(f"{b_text}.rejects.jsonl")) == refused
+        rejects = Path(f"{b_text}.rejects.jsonl")
+        assert (records(rejects) if rejects.exists() else []) == refused
+        assert rejects.exists() == bool(refused)
 
 
 @pytest.mark.parametrize("name", FORMATS)
@@ -634,8 +691,11 @@ def test_detect_reference_templates_and_configs(capsys: pytest.CaptureFixture[st
 def test_detect_unknown_template_and_bad_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     template = tmp_path / "chatml.jinja"
     template.write_text("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}")
-    code, out, err = run(capsys, "detect", str(template))
-    assert (code, out) == (1, "") and err == f"codec: error: {template}: not a chat template of a known format\n"
+    # No known format is an answer, on standard output, with exit status 1 (as README says).
+    assert run(capsys, "detect", str(template)) == (1, "no known format\n", "")
+    config = tmp_path / "chatml_config.json"
+    config.write_text(json.dumps({"chat_template": template.read_text()}))
+    assert run(capsys, "detect", str(config)) == (1, "no known format\n", "")
     config = tmp_path / "tokenizer_config.json"
     config.write_text('{"bos_token": "<s>"}')
     code, out, err = run(capsys, "detect", str(config))
@@ -651,4 +711,4 @@ def test_detect_reply(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     assert lines == [[d.format, f"{d.confidence:.2f}"] for d in codec.detect_reply(reply.read_text(encoding="utf-8"))]
     assert lines[0][0] == "qwen3_coder"
     reply.write_text("Just words.")
-    assert run(capsys, "detect", "--reply", str(reply))[:2] == (1, "")
+    assert run(capsys, "detect", "--reply", str(reply)) == (1, "no known format\n", "")

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import re
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,24 +27,6 @@ def test_two_setup_commands() -> None:
         "pip install . && codec parse -f hermes examples/replies/hermes.txt",
         'pip install ".[test]" && pytest',
     ]
-
-
-def test_cli_examples_run() -> None:
-    """Every `codec ...` line of the CLI section whose input files exist runs and exits 0."""
-    (section,) = [b for b in blocks("sh") if b.startswith("codec formats")]
-    ran = 0
-    for line in section.splitlines():
-        command = shlex.split(line.split("#")[0])
-        files = [arg for arg in command if arg.endswith((".json", ".jsonl", ".txt"))]
-        if not command or not all((ROOT / f).exists() for f in files):
-            continue
-        proc = subprocess.run(
-            [sys.executable, "-m", "codec", *command[1:]], cwd=ROOT, capture_output=True, text=True, timeout=60
-        )
-        assert proc.returncode == 0, (line, proc.stderr)
-        assert proc.stdout
-        ran += 1
-    assert ran >= 4
 
 
 def test_the_issue_kinds_table_is_the_closed_set() -> None:

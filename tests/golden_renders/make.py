@@ -1,6 +1,7 @@
 """Regenerate the golden renders from the reference templates in ../shared/seeds.
 
     python tests/golden_renders/make.py [FORMAT ...]
+    python tests/golden_renders/make.py --record [FORMAT ...]
 
 A FORMAT is a registered name, or ``module:Class`` for a format not registered yet (e.g.
 ``codec.formats.gemma4:Gemma4``).
@@ -8,11 +9,21 @@ A FORMAT is a registered name, or ``module:Class`` for a format not registered y
 Each case is a readable conversation (``<case>.json``) and what the reference template renders
 for it (``<case>.txt``), or, where the template raises, the reason in the JSON's ``error``.
 Run it only when a case is added: the files are the record the renderers are tested against.
+
+``templates.json`` beside this file records, per format, the template the renders come from: its
+path under ../shared, its sha256, and the transformers version installed when it was recorded
+(``codec.jinja`` renders the template; tests/test_jinja.py checks it against that transformers).
+Every run writes its formats' entries. ``--record`` writes them without touching the renders,
+and only after checking that the template on disk still renders every case as committed (it
+names the cases that differ otherwise); tests/test_golden_templates.py fails when a template
+differs from its record.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.metadata
 import json
 import sys
 from pathlib import Path
@@ -26,6 +37,8 @@ from codec import jinja  # noqa: E402
 from codec.errors import RenderError  # noqa: E402
 
 SEEDS = HERE.parents[2] / "shared" / "seeds"
+#: Where each format's template is recorded (see the module docstring).
+RECORD = HERE / "templates.json"
 
 WEATHER = {
     "type": "function",
@@ -471,36 +484,109 @@ def load(spec: str) -> codec.Format:
     return codec.get_format(spec)
 
 
-def make(fmt: codec.Format) -> None:
-    """Write every case of :data:`CASES` as rendered by ``fmt``'s reference template into ``<fmt.name>/``."""
+def template_path(fmt: codec.Format) -> Path:
+    """The reference template of ``fmt``: in ../shared/seeds, or ../shared/templates for a prompt variant."""
     path = SEEDS / fmt.reference_template
     if not path.is_file():
         path = SEEDS.parent / "templates" / fmt.reference_template  # a prompt variant's real-world template
-    template = path.read_text(encoding="utf-8")
-    folder = HERE / fmt.name
-    folder.mkdir(exist_ok=True)
+    return path.resolve()  # "seeds/../templates/x.jinja" is recorded as "templates/x.jinja"
+
+
+def sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, in hex."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def rendered_cases(fmt: codec.Format, template: str) -> dict[str, tuple[dict[str, Any], str | None]]:
+    """Each case of ``fmt`` as written to its ``.json``, and what ``template`` renders for it (None: it raises)."""
+    out: dict[str, tuple[dict[str, Any], str | None]] = {}
     for case_name, case in {**CASES, **FORMAT_CASES.get(fmt.name, {})}.items():
         case = {"variables": {}, **case}
         kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
-        out = folder / f"{case_name}.txt"
         try:
             text = jinja.render_template(
                 template, jinja.prepare_messages(case["messages"]), jinja.prepare_tools(case["tools"]), **kwargs
             )
         except RenderError as exc:
-            case = {**case, "error": str(exc)}
+            out[case_name] = ({**case, "error": str(exc)}, None)
+        else:
+            out[case_name] = (case, text)
+    return out
+
+
+def make(fmt: codec.Format) -> None:
+    """Write every case of :data:`CASES` as rendered by ``fmt``'s reference template into ``<fmt.name>/``."""
+    path = template_path(fmt)
+    folder = HERE / fmt.name
+    folder.mkdir(exist_ok=True)
+    cases = rendered_cases(fmt, path.read_text(encoding="utf-8"))
+    for case_name, (case, text) in cases.items():
+        out = folder / f"{case_name}.txt"
+        if text is None:
             out.unlink(missing_ok=True)
         else:
             out.write_text(text, encoding="utf-8")
         (folder / f"{case_name}.json").write_text(
             json.dumps(case, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
         )
-    print(f"{fmt.name}: {len(CASES) + len(FORMAT_CASES.get(fmt.name, {}))} cases in {folder}")
+    record(fmt, path)
+    print(f"{fmt.name}: {len(cases)} cases in {folder}")
 
 
-def main(specs: list[str]) -> None:
+def differences(fmt: codec.Format, path: Path) -> list[str]:
+    """The cases whose committed render (or error) is not what the template at ``path`` gives."""
+    folder = HERE / fmt.name
+    differ = []
+    for case_name, (case, text) in rendered_cases(fmt, path.read_text(encoding="utf-8")).items():
+        out = folder / f"{case_name}.txt"
+        committed = out.read_text(encoding="utf-8") if out.is_file() else None
+        spec = folder / f"{case_name}.json"
+        written = json.loads(spec.read_text(encoding="utf-8")) if spec.is_file() else None
+        if committed != text or written is None or _recursion(written) != _recursion(case):
+            differ.append(case_name)
+    return differ
+
+
+def _recursion(case: dict[str, Any]) -> dict[str, Any]:
+    """``case`` with a recursion error's reason cut to its start: its tail (where Python ran out of
+    stack) varies with the interpreter and the depth it ran out at."""
+    reason = "maximum recursion depth exceeded"
+    if str(case.get("error", "")).startswith(reason):
+        return {**case, "error": reason}
+    return case
+
+
+def record(fmt: codec.Format, path: Path) -> None:
+    """Write ``fmt``'s entry of :data:`RECORD`: its template's path under ../shared, sha256 and the
+    transformers version (None when it is not installed); the other formats' entries are kept."""
+    entries = json.loads(RECORD.read_text(encoding="utf-8")) if RECORD.is_file() else {}
+    try:
+        transformers: str | None = importlib.metadata.version("transformers")
+    except importlib.metadata.PackageNotFoundError:
+        transformers = None
+    entries[fmt.name] = {
+        "template": path.relative_to(SEEDS.parent.resolve()).as_posix(),
+        "sha256": sha256(path),
+        "renderer": "codec.jinja",
+        "transformers": transformers,
+    }
+    RECORD.write_text(json.dumps(dict(sorted(entries.items())), indent=2) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str]) -> None:
+    only_record = "--record" in argv
+    specs = [arg for arg in argv if arg != "--record"]
     for spec in specs or codec.formats():
-        make(load(spec))
+        fmt = load(spec)
+        if not only_record:
+            make(fmt)
+            continue
+        path = template_path(fmt)
+        differ = differences(fmt, path)
+        if differ:
+            sys.exit(f"{fmt.name}: {path} does not render {', '.join(differ)} as committed: regenerate instead")
+        record(fmt, path)
+        print(f"{fmt.name}: recorded {path.name} ({sha256(path)[:12]}...)")
 
 
 if __name__ == "__main__":
