@@ -54,7 +54,8 @@ def test_tools_from_stdin_in_an_object(capsys: pytest.CaptureFixture[str], monke
     ("argv", "tools", "message"),
     [
         (("--dialect", "ebnf"), None, "invalid choice: 'ebnf'"),
-        (("--tool-choice", "none"), None, "invalid choice: 'none'"),
+        (("--tool-choice", "nope"), None, "'nope', which is not a declared tool"),
+        (("--server", "tgi"), None, "invalid choice: 'tgi'"),
         (("--tool-choice", "required"), [], "at least one tool"),
         ((), [{"type": "function", "function": {"description": "no name"}}], "tools[0].function.name"),
         ((), {"not": "tools"}, 'a "tools" key'),
