@@ -5,10 +5,15 @@ their parameter names, required parameters required, and each value constrained 
 parameter's JSON schema in the format's own notation. It is printed in one of three dialects:
 
 * ``"llguidance"``: llguidance's Lark dialect (vLLM and SGLang with the guidance backend;
-  xgrammar's ``Grammar.from_lark`` reads the same text). Markers that are special tokens in the
-  model's tokenizer (Gemma 4's ``<|tool_call>``, ``<|"|>``...) are written as tokens.
+  xgrammar's ``Grammar.from_lark`` refuses it: it takes no terminal intersection). Markers that
+  are special tokens in the model's tokenizer (Gemma 4's ``<|tool_call>``, ``<|"|>``...) are
+  written as tokens.
 * ``"lark"``: the ``lark`` package's dialect, for ``Lark(text, parser="lalr")``.
-* ``"gbnf"``: llama.cpp's GBNF (also xgrammar's ``Grammar.from_ebnf``).
+* ``"gbnf"``: llama.cpp's GBNF (also xgrammar's ``Grammar.from_ebnf``, and what
+  :func:`request_fields` sends to every server).
+
+:func:`structural_tag` wraps the same calls in xgrammar's structural tag, and
+:func:`request_fields` in the fields of a server's request.
 
 A grammar is built once, as a small tree of expressions (:class:`Lit`, :class:`Term`,
 :class:`Text`, :class:`Head`, :class:`Seq`...), and printed per dialect. Each format module
@@ -37,9 +42,13 @@ may be left out. The stop token that ends the reply (``<|im_end|>``, ``<turn|>``
 JSON-schema keywords used: ``type`` (a name or a list), ``nullable``, ``enum``, ``const``,
 ``properties``, ``required``, ``additionalProperties`` (a schema for objects without
 ``properties``), ``items``, ``anyOf``/``oneOf`` (both read as "one of these"), ``allOf`` with one
-entry. A schema without a usable type allows any value; an object with ``properties`` allows
-only those; a tool without ``parameters`` takes no arguments. Length, range, pattern and format
-keywords are not constrained.
+entry; ``pattern`` for strings written as JSON (:func:`pattern_regex` reads the subset every
+dialect can print), ``minItems``/``maxItems`` up to :data:`MAX_ITEMS`, an integer's bounds over at
+most :data:`MAX_RANGE` values or a lone minimum of 0 or 1. A schema without a usable type allows
+any value; an object with ``properties`` allows only those; a tool without ``parameters`` takes no
+arguments. Every other keyword, and those above where a notation cannot hold them, is left out
+and reported: :func:`schema_gaps` lists them with their place, and the public functions give one
+:class:`GrammarWarning` per call.
 """
 
 from __future__ import annotations
@@ -1068,6 +1077,29 @@ def _content_style(fmt: Format) -> str | None:
     return None  # Gemma 4's sorted keys, str() values, Python-style calls: codec's own grammar
 
 
+def standard_schema(schema: Any) -> Any:
+    """``schema`` in JSON Schema's own words, for a reader that does not take OpenAPI's ``nullable``
+    (xgrammar): ``nullable: true`` becomes ``"null"`` among the types (or the options, or the enum)."""
+    if isinstance(schema, list):
+        return [standard_schema(item) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {key: standard_schema(value) for key, value in schema.items() if key != "nullable"}
+    if schema.get("nullable") is not True:
+        return out
+    declared = out.get("type")
+    if isinstance(declared, str):
+        out["type"] = [declared, "null"] if declared != "null" else declared
+    elif isinstance(declared, list):
+        out["type"] = declared if "null" in declared else [*declared, "null"]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [*out[key], {"type": "null"}]
+    if isinstance(out.get("enum"), list) and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
 def structural_tag(
     fmt: Format, tools: Any, *, tool_choice: Any = "auto", parallel: bool = True
 ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
@@ -1076,10 +1108,9 @@ def structural_tag(
     mode, chosen = choose_tools(tool_choice, check_tools(tools))
     _, calls = call_syntax(fmt, chosen)
     triggers = [trigger for trigger, _ in calls.triggers] if chosen else []
-    if not chosen:
-        _, no_calls = call_syntax(fmt, [])
-        openers = [trigger for trigger, _ in no_calls.triggers]
-        return {"type": "structural_tag", "format": {"type": "any_text", "excludes": openers}}, []
+    if not chosen:  # text only: codec's grammar, which keeps call openers (and ``[name(``) out of the text
+        text_only, _ = grammar_text(fmt, [], tool_choice="none", dialect="gbnf")
+        return {"type": "structural_tag", "format": {"type": "grammar", "grammar": text_only}}, []
     style = _content_style(fmt)
     gaps: list[tuple[str, str]] = []
     tags: list[dict[str, Any]] = []
@@ -1091,7 +1122,7 @@ def structural_tag(
             tags.append({"type": "tag", "begin": trigger, "content": {"type": "grammar", "grammar": gbnf}, "end": ""})
     for tool in chosen if style is not None else ():
         name = str(tool_name(tool))
-        content = {"type": "json_schema", "json_schema": parameters_schema(tool), "style": style}
+        content = {"type": "json_schema", "json_schema": standard_schema(parameters_schema(tool)), "style": style}
         if style == "json":
             begin = f'{triggers[0]}\n{{"name": {json.dumps(name, ensure_ascii=False)}, "arguments": '
             tags.append({"type": "tag", "begin": begin, "content": content, "end": "}\n</tool_call>"})
@@ -1351,8 +1382,19 @@ def _gbnf_class_char(code: int) -> str:
     return f"\\x{code:02X}" if chr(code) in "]\\-^[" else _gbnf_char(code, "")
 
 
+def _hex_safe(atoms: Iterable[str]) -> str:
+    """The printed characters joined, a hex digit after a ``\\xHH`` escape escaped too: xgrammar reads
+    ``\\x`` with every hex digit that follows (``\\x5Cb`` is U+05CB), llama.cpp with two."""
+    out: list[str] = []
+    for atom in atoms:
+        if out and re.search(r"\\x[0-9A-F]{2}$", out[-1]) and len(atom) == 1 and atom in "0123456789abcdefABCDEF":
+            atom = f"\\x{ord(atom):02X}"
+        out.append(atom)
+    return "".join(out)
+
+
 def gbnf_literal(text: str) -> str:
-    return '"' + "".join(_gbnf_char(ord(c), '"\\') for c in text) + '"'
+    return '"' + _hex_safe(_gbnf_char(ord(c), '"\\') for c in text) + '"'
 
 
 def _gbnf_class(chars: Chars) -> str:
@@ -1360,7 +1402,12 @@ def _gbnf_class(chars: Chars) -> str:
         return gbnf_literal(chr(chars.ranges[0][0]))
     negate = chars.ranges[-1][1] == MAX_CHAR
     ranges = _complement(chars.ranges).ranges if negate else chars.ranges
-    body = "".join(_gbnf_class_char(lo) + ("" if lo == hi else "-" + _gbnf_class_char(hi)) for lo, hi in ranges)
+    atoms = [
+        atom
+        for lo, hi in ranges
+        for atom in ([_gbnf_class_char(lo)] if lo == hi else [_gbnf_class_char(lo), "-", _gbnf_class_char(hi)])
+    ]
+    body = _hex_safe(atoms)
     return f"[{'^' if negate else ''}{body}]"
 
 
