@@ -1162,10 +1162,11 @@ def request_fields(
     mode, chosen = choose_tools(tool_choice, check_tools(tools))
     if server != "llama.cpp":
         gbnf, gaps = grammar_text(fmt, tools, tool_choice=tool_choice, parallel=parallel, dialect="gbnf")
-        # vLLM: StructuredOutputsParams.grammar (vllm/sampling_params.py); both its xgrammar and
-        # guidance backends read GBNF there. SGLang: the ``ebnf`` request field (xgrammar backend).
+        # vLLM: StructuredOutputsParams.grammar (vllm/sampling_params.py); its xgrammar backend
+        # compiles GBNF there (compile_grammar), its guidance backend converts it (read at vLLM
+        # commit 0160cf0). SGLang: the ``ebnf`` request field (xgrammar backend, compile_grammar).
         return ({"structured_outputs": {"grammar": gbnf}} if server == "vllm" else {"ebnf": gbnf}), gaps
-    # llama-server (tools/server, common/common.h): ``grammar_triggers`` items are
+    # llama-server (tools/server, common/common.h at llama.cpp commit 001d906): ``grammar_triggers`` items are
     # {"type": COMMON_GRAMMAR_TRIGGER_TYPE_*, "value": ...}: 0 token (with "token": id), 1 word,
     # 2 pattern, 3 full pattern. A word that is one token must be in ``preserved_tokens``.
     _, calls = call_syntax(fmt, chosen)
