@@ -895,13 +895,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_grammar_command(sub: Any, fmt_help: str, tools_help: str) -> None:
-    from codec.export import DIALECTS, TOOL_CHOICES
+    from codec.export import DIALECTS, SERVERS
 
     p_grammar = sub.add_parser(
         "grammar",
         help="write a grammar that only allows valid calls to the tools (constrained decoding)",
         description="Write a grammar of the format's replies that only allows calls to the given tools, with "
-        "their parameter names and value types, for a server's constrained decoding (structured outputs).",
+        "their parameter names and value types, for a server's constrained decoding (structured outputs). "
+        "With --server, write the JSON fields to merge into a request to that server instead. Schema "
+        "keywords the grammar leaves out are listed on stderr as a warning.",
     )
     p_grammar.add_argument("-f", "--format", required=True, metavar="NAME", help=fmt_help)
     p_grammar.add_argument("--tools", required=True, metavar="FILE", help=tools_help + " ('-': stdin)")
@@ -909,20 +911,48 @@ def _add_grammar_command(sub: Any, fmt_help: str, tools_help: str) -> None:
         "--dialect", choices=DIALECTS, default="llguidance", help="llguidance (Lark), lark or gbnf (llama.cpp)"
     )
     p_grammar.add_argument(
-        "--tool-choice", choices=TOOL_CHOICES, default="auto", help="auto: text and maybe calls; required: a call"
+        "--server",
+        choices=SERVERS,
+        help="write the request fields for this server (JSON) instead of the grammar; --dialect is not used",
+    )
+    p_grammar.add_argument(
+        "--tool-choice",
+        default="auto",
+        metavar="CHOICE",
+        help="auto: text and maybe calls; required: a call; none: text only; or a tool's name: calls of it alone",
     )
     p_grammar.add_argument("--no-parallel", action="store_true", help="at most one call")
     p_grammar.set_defaults(handler=_cmd_grammar)
 
 
 def _cmd_grammar(args: argparse.Namespace) -> int:
+    import warnings
+
+    from codec.export import TOOL_CHOICES, GrammarWarning
+
     fmt = get_format(args.format)
     tools = _load_tools(args.tools)
-    try:
-        text = fmt.grammar(tools, tool_choice=args.tool_choice, parallel=not args.no_parallel, dialect=args.dialect)
-    except ValueError as exc:  # tool_choice="required" with no tools, a tool declared twice
-        raise CLIError(f"{args.tools}: {exc}") from None
-    _write(text)
+    choice: Any = args.tool_choice
+    if choice not in TOOL_CHOICES:  # a tool's name: OpenAI's named form
+        choice = {"type": "function", "function": {"name": choice}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GrammarWarning)
+        try:
+            if args.server is None:
+                text = fmt.grammar(tools, tool_choice=choice, parallel=not args.no_parallel, dialect=args.dialect)
+            else:
+                fields = fmt.request_fields(
+                    tools, server=args.server, tool_choice=choice, parallel=not args.no_parallel
+                )
+                text = json.dumps(fields, indent=2, ensure_ascii=False) + "\n"
+        except ValueError as exc:  # tool_choice="required" with no tools, a tool declared twice, an unknown name
+            raise CLIError(f"{args.tools}: {exc}") from None
+    for warning in caught:
+        if issubclass(warning.category, GrammarWarning):
+            print(f"warning: {warning.message}", file=sys.stderr)
+        else:  # not codec's: as Python would show it
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    _write(text, is_json=args.server is not None)
     return 0
 
 

@@ -5,10 +5,15 @@ their parameter names, required parameters required, and each value constrained 
 parameter's JSON schema in the format's own notation. It is printed in one of three dialects:
 
 * ``"llguidance"``: llguidance's Lark dialect (vLLM and SGLang with the guidance backend;
-  xgrammar's ``Grammar.from_lark`` reads the same text). Markers that are special tokens in the
-  model's tokenizer (Gemma 4's ``<|tool_call>``, ``<|"|>``...) are written as tokens.
+  xgrammar's ``Grammar.from_lark`` refuses it: it takes no terminal intersection). Markers that
+  are special tokens in the model's tokenizer (Gemma 4's ``<|tool_call>``, ``<|"|>``...) are
+  written as tokens.
 * ``"lark"``: the ``lark`` package's dialect, for ``Lark(text, parser="lalr")``.
-* ``"gbnf"``: llama.cpp's GBNF (also xgrammar's ``Grammar.from_ebnf``).
+* ``"gbnf"``: llama.cpp's GBNF (also xgrammar's ``Grammar.from_ebnf``, and what
+  :func:`request_fields` sends to every server).
+
+:func:`structural_tag` wraps the same calls in xgrammar's structural tag, and
+:func:`request_fields` in the fields of a server's request.
 
 A grammar is built once, as a small tree of expressions (:class:`Lit`, :class:`Term`,
 :class:`Text`, :class:`Head`, :class:`Seq`...), and printed per dialect. Each format module
@@ -37,14 +42,21 @@ may be left out. The stop token that ends the reply (``<|im_end|>``, ``<turn|>``
 JSON-schema keywords used: ``type`` (a name or a list), ``nullable``, ``enum``, ``const``,
 ``properties``, ``required``, ``additionalProperties`` (a schema for objects without
 ``properties``), ``items``, ``anyOf``/``oneOf`` (both read as "one of these"), ``allOf`` with one
-entry. A schema without a usable type allows any value; an object with ``properties`` allows
-only those; a tool without ``parameters`` takes no arguments. Length, range, pattern and format
-keywords are not constrained.
+entry; ``pattern`` for strings written as JSON (:func:`pattern_regex` reads the subset every
+dialect can print), ``minItems``/``maxItems`` up to :data:`MAX_ITEMS`, an integer's bounds over at
+most :data:`MAX_RANGE` values or a lone minimum of 0 or 1. A schema without a usable type allows
+any value; an object with ``properties`` allows only those; a tool without ``parameters`` takes no
+arguments. Every other keyword, and those above where a notation cannot hold them, is left out
+and reported: :func:`schema_gaps` lists them with their place, and the public functions give one
+:class:`GrammarWarning` per call.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -57,8 +69,20 @@ if TYPE_CHECKING:
     from codec.format import Format
 
 DIALECTS = ("llguidance", "lark", "gbnf")
-TOOL_CHOICES = ("auto", "required")
+#: The string forms of ``tool_choice``; OpenAI's named form ``{"type": "function", "function":
+#: {"name": NAME}}`` is taken too.
+TOOL_CHOICES = ("auto", "required", "none")
+SERVERS = ("vllm", "sglang", "llama.cpp")
 MAX_CHAR = 0x10FFFF
+#: Integer ranges written out value by value (``minimum``..``maximum``) up to this many values.
+MAX_RANGE = 256
+#: ``minItems``/``maxItems`` written out item by item up to this count.
+MAX_ITEMS = 64
+
+
+class GrammarWarning(UserWarning):
+    """A grammar allows more than the tools' schemas: the keywords it leaves out, and where."""
+
 
 # ---------------------------------------------------------------------------- regular expressions
 # The portable subset every dialect can print: character sets, sequences, alternatives, repeats.
@@ -159,6 +183,246 @@ def plus(item: Regex) -> RRep:
 
 def optional(item: Regex | str) -> RRep:
     return RRep(literal(item) if isinstance(item, str) else item, 0, 1)
+
+
+# ---------------------------------------------------------------------------- JSON-schema patterns
+# A ``pattern`` (ECMA-262 syntax, matched anywhere in the string unless anchored) read into the
+# portable subset above: literals, classes, ``.``, groups, ``|`` and the repeats. Lookaround,
+# backreferences, word boundaries and anchors inside the pattern are no regular language of
+# this subset: such a pattern is left out (and reported).
+
+_LINE_ENDS = charset("\n\r\u2028\u2029")
+_CLASS_ESCAPES = {
+    "d": DIGIT,
+    "w": WORD,
+    "s": charset(" \t\n\r\x0b\x0c\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"),
+}
+_CHAR_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "f": "\x0c", "v": "\x0b", "0": "\x00"}
+
+
+class _Unsupported(Exception):
+    """A pattern outside the portable subset."""
+
+
+def _union(*sets: Chars) -> Chars:
+    return Chars(_merge(r for chars in sets for r in chars.ranges))
+
+
+class _PatternReader:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.i = 0
+
+    def peek(self) -> str:
+        return self.text[self.i] if self.i < len(self.text) else ""
+
+    def take(self) -> str:
+        char = self.peek()
+        if not char:
+            raise _Unsupported("unexpected end")
+        self.i += 1
+        return char
+
+    def alternatives(self) -> Regex:
+        options = [self.sequence()]
+        while self.peek() == "|":
+            self.i += 1
+            options.append(self.sequence())
+        return options[0] if len(options) == 1 else RAlt(tuple(options))
+
+    def sequence(self) -> Regex:
+        items: list[Regex] = []
+        while self.peek() not in ("", "|", ")"):
+            items.append(self.repeated(self.atom()))
+        return items[0] if len(items) == 1 else RSeq(tuple(items))
+
+    def repeated(self, item: Regex) -> Regex:
+        char = self.peek()
+        if char in ("*", "+", "?"):
+            self.i += 1
+            low, high = {"*": (0, None), "+": (1, None), "?": (0, 1)}[char]
+        elif char == "{" and re.match(r"\{\d+(,\d*)?\}", self.text[self.i :]):
+            match = re.match(r"\{(\d+)(,(\d*))?\}", self.text[self.i :])
+            assert match is not None
+            self.i += match.end()
+            low = int(match.group(1))
+            high = low if match.group(2) is None else (int(match.group(3)) if match.group(3) else None)
+            if (high is not None and high < low) or low > MAX_ITEMS or (high or 0) > MAX_ITEMS:
+                raise _Unsupported("repeat count")
+        else:
+            return item
+        if self.peek() == "?":  # lazy: the same language
+            self.i += 1
+        return RRep(item, low, high)
+
+    def atom(self) -> Regex:
+        char = self.take()
+        if char == "(":
+            if self.text.startswith("?:", self.i):
+                self.i += 2
+            elif self.peek() == "?":
+                raise _Unsupported("lookaround or named group")
+            inner = self.alternatives()
+            if self.take() != ")":
+                raise _Unsupported("unbalanced group")
+            return inner
+        if char == "[":
+            return self.char_class()
+        if char == ".":
+            return _complement(_LINE_ENDS.ranges)
+        if char == "\\":
+            return self.escape(in_class=False)
+        if char in "^$":
+            raise _Unsupported("anchor inside the pattern")
+        if char in "*+?{)":
+            raise _Unsupported("quantifier without an item")
+        return literal(char)
+
+    def escape(self, *, in_class: bool) -> Chars:
+        char = self.take()
+        if char.lower() in _CLASS_ESCAPES:
+            chars = _CLASS_ESCAPES[char.lower()]
+            return _complement(chars.ranges) if char.isupper() else chars
+        if char in _CHAR_ESCAPES and not (char == "0" and self.peek().isdigit()):
+            return charset(_CHAR_ESCAPES[char])
+        if char in "xu":
+            size = 2 if char == "x" else 4
+            digits = self.text[self.i : self.i + size]
+            if len(digits) != size or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                raise _Unsupported("bad escape")
+            self.i += size
+            code = int(digits, 16)
+            return Chars(((code, code),))
+        if char.isalnum() and not (in_class and char == "b"):
+            raise _Unsupported(f"escape \\{char}")  # \b, \B, backreferences, \p{...}
+        if in_class and char == "b":
+            return charset("\b")
+        return Chars(((ord(char), ord(char)),))
+
+    def class_item(self) -> Chars:
+        char = self.take()
+        return self.escape(in_class=True) if char == "\\" else Chars(((ord(char), ord(char)),))
+
+    def char_class(self) -> Chars:
+        negate = self.peek() == "^"
+        if negate:
+            self.i += 1
+        parts: list[Chars] = []
+        first = True
+        while first or self.peek() != "]":
+            first = False
+            low = self.class_item()
+            if self.peek() == "-" and self.text[self.i + 1 : self.i + 2] not in ("]", ""):
+                self.i += 1
+                high = self.class_item()
+                if len(low.ranges) != 1 or len(high.ranges) != 1 or low.ranges[0][0] != low.ranges[0][1]:
+                    raise _Unsupported("class range of a class")
+                if high.ranges[0][0] < low.ranges[0][0]:
+                    raise _Unsupported("reversed class range")
+                parts.append(Chars(((low.ranges[0][0], high.ranges[0][1]),)))
+            else:
+                parts.append(low)
+        self.take()  # "]"
+        chars = _union(*parts)
+        return _complement(chars.ranges) if negate else chars
+
+
+def pattern_regex(pattern: str) -> Regex | None:
+    """A JSON-schema ``pattern`` as a regex of the whole string; None if it is outside the subset."""
+    text = pattern
+    start = text.startswith("^")
+    end = text.endswith("$") and not text.endswith("\\$")
+    body = text[1 if start else 0 : len(text) - 1 if end else len(text)]
+    reader = _PatternReader(body)
+    try:
+        rx = reader.alternatives()
+        if reader.i != len(body):
+            return None
+    except _Unsupported:
+        return None
+    return rseq(*([] if start else [star(ANY)]), rx, *([] if end else [star(ANY)]))
+
+
+def string_pattern(schema: Mapping[str, Any]) -> Regex | None:
+    """The regex of the strings ``schema``'s ``pattern`` allows; None without one, or if it cannot be written."""
+    pattern = schema.get("pattern")
+    return pattern_regex(pattern) if isinstance(pattern, str) else None
+
+
+def _json_chars(rx: Regex) -> Regex:
+    """``rx`` over the characters of a JSON string's text: quotes, backslashes and controls escaped."""
+    if isinstance(rx, Chars):
+        escaped = [code for lo, hi in rx.ranges for code in range(max(lo, 0), min(hi, 0x1F) + 1)]
+        escaped += [code for code in (ord('"'), ord("\\")) if code in rx]
+        allowed = charset('"\\\x00-\x1f', negate=True)
+        plain = [
+            (max(lo, a), min(hi, b)) for lo, hi in rx.ranges for a, b in allowed.ranges if max(lo, a) <= min(hi, b)
+        ]
+        options: list[Regex] = [Chars(_merge(plain))] if plain else []
+        options += [literal(json.dumps(chr(code))[1:-1]) for code in sorted(escaped)]
+        if not options:
+            raise _Unsupported("no character")
+        return options[0] if len(options) == 1 else RAlt(tuple(options))
+    if isinstance(rx, RSeq):
+        return RSeq(tuple(_json_chars(item) for item in rx.items))
+    if isinstance(rx, RAlt):
+        return RAlt(tuple(_json_chars(option) for option in rx.options))
+    return RRep(_json_chars(rx.item), rx.low, rx.high)
+
+
+def json_string_regex(pattern: Regex) -> Regex:
+    """A JSON string literal (quotes included) whose value is a match of ``pattern``."""
+    return rseq('"', _json_chars(pattern), '"')
+
+
+def _integral(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not value.is_integer():
+        return None
+    return int(value)
+
+
+def _bounds(schema: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """An integer schema's inclusive bounds (``minimum``, ``exclusiveMinimum``...), rounded inward."""
+    low = high = None
+    for key, floor in (("minimum", True), ("exclusiveMinimum", True), ("maximum", False), ("exclusiveMaximum", False)):
+        value = schema.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        bound = math.ceil(value) if floor else math.floor(value)
+        if key.startswith("exclusive") and bound == value:
+            bound += 1 if floor else -1
+        if floor:
+            low = bound if low is None else max(low, bound)
+        else:
+            high = bound if high is None else min(high, bound)
+    return low, high
+
+
+def integer_range(schema: Mapping[str, Any]) -> tuple[int, int] | None:
+    """``(low, high)`` when an integer schema bounds both ends of a range of at most MAX_RANGE values."""
+    low, high = _bounds(schema)
+    if low is None or high is None or not 0 <= high - low < MAX_RANGE:
+        return None
+    return low, high
+
+
+def integer_floor(schema: Mapping[str, Any]) -> int | None:
+    """0 or 1 when an integer schema's only bound is that minimum (the naturals, the positive integers)."""
+    low, high = _bounds(schema)
+    return low if high is None and low in (0, 1) else None
+
+
+def item_counts(schema: Mapping[str, Any]) -> tuple[int, int | None]:
+    """An array schema's ``minItems``/``maxItems`` when the grammar can write them out, else ``(0, None)``."""
+    low = _integral(schema.get("minItems", 0))
+    high = _integral(schema["maxItems"]) if "maxItems" in schema else None
+    if low is None or low < 0 or ("maxItems" in schema and high is None):
+        return 0, None
+    if low > MAX_ITEMS or (high is not None and (high < low or high > MAX_ITEMS)):
+        return 0, None
+    return low, high
 
 
 # ---------------------------------------------------------------------------- grammar expressions
@@ -285,7 +549,11 @@ class GrammarBuilder:
         self.rules: dict[str, Expr] = {}
         self._texts: dict[tuple[Any, ...], Text] = {}
         self._heads: dict[tuple[Text, str], Head] = {}
+        self._terms: dict[Regex, Term] = {}
         self._counts: dict[str, int] = {}
+        #: (id of a schema, what) for the schema constraints this grammar expresses ("pattern",
+        #: "range", "items"): what :func:`schema_gaps` does not report.
+        self.expressed: set[tuple[int, str]] = set()
 
     def name(self, hint: str) -> str:
         base = "".join(c if c.isalnum() else "_" for c in hint.lower()).strip("_") or "r"
@@ -317,6 +585,12 @@ class GrammarBuilder:
             self._texts[key] = Text(self.name("TEXT").upper(), *key)
         return self._texts[key]
 
+    def term(self, hint: str, regex: Regex) -> Term:
+        """A lexeme for ``regex``, named after ``hint`` (one per distinct regex)."""
+        if regex not in self._terms:
+            self._terms[regex] = Term(self.name(hint).upper(), regex)
+        return self._terms[regex]
+
     def head(self, text: Text, end: str) -> Head:
         if (text, end) not in self._heads:
             self._heads[text, end] = Head(self.name(text.name + "_END").upper(), text, end)
@@ -340,7 +614,8 @@ STRING = Term(
         '"',
     ),
 )
-_UNSIGNED = ralt("0", rseq(charset("1-9"), star(DIGIT)))
+_POSITIVE = rseq(charset("1-9"), star(DIGIT))
+_UNSIGNED = ralt("0", _POSITIVE)
 INTEGER = Term("INTEGER", rseq(optional("-"), _UNSIGNED))
 NUMBER = Term(
     "NUMBER",
@@ -446,8 +721,25 @@ class JsonValues:
 
     def typed(self, schema: Mapping[str, Any], kind: str) -> Expr:
         if kind == "string":
+            pattern = string_pattern(schema)
+            # Only where strings are JSON: a notation with strings of its own leaves the pattern out.
+            if pattern is not None and type(self).string is JsonValues.string:
+                try:
+                    term = self.b.term("PATTERN", json_string_regex(pattern))
+                except _Unsupported:  # a class no character matches: left out, reported
+                    return self.string()
+                self.b.expressed.add((id(schema), "pattern"))
+                return term
             return self.string()
         if kind == "integer":
+            bounds = integer_range(schema)
+            if bounds is not None:
+                self.b.expressed.add((id(schema), "range"))
+                return alt(*(Lit(str(n)) for n in range(bounds[0], bounds[1] + 1)))
+            if integer_floor(schema) is not None:
+                self.b.expressed.add((id(schema), "range"))
+                floor = integer_floor(schema)
+                return self.b.term("NATURAL" if floor == 0 else "POSITIVE", _UNSIGNED if floor == 0 else _POSITIVE)
             return self.integer()
         if kind == "number":
             return self.number()
@@ -456,14 +748,27 @@ class JsonValues:
         if kind == "null":
             return Lit(self.null)
         if kind == "array":
-            return self.array(self.value(schema["items"]) if "items" in schema else self.any())
+            low, high = item_counts(schema)
+            if (low, high) != (0, None):
+                self.b.expressed.add((id(schema), "items"))
+            return self.array(self.value(schema["items"]) if "items" in schema else self.any(), low, high)
         if kind == "object":
             return self.object(schema)
         return self.any()
 
-    def array(self, item: Expr) -> Expr:
-        items = seq(item, many(seq(self.item_separator, item)))
-        return seq(self.array_open, maybe(items), self.array_close)
+    def array(self, item: Expr, low: int = 0, high: int | None = None) -> Expr:
+        """An array of ``item``, from ``low`` to ``high`` items (None: no upper bound)."""
+        after = seq(self.item_separator, item)
+        if high is None:
+            rest: Expr = many(after)
+        else:
+            rest = EMPTY
+            for _ in range(high - max(low, 1)):
+                rest = maybe(seq(after, rest))
+        items = seq(item, *([after] * (max(low, 1) - 1)), rest)
+        if high == 0:
+            return seq(self.array_open, self.array_close)
+        return seq(self.array_open, items if low > 0 else maybe(items), self.array_close)
 
     def object(self, schema: Mapping[str, Any]) -> Expr:
         """An object: the declared properties in order (required ones required), else free keys."""
@@ -545,8 +850,11 @@ WHITESPACE = Term("WS", plus(charset(" \t\r\n")))
 
 
 def frame(b: GrammarBuilder, calls: CallSyntax, *, tool_choice: str, parallel: bool) -> None:
-    """Add the ``start`` rule: reasoning, free text and the calls, as ``tool_choice`` and ``parallel`` say."""
-    rest = seq(many(calls.more) if parallel else EMPTY, calls.tail)
+    """Add the ``start`` rule: reasoning, free text and the calls, as ``tool_choice`` and ``parallel`` say.
+
+    ``tool_choice`` is ``"auto"`` or ``"required"`` (``"none"`` is ``"auto"`` with no calls).
+    """
+    rest = _rest(calls, parallel)
     reasoning = _reasoning(b, calls.reasoning)
     if tool_choice == "required":
         first = alt(*(seq(Marker(trigger), body) for trigger, body in calls.triggers))
@@ -565,6 +873,20 @@ def frame(b: GrammarBuilder, calls: CallSyntax, *, tool_choice: str, parallel: b
         b.rules["start"] = content(())
     else:
         b.rules["start"] = alt(seq(reasoning, content(())), content((calls.reasoning.open,)))
+
+
+def _rest(calls: CallSyntax, parallel: bool) -> Expr:
+    return seq(many(calls.more) if parallel else EMPTY, calls.tail)
+
+
+def calls_frame(b: GrammarBuilder, calls: CallSyntax, *, parallel: bool, after: str | None = None) -> None:
+    """Add a ``start`` rule of the calls alone: from a trigger on (a lazy grammar, which a server
+    starts at the trigger), or, with ``after``, what follows that trigger (a structural tag's content)."""
+    rest = _rest(calls, parallel)
+    if after is None:
+        b.rules["start"] = seq(alt(*(seq(Marker(trigger), body) for trigger, body in calls.triggers)), rest)
+    else:
+        b.rules["start"] = seq(next(body for trigger, body in calls.triggers if trigger == after), rest)
 
 
 def _reasoning(b: GrammarBuilder, reasoning: Reasoning | None) -> Expr:
@@ -590,28 +912,281 @@ def check_tools(tools: Any) -> list[dict[str, Any]]:
     return prepared
 
 
+def choose_tools(tool_choice: Any, tools: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """``tool_choice`` read as ``("auto" | "required" | "none", the tools a call may use)``.
+
+    OpenAI's named form ``{"type": "function", "function": {"name": NAME}}`` is ``"required"``
+    with that tool alone; ``"none"`` leaves no tool to call.
+    """
+    if isinstance(tool_choice, str):
+        if tool_choice not in TOOL_CHOICES:
+            raise ValueError(
+                f"unknown tool_choice {tool_choice!r}; choose one of: {', '.join(TOOL_CHOICES)}, or "
+                '{"type": "function", "function": {"name": NAME}}'
+            )
+        if tool_choice == "required" and not tools:
+            raise ValueError('tool_choice="required" needs at least one tool')
+        return tool_choice, [] if tool_choice == "none" else tools
+    function = tool_choice.get("function") if isinstance(tool_choice, Mapping) else None
+    name = function.get("name") if isinstance(function, Mapping) else None
+    if not isinstance(tool_choice, Mapping) or tool_choice.get("type") != "function" or not isinstance(name, str):
+        raise ValueError(
+            f"unknown tool_choice {tool_choice!r}; a named tool_choice is "
+            '{"type": "function", "function": {"name": NAME}}'
+        )
+    chosen = [tool for tool in tools if tool_name(tool) == name]
+    if not chosen:
+        declared = ", ".join(repr(tool_name(t)) for t in tools) or "none"
+        raise ValueError(f"tool_choice names {name!r}, which is not a declared tool (declared: {declared})")
+    return "required", chosen
+
+
+def _choice_title(tool_choice: Any) -> str:
+    return tool_choice if isinstance(tool_choice, str) else f"function {tool_choice['function']['name']}"
+
+
+# ---------------------------------------------------------------------------- what a grammar leaves out
+
+#: Schema keywords no grammar here expresses.
+LEFT_OUT = (
+    "format", "minLength", "maxLength", "multipleOf", "minProperties", "maxProperties", "uniqueItems",
+    "$ref", "not", "if", "then", "else", "patternProperties", "propertyNames", "prefixItems", "contains",
+    "minContains", "maxContains", "dependentRequired", "dependentSchemas", "unevaluatedProperties",
+    "unevaluatedItems",
+)  # fmt: skip
+#: Keywords expressed in some cases, by what :class:`JsonValues` notes in ``GrammarBuilder.expressed``.
+_SOMETIMES = {
+    "pattern": "pattern",
+    "minimum": "range", "maximum": "range", "exclusiveMinimum": "range", "exclusiveMaximum": "range",
+    "minItems": "items", "maxItems": "items",
+}  # fmt: skip
+
+
+def schema_gaps(b: GrammarBuilder, tools: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(where, keyword)`` for each schema keyword of ``tools`` the grammar built in ``b`` leaves out.
+
+    ``where`` is the tool's name and the path to the value (``get_weather.days``, ``f.tags[]``).
+    A schema with ``enum`` or ``const`` is its values, whatever else it says.
+    """
+    gaps: list[tuple[str, str]] = []
+
+    def walk(schema: Any, where: str) -> None:
+        if not isinstance(schema, Mapping):
+            return
+        if "enum" not in schema and "const" not in schema:
+            for key in schema:
+                if key in LEFT_OUT or (key in _SOMETIMES and (id(schema), _SOMETIMES[key]) not in b.expressed):
+                    gaps.append((where, key))
+            all_of = schema.get("allOf")
+            if isinstance(all_of, list) and len(all_of) > 1:
+                gaps.append((where, "allOf"))
+        props = schema.get("properties")
+        if isinstance(props, Mapping):
+            for name, sub in props.items():
+                walk(sub, f"{where}.{name}")
+        if isinstance(schema.get("items"), Mapping):
+            walk(schema["items"], where + "[]")
+        if isinstance(schema.get("additionalProperties"), Mapping):
+            walk(schema["additionalProperties"], where + ".*")
+        for key in ("anyOf", "oneOf", "allOf"):
+            if isinstance(schema.get(key), list):
+                for sub in schema[key]:
+                    walk(sub, where)
+
+    for tool in tools:
+        walk(tool_parameters(tool), str(tool_name(tool)))
+    return list(dict.fromkeys(gaps))
+
+
+def warn_gaps(fmt: Format, gaps: Sequence[tuple[str, str]], *, stacklevel: int) -> None:
+    """One :class:`GrammarWarning` listing ``gaps`` (nothing when there are none)."""
+    if not gaps:
+        return
+    by_place: dict[str, list[str]] = {}
+    for where, keyword in gaps:
+        by_place.setdefault(where, []).append(keyword)
+    listed = "; ".join(f"{where}: {', '.join(keywords)}" for where, keywords in by_place.items())
+    message = f"the {fmt.name} grammar does not constrain these schema keywords (values may break them): {listed}"
+    warnings.warn(message, GrammarWarning, stacklevel=stacklevel + 1)
+
+
+# ---------------------------------------------------------------------------- grammars
+
+
 def build(
-    fmt: Format, tools: Any, *, tool_choice: str = "auto", parallel: bool = True, dialect: str = "llguidance"
+    fmt: Format, tools: Any, *, tool_choice: Any = "auto", parallel: bool = True, dialect: str = "llguidance"
 ) -> str:
     """The grammar text of ``fmt``'s replies for ``tools`` (see :meth:`codec.Format.grammar`)."""
+    text, gaps = grammar_text(fmt, tools, tool_choice=tool_choice, parallel=parallel, dialect=dialect)
+    warn_gaps(fmt, gaps, stacklevel=3)
+    return text
+
+
+def grammar_text(
+    fmt: Format,
+    tools: Any,
+    *,
+    tool_choice: Any = "auto",
+    parallel: bool = True,
+    dialect: str = "llguidance",
+    calls_only: bool = False,
+    after: str | None = None,
+) -> tuple[str, list[tuple[str, str]]]:
+    """The grammar text and the schema keywords it leaves out (:func:`schema_gaps`).
+
+    ``calls_only``: the calls alone, from a trigger on (:func:`calls_frame`); ``after``: what
+    follows that trigger.
+    """
     if dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}; choose one of: {', '.join(DIALECTS)}")
-    if tool_choice not in TOOL_CHOICES:
-        raise ValueError(f"unknown tool_choice {tool_choice!r}; choose one of: {', '.join(TOOL_CHOICES)}")
-    prepared = check_tools(tools)
-    if tool_choice == "required" and not prepared:
-        raise ValueError('tool_choice="required" needs at least one tool')
-    b, calls = call_syntax(fmt, prepared)
-    if not prepared:  # no call can be made: free text (and reasoning) only
+    mode, chosen = choose_tools(tool_choice, check_tools(tools))
+    b, calls = call_syntax(fmt, chosen)
+    if not chosen:  # no call can be made: free text (and reasoning) only
         calls = replace(calls, triggers=(), more=EMPTY, tail=EMPTY)
-    frame(b, calls, tool_choice=tool_choice, parallel=parallel)
-    return print_grammar(b, dialect, title=f"{fmt.name} replies, tool_choice={tool_choice}, parallel={parallel}")
+    if calls_only or after is not None:
+        calls_frame(b, calls, parallel=parallel, after=after)
+        what = f"calls after {after!r}" if after is not None else "calls"
+    else:
+        frame(b, calls, tool_choice="auto" if mode == "none" else mode, parallel=parallel)
+        what = "replies"
+    title = f"{fmt.name} {what}, tool_choice={_choice_title(tool_choice)}, parallel={parallel}"
+    return print_grammar(b, dialect, title=title), schema_gaps(b, chosen)
 
 
 def call_syntax(fmt: Format, tools: list[dict[str, Any]]) -> tuple[GrammarBuilder, CallSyntax]:
     """``fmt``'s calls for these (checked) tools, and the builder holding their rules."""
     b = GrammarBuilder(fmt.grammar_special_tokens)
     return b, fmt.functions.grammar_calls(b, tools)
+
+
+# ---------------------------------------------------------------------------- servers
+# xgrammar's structural tag, as xgrammar 0.2.9 reads it (``xgrammar/structural_tag.py``): the tree
+# ``{"type": "structural_tag", "format": {...}}`` with ``triggered_tags``, ``tag``, ``json_schema``
+# (``style`` ``"json"`` or ``"qwen_xml"``), ``grammar`` (EBNF, which codec's GBNF is), ``any_text``,
+# ``sequence``, ``optional`` and ``regex`` formats.
+
+
+def _content_style(fmt: Format) -> str | None:
+    """The ``json_schema`` style xgrammar writes ``fmt``'s arguments in, or None (codec's grammar then)."""
+    from codec.formats import hermes, qwen3_coder
+
+    if fmt.functions.grammar_calls is hermes.grammar_calls:
+        return "json"
+    if fmt.functions.grammar_calls is qwen3_coder.grammar_calls:
+        return "qwen_xml"
+    return None  # Gemma 4's sorted keys, str() values, Python-style calls: codec's own grammar
+
+
+def standard_schema(schema: Any) -> Any:
+    """``schema`` in JSON Schema's own words, for a reader that does not take OpenAPI's ``nullable``
+    (xgrammar): ``nullable: true`` becomes ``"null"`` among the types (or the options, or the enum)."""
+    if isinstance(schema, list):
+        return [standard_schema(item) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {key: standard_schema(value) for key, value in schema.items() if key != "nullable"}
+    if schema.get("nullable") is not True:
+        return out
+    declared = out.get("type")
+    if isinstance(declared, str):
+        out["type"] = [declared, "null"] if declared != "null" else declared
+    elif isinstance(declared, list):
+        out["type"] = declared if "null" in declared else [*declared, "null"]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [*out[key], {"type": "null"}]
+    if isinstance(out.get("enum"), list) and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+def structural_tag(
+    fmt: Format, tools: Any, *, tool_choice: Any = "auto", parallel: bool = True
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """xgrammar's structural tag for ``fmt``'s calls (see :meth:`codec.Format.structural_tag`), and the
+    schema keywords codec's grammar contents leave out (none for ``json_schema`` contents)."""
+    mode, chosen = choose_tools(tool_choice, check_tools(tools))
+    _, calls = call_syntax(fmt, chosen)
+    triggers = [trigger for trigger, _ in calls.triggers] if chosen else []
+    if not chosen:  # text only: codec's grammar, which keeps call openers (and ``[name(``) out of the text
+        text_only, _ = grammar_text(fmt, [], tool_choice="none", dialect="gbnf")
+        return {"type": "structural_tag", "format": {"type": "grammar", "grammar": text_only}}, []
+    style = _content_style(fmt)
+    gaps: list[tuple[str, str]] = []
+    tags: list[dict[str, Any]] = []
+    if style is None:
+        for trigger in triggers:
+            gbnf, found = grammar_text(fmt, chosen, tool_choice=tool_choice, parallel=parallel, dialect="gbnf",
+                                       after=trigger)  # fmt: skip
+            gaps += [gap for gap in found if gap not in gaps]
+            tags.append({"type": "tag", "begin": trigger, "content": {"type": "grammar", "grammar": gbnf}, "end": ""})
+    for tool in chosen if style is not None else ():
+        name = str(tool_name(tool))
+        content = {"type": "json_schema", "json_schema": standard_schema(parameters_schema(tool)), "style": style}
+        if style == "json":
+            begin = f'{triggers[0]}\n{{"name": {json.dumps(name, ensure_ascii=False)}, "arguments": '
+            tags.append({"type": "tag", "begin": begin, "content": content, "end": "}\n</tool_call>"})
+        else:
+            begin, end = f"{triggers[0]}\n<function={name}>\n", "</function>\n</tool_call>"
+            tags.append({"type": "tag", "begin": begin, "content": content, "end": end})
+    calls_format: dict[str, Any] = {
+        "type": "triggered_tags",
+        "triggers": triggers,
+        "tags": tags,
+        "at_least_one": mode == "required",
+        # codec's grammar contents hold every call of the reply: one tag.
+        "stop_after_first": style is None or not parallel,
+    }
+    if mode != "required" or calls.reasoning is None:
+        return {"type": "structural_tag", "format": calls_format}, gaps
+    # With at_least_one, xgrammar takes no text before the first call: a reasoning block may lead.
+    reasoning = calls.reasoning
+    block = {
+        "type": "tag",
+        "begin": reasoning.open + reasoning.open_rest,
+        "content": {"type": "any_text"},
+        "end": reasoning.close,
+    }
+    lead = {"type": "sequence", "elements": [block, {"type": "regex", "pattern": "[ \\t\\r\\n]*"}]}
+    tree = {"type": "sequence", "elements": [{"type": "optional", "content": lead}, calls_format]}
+    return {"type": "structural_tag", "format": tree}, gaps
+
+
+def request_fields(
+    fmt: Format, tools: Any, *, server: str, tool_choice: Any = "auto", parallel: bool = True
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The JSON fields to merge into a request to ``server`` (see :meth:`codec.Format.request_fields`),
+    and the schema keywords the grammar leaves out."""
+    if server not in SERVERS:
+        raise ValueError(f"unknown server {server!r}; choose one of: {', '.join(SERVERS)}")
+    mode, chosen = choose_tools(tool_choice, check_tools(tools))
+    if server != "llama.cpp":
+        gbnf, gaps = grammar_text(fmt, tools, tool_choice=tool_choice, parallel=parallel, dialect="gbnf")
+        # vLLM: StructuredOutputsParams.grammar (vllm/sampling_params.py); its xgrammar backend
+        # compiles GBNF there (compile_grammar), its guidance backend converts it (read at vLLM
+        # commit 0160cf0). SGLang: the ``ebnf`` request field (xgrammar backend, compile_grammar).
+        return ({"structured_outputs": {"grammar": gbnf}} if server == "vllm" else {"ebnf": gbnf}), gaps
+    # llama-server (tools/server, common/common.h at llama.cpp commit 001d906): ``grammar_triggers`` items are
+    # {"type": COMMON_GRAMMAR_TRIGGER_TYPE_*, "value": ...}: 0 token (with "token": id), 1 word,
+    # 2 pattern, 3 full pattern. A word that is one token must be in ``preserved_tokens``.
+    _, calls = call_syntax(fmt, chosen)
+    triggers = [trigger for trigger, _ in calls.triggers] if chosen else []
+    markers = [*triggers, *fmt.grammar_special_tokens]
+    if calls.reasoning is not None:
+        markers += [calls.reasoning.open, calls.reasoning.close]
+    preserved = list(dict.fromkeys(markers))
+    if mode == "auto" and chosen:  # lazy: free until a call opener, then the calls
+        gbnf, gaps = grammar_text(fmt, tools, tool_choice=tool_choice, parallel=parallel, dialect="gbnf",
+                                  calls_only=True)  # fmt: skip
+        fields: dict[str, Any] = {
+            "grammar": gbnf,
+            "grammar_lazy": True,
+            "grammar_triggers": [{"type": 1, "value": trigger} for trigger in triggers],
+            "preserved_tokens": preserved,
+        }
+        return fields, gaps
+    gbnf, gaps = grammar_text(fmt, tools, tool_choice=tool_choice, parallel=parallel, dialect="gbnf")
+    return ({"grammar": gbnf, "preserved_tokens": preserved} if preserved else {"grammar": gbnf}), gaps
 
 
 # ---------------------------------------------------------------------------- printing
@@ -808,8 +1383,19 @@ def _gbnf_class_char(code: int) -> str:
     return f"\\x{code:02X}" if chr(code) in "]\\-^[" else _gbnf_char(code, "")
 
 
+def _hex_safe(atoms: Iterable[str]) -> str:
+    """The printed characters joined, a hex digit after a ``\\xHH`` escape escaped too: xgrammar reads
+    ``\\x`` with every hex digit that follows (``\\x5Cb`` is U+05CB), llama.cpp with two."""
+    out: list[str] = []
+    for atom in atoms:
+        if out and re.search(r"\\x[0-9A-F]{2}$", out[-1]) and len(atom) == 1 and atom in "0123456789abcdefABCDEF":
+            atom = f"\\x{ord(atom):02X}"
+        out.append(atom)
+    return "".join(out)
+
+
 def gbnf_literal(text: str) -> str:
-    return '"' + "".join(_gbnf_char(ord(c), '"\\') for c in text) + '"'
+    return '"' + _hex_safe(_gbnf_char(ord(c), '"\\') for c in text) + '"'
 
 
 def _gbnf_class(chars: Chars) -> str:
@@ -817,7 +1403,12 @@ def _gbnf_class(chars: Chars) -> str:
         return gbnf_literal(chr(chars.ranges[0][0]))
     negate = chars.ranges[-1][1] == MAX_CHAR
     ranges = _complement(chars.ranges).ranges if negate else chars.ranges
-    body = "".join(_gbnf_class_char(lo) + ("" if lo == hi else "-" + _gbnf_class_char(hi)) for lo, hi in ranges)
+    atoms = [
+        atom
+        for lo, hi in ranges
+        for atom in ([_gbnf_class_char(lo)] if lo == hi else [_gbnf_class_char(lo), "-", _gbnf_class_char(hi)])
+    ]
+    body = _hex_safe(atoms)
     return f"[{'^' if negate else ''}{body}]"
 
 

@@ -105,20 +105,63 @@ class Format:
         self,
         tools: Iterable[ToolLike],
         *,
-        tool_choice: str = "auto",
+        tool_choice: str | Mapping[str, Any] = "auto",
         parallel: bool = True,
         dialect: str = "llguidance",
     ) -> str:
         """A grammar of this format's replies that only allows valid calls to ``tools``, for constrained decoding.
 
-        ``tool_choice="auto"``: free text, then optionally calls; ``"required"``: at least one call.
-        ``parallel=False``: at most one call. ``dialect``: ``"llguidance"`` (llguidance's Lark, also
-        xgrammar's ``from_lark``), ``"gbnf"`` (llama.cpp) or ``"lark"`` (the lark package, LALR).
-        See :mod:`codec.export` for what is constrained and how.
+        ``tool_choice="auto"``: free text, then optionally calls; ``"required"``: at least one call;
+        ``"none"``: text (and reasoning) only; OpenAI's ``{"type": "function", "function": {"name":
+        NAME}}``: at least one call, of that tool only. ``parallel=False``: at most one call.
+        ``dialect``: ``"llguidance"`` (llguidance's Lark), ``"gbnf"`` (llama.cpp, also xgrammar's
+        ``from_ebnf``) or ``"lark"`` (the lark package, LALR). Schema keywords the grammar leaves
+        out give one :class:`codec.export.GrammarWarning` naming them and where. See
+        :mod:`codec.export` for what is constrained and how.
         """
         from codec import export
 
         return export.build(self, tools, tool_choice=tool_choice, parallel=parallel, dialect=dialect)
+
+    def structural_tag(
+        self, tools: Iterable[ToolLike], *, tool_choice: str | Mapping[str, Any] = "auto", parallel: bool = True
+    ) -> dict[str, Any]:
+        """xgrammar's structural tag (``{"type": "structural_tag", "format": {...}}``) for this format's calls.
+
+        Free text until a call opener (``triggered_tags``), then a call of a declared tool:
+        ``json_schema`` contents of the tools' parameters where xgrammar writes the format's
+        arguments itself (``hermes``: style ``json``, ``qwen3_coder``: ``qwen_xml``), else a
+        ``grammar`` content holding this format's GBNF calls. ``tool_choice`` and ``parallel`` as in
+        :meth:`grammar`; ``"none"`` is text without a call opener. Schema keywords left out by a
+        ``grammar`` content give a :class:`codec.export.GrammarWarning` (xgrammar reads a
+        ``json_schema`` content's keywords itself).
+        """
+        from codec import export
+
+        tag, gaps = export.structural_tag(self, tools, tool_choice=tool_choice, parallel=parallel)
+        export.warn_gaps(self, gaps, stacklevel=2)
+        return tag
+
+    def request_fields(
+        self,
+        tools: Iterable[ToolLike],
+        *,
+        server: str,
+        tool_choice: str | Mapping[str, Any] = "auto",
+        parallel: bool = True,
+    ) -> dict[str, Any]:
+        """The JSON fields to merge into a request to ``server`` that hold the reply to :meth:`grammar`.
+
+        ``"vllm"``: ``{"structured_outputs": {"grammar": GBNF}}``; ``"sglang"``: ``{"ebnf": GBNF}``;
+        ``"llama.cpp"``: ``grammar`` and ``preserved_tokens`` (the markers a tokenizer may hold as
+        special tokens), and for ``tool_choice="auto"`` a lazy grammar of the calls alone
+        (``grammar_lazy``, ``grammar_triggers`` on each call opener). Warnings as :meth:`grammar`.
+        """
+        from codec import export
+
+        fields, gaps = export.request_fields(self, tools, server=server, tool_choice=tool_choice, parallel=parallel)
+        export.warn_gaps(self, gaps, stacklevel=2)
+        return fields
 
     # ------------------------------------------------------------------ decode
 

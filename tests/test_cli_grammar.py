@@ -54,7 +54,8 @@ def test_tools_from_stdin_in_an_object(capsys: pytest.CaptureFixture[str], monke
     ("argv", "tools", "message"),
     [
         (("--dialect", "ebnf"), None, "invalid choice: 'ebnf'"),
-        (("--tool-choice", "none"), None, "invalid choice: 'none'"),
+        (("--tool-choice", "nope"), None, "'nope', which is not a declared tool"),
+        (("--server", "tgi"), None, "invalid choice: 'tgi'"),
         (("--tool-choice", "required"), [], "at least one tool"),
         ((), [{"type": "function", "function": {"description": "no name"}}], "tools[0].function.name"),
         ((), {"not": "tools"}, 'a "tools" key'),
@@ -83,3 +84,39 @@ def test_runs_as_a_command() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode("utf-8").splitlines()[1].startswith("root ::= ")
+
+
+@pytest.mark.parametrize("fmt", codec.formats())
+@pytest.mark.parametrize("server", ["vllm", "sglang", "llama.cpp"])
+@pytest.mark.parametrize(
+    ("options", "kwargs"),
+    [
+        ((), {}),
+        (("--tool-choice", "required", "--no-parallel"), {"tool_choice": "required", "parallel": False}),
+        (("--tool-choice", "none"), {"tool_choice": "none"}),
+        (("--tool-choice", "search"), {"tool_choice": {"type": "function", "function": {"name": "search"}}}),
+    ],
+)
+def test_server_fields_are_what_the_library_gives(
+    capsys: pytest.CaptureFixture[str], fmt: str, server: str, options: tuple[str, ...], kwargs: dict[str, object]
+) -> None:
+    code, out, err = run(capsys, "grammar", "-f", fmt, "--tools", str(TOOLS), "--server", server, *options)
+    tools = json.loads(TOOLS.read_text(encoding="utf-8"))
+    assert (code, err) == (0, "")
+    assert json.loads(out) == codec.get_format(fmt).request_fields(tools, server=server, **kwargs)  # type: ignore[arg-type]
+
+
+def test_keywords_left_out_are_warning_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    properties = {"day": {"type": "string", "format": "date"}, "n": {"type": "number", "maximum": 3}}
+    tools = [
+        {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": properties}}}
+    ]
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(tools), encoding="utf-8")
+    for extra in ((), ("--server", "llama.cpp")):
+        code, out, err = run(capsys, "grammar", "-f", "hermes", "--tools", str(path), *extra)
+        assert code == 0 and out
+        assert err == (
+            "warning: the hermes grammar does not constrain these schema keywords (values may break them): "
+            "book.day: format; book.n: maximum\n"
+        )

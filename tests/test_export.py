@@ -313,7 +313,10 @@ TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "ob
     ("kwargs", "error", "message"),
     [
         ({"dialect": "ebnf"}, ValueError, "llguidance, lark, gbnf"),
-        ({"tool_choice": "none"}, ValueError, "auto, required"),
+        ({"tool_choice": "any"}, ValueError, "auto, required, none"),
+        ({"tool_choice": {"type": "function", "function": {"name": "g"}}}, ValueError, "'g', which is not a declared"),
+        ({"tool_choice": {"type": "function", "name": "f"}}, ValueError, "a named tool_choice is"),
+        ({"tool_choice": ["f"]}, ValueError, "unknown tool_choice"),
         ({"tool_choice": "required", "tools": []}, ValueError, "at least one tool"),
         ({"tools": [TOOL, TOOL]}, ValueError, "declared twice"),
         ({"tools": [{"type": "function", "function": {"description": "x"}}]}, ValueError, "name"),
