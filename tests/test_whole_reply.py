@@ -24,7 +24,30 @@ from codec.models import ParseResult
 from codec.stream import Stream, read_whole
 
 READERS = [name for name in codec.formats() if codec.get_format(name).syntax().whole is not None]
-_MARKUP = ("call:", "<", ">", "{", "}", "[", "]", "`", '"', "'", "\\", "\n", " ", "\t", "\n\n", ",", ":", "=", "(", ")")
+_MARKUP = (
+    "call:",
+    "<b>",
+    "|",
+    "<",
+    ">",
+    "{",
+    "}",
+    "[",
+    "]",
+    "`",
+    '"',
+    "'",
+    "\\",
+    "\n",
+    " ",
+    "\t",
+    "\n\n",
+    ",",
+    ":",
+    "=",
+    "(",
+    ")",
+)
 
 
 def stream_parse(fmt: codec.Format, text: str, **kwargs: Any) -> ParseResult:

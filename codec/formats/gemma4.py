@@ -843,11 +843,12 @@ def lex_inline_call(text: str, pos: int, final: bool) -> tuple[_Inline, int] | W
 
 
 #: A call's head, and the tokens of its arguments as the template writes them (no blanks): a
-#: ``<|"|>`` string holding no ``<``, a bare key, a JSON number, a literal, punctuation.
+#: ``<|"|>`` string (to the first ``<|"|>``), a bare key, a JSON number, a literal, punctuation.
 _WHOLE_HEAD = re.compile(r"<\|tool_call>call:([A-Za-z_][\w\-.]*)\{")
 _WHOLE_TOKEN = re.compile(
-    r'<\|"\|>([^<]*)<\|"\|>|([A-Za-z_][\w\-.]*):|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)'
-    r"|(true|false|None)|([{}\[\],])"
+    r'<\|"\|>(.*?)<\|"\|>|([A-Za-z_][\w\-.]*):|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)'
+    r"|(true|false|None)|([{}\[\],])",
+    re.DOTALL,
 )
 _LITERALS = {"true": "true", "false": "false", "None": "null"}
 #: The deepest nesting a whole-reply reader takes (well within the grammar's bound).
@@ -860,9 +861,10 @@ def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
     """A whole reply in the template's shape, read at once (see ``Syntax.whole``): an optional
     ``<|channel>thought\n...<channel|>``, prose, then calls one after the other and
     ``<|tool_response>``, or no call and ``<turn|>`` (or neither). Arguments are read only where
-    they are spelled as the template writes them (bare keys, ``<|"|>`` strings without ``<`` or
-    ``call:``, JSON numbers, ``true``/``false``/``None``, no blanks), as JSON with no repeated
-    key; anything else is the grammar's."""
+    they are spelled as the template writes them (bare keys, ``<|"|>`` strings holding neither
+    ``call:`` nor both ``<`` and ``|``, which every marker holds, JSON numbers,
+    ``true``/``false``/``None``, no blanks), as JSON with no repeated key; anything else is the
+    grammar's."""
     lead = leading_reasoning(text, THOUGHT_OPEN, CHANNEL_CLOSE, _WHOLE_MARKUP)
     if lead is None:
         return None
@@ -896,8 +898,9 @@ def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
                     return None  # deep nesting is the grammar's to bound and report
                 out.append(mark)
             elif string is not None:
-                if "call:" in string:  # the grammar may read a call's head there (f(x)call:g)
-                    return None
+                if "call:" in string or ("<" in string and "|" in string):
+                    return None  # the grammar may read a call's head (f(x)call:g) or a marker there
+
                 out.append(json_text(string))
             elif key is not None:
                 out.append(json_text(key) + ":")
