@@ -85,6 +85,11 @@ def parser_class(name: str, *, reasoning: bool) -> Any:
     )
 
 
+def make_parser(cls: Any, req: Any, tokenizer: CharTokenizer | None = None) -> Any:
+    """A parser for one request, made as vLLM's ``OpenAIServingChat._make_parser`` makes it."""
+    return cls(tokenizer or CharTokenizer(), req.tools, chat_template_kwargs=None, model_config=None)
+
+
 @dataclass
 class Streamed:
     """What a client reassembles from the streamed deltas."""
@@ -96,12 +101,12 @@ class Streamed:
 
 
 def stream(
-    name: str, reply: str, tools: Any, sizes: list[int], *, prompt: str = "", reasoning: bool = True
+    name: str, reply: str, tools: Any, sizes: list[int], *, prompt: str = "", reasoning: bool = True, **fields: Any
 ) -> tuple[Streamed, Any]:
     """``reply`` through vLLM's stream processor in chunks of ``sizes`` (cycled), as the server sends it."""
     cls = parser_class(name, reasoning=reasoning)
-    req = request(tools)
-    parser = cls(CharTokenizer(), req.tools)
+    req = request(tools, **fields)
+    parser = make_parser(cls, req)
     processor = ChatStreamProcessor(req, parser, enable_auto_tools=True, parser_cls=cls)
     out, pos, turn = Streamed(), 0, 0
     while pos < len(reply) or turn == 0:
@@ -179,7 +184,7 @@ def test_golden_streamed_like_parse(name: str, case: Any, sizes: list[int]) -> N
 def test_golden_whole_like_parse(name: str, case: Any) -> None:
     cls = parser_class(name, reasoning=True)
     req = request(case.tools)
-    parser = cls(CharTokenizer(), req.tools)
+    parser = make_parser(cls, req)
     parser.set_prompt_token_ids(ids(case.prompt or ""))
     reasoning, content, calls = parser.parse(case.text, req, enable_auto_tools=True)
     want = codec.get_format(name).parse(case.text, tools=case.tools, prompt=case.prompt or "")
@@ -200,7 +205,7 @@ def test_without_a_reasoning_parser_reasoning_is_content(name: str, case: Any) -
     assert [(c["name"], c["arguments"]) for c in out.calls] == (expected_calls(want) if case.tools else [])
     cls = parser_class(name, reasoning=False)
     req = request(case.tools)
-    _, content, calls = cls(CharTokenizer(), req.tools).parse(case.text, req, enable_auto_tools=True)
+    _, content, calls = make_parser(cls, req).parse(case.text, req, enable_auto_tools=True)
     if case.tools:
         assert (content or "").strip() == rewrapped(name, want).strip()
     assert [(c.name, c.arguments) for c in calls or []] == (expected_calls(want) if case.tools else [])
@@ -234,7 +239,7 @@ TIME = {"type": "function", "function": {"name": "get_time", "parameters": {"typ
 def adjusted(name: str, tokenizer: CharTokenizer | None = None, **fields: Any) -> Any:
     cls = parser_class(name, reasoning=True)
     req = request(fields.pop("tools", [WEATHER, TIME]), **fields)
-    return cls(tokenizer or CharTokenizer(), req.tools).adjust_request(req)
+    return make_parser(cls, req, tokenizer).adjust_request(req)
 
 
 @pytest.mark.parametrize("name", FORMATS)
@@ -321,3 +326,122 @@ def test_call_ids_are_random_per_request() -> None:
     second, _ = stream("hermes", reply, [TIME], [4])
     assert first.calls[0]["id"] != second.calls[0]["id"]
     assert json.loads(first.calls[0]["arguments"]) == {}
+
+
+def test_reasoning_tokens_are_counted_up_to_the_closer() -> None:
+    parser = ReasoningParserManager.get_reasoning_parser("codec_hermes")(CharTokenizer())
+    assert parser.count_reasoning_tokens(ids("<think>ab</think>cd")) == len("<think>ab</think>")
+    assert parser.count_reasoning_tokens(ids("plain")) == 0
+
+
+# ---------------------------------------------------------------------------- tool_choice through the serving path
+
+CALL = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+
+
+def test_tool_choice_none_keeps_the_content_and_sends_no_call() -> None:
+    out, _ = stream("hermes", "Hello." + CALL, [TIME], [3], tool_choice="none")
+    assert out.calls == []
+    assert out.content == "Hello."
+
+
+@pytest.mark.parametrize("choice", ["required", {"type": "function", "function": {"name": "get_time"}}])
+def test_forced_calls_are_read_in_the_formats_own_syntax(choice: Any) -> None:
+    # vLLM's own path for these choices reads JSON; codec's parsers read the format's calls.
+    out, _ = stream("hermes", CALL, [WEATHER, TIME], [3], tool_choice=choice)
+    assert [(c["name"], c["arguments"]) for c in out.calls] == [("get_time", "{}")]
+
+
+def _without_end(fmt: codec.Format, reply: str) -> str:
+    """A reply less what ends the turn (the end-of-sequence token the engine stops at, not grammar text)."""
+    for end in (fmt.stop_token, "<|tool_response>"):
+        reply = reply.removesuffix(end or "")
+    return reply
+
+
+def _reply(fmt: codec.Format, name: str, arguments: dict[str, Any]) -> str:
+    call = {"id": "c", "type": "function", "function": {"name": name, "arguments": arguments}}
+    return _without_end(fmt, fmt.render_reply({"role": "assistant", "content": None, "tool_calls": [call]}))
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_requests_grammar_takes_the_calls_it_forces(name: str) -> None:
+    from vllm.sampling_params import SamplingParams
+    from vllm.v1.structured_output.backend_guidance import validate_guidance_grammar
+    from vllm.v1.structured_output.backend_xgrammar import validate_xgrammar_grammar
+    from xgrammar import Grammar
+    from xgrammar.testing import _is_grammar_accept_string as accepts
+
+    fmt = codec.get_format(name)
+    required = adjusted(name, tool_choice="required").structured_outputs
+    named = adjusted(name, tool_choice={"type": "function", "function": {"name": "get_time"}}).structured_outputs
+    for outputs in (required, named):
+        validate_xgrammar_grammar(SamplingParams(structured_outputs=outputs))  # both vLLM backends take it
+        validate_guidance_grammar(SamplingParams(structured_outputs=outputs))
+    weather, time = _reply(fmt, "get_weather", {"city": "Paris"}), _reply(fmt, "get_time", {})
+    assert accepts(Grammar.from_ebnf(required.grammar), weather)
+    assert accepts(Grammar.from_ebnf(required.grammar), time)
+    assert not accepts(Grammar.from_ebnf(required.grammar), "No call, just text.")
+    assert not accepts(Grammar.from_ebnf(required.grammar), _reply(fmt, "get_wether", {"city": "Paris"}))
+    assert accepts(Grammar.from_ebnf(named.grammar), time)
+    assert not accepts(Grammar.from_ebnf(named.grammar), weather)
+
+
+def test_finishing_twice_sends_nothing_and_feeding_after_it_fails() -> None:
+    cls = ToolParserManager.get_tool_parser("codec_hermes")
+    parser = cls(CharTokenizer(), request([TIME]).tools)
+    req = request([TIME])
+    parser.extract_tool_calls_streaming("", "", CALL, [], [], [], req)
+    parser.finish_streaming()
+    assert parser.finish_streaming() is None
+    with pytest.raises(codec.CodecError, match="already finished"):
+        parser.extract_tool_calls_streaming("", "", "more", [], [], [], req)
+
+
+SERVE_CHECK = """
+import argparse, types
+import vllm.plugins
+assert not vllm.plugins.plugins_loaded
+vllm.plugins.load_general_plugins()  # what `vllm serve` does before it reads its arguments
+from vllm.entrypoints.common.cli_args import validate_api_server_args
+def args(tool, reasoning):
+    return argparse.Namespace(enable_auto_tool_choice=True, tool_call_parser=tool,
+        structured_outputs_config=types.SimpleNamespace(reasoning_parser=reasoning))
+validate_api_server_args(args("codec_gemma4", "codec_gemma4"))
+try:
+    validate_api_server_args(args("codec_nope", None))
+except KeyError:
+    print("checked")
+"""
+
+
+def test_serve_takes_the_names_from_the_entry_point_alone() -> None:
+    # A fresh interpreter: the names come only from the installed vllm.general_plugins entry point.
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", SERVE_CHECK], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("checked")
+
+
+HISTORY = "<|im_start|>assistant\n<think>\nold\n</think>\n\nold answer<|im_end|>\n<|im_start|>user\nq<|im_end|>\n"
+PROMPTS = {
+    "fresh turn": "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n",
+    "reasoning in the history": HISTORY + "<|im_start|>assistant\n",
+    "prompt opens reasoning": HISTORY + "<|im_start|>assistant\n<think>\n",
+    "thinking off": HISTORY + "<|im_start|>assistant\n<think>\n\n</think>\n\n",
+}
+
+
+@pytest.mark.parametrize("sizes", [[1], [4], [50]], ids=lambda s: str(s[0]))
+@pytest.mark.parametrize("prompt", list(PROMPTS.values()), ids=list(PROMPTS))
+def test_reasoning_is_reasoning_whatever_the_prompt_holds(prompt: str, sizes: list[int]) -> None:
+    # A prompt whose history closes reasoning makes vLLM skip the reasoning parser: the tool
+    # parser then reads the reply's think block, and still sends it as reasoning.
+    opened = prompt.endswith("<think>\n")
+    reply = ("" if opened else "<think>\n") + "Let me see.\n</think>\n\nSure." + CALL
+    out, _ = stream("qwen3", reply, [TIME], sizes, prompt=prompt)
+    want = codec.get_format("qwen3").parse(reply, tools=[TIME], prompt=prompt)
+    assert (out.reasoning, out.content) == (want.reasoning, want.content) == ("Let me see.", "Sure.")
+    assert [(c["name"], c["arguments"]) for c in out.calls] == [("get_time", "{}")]

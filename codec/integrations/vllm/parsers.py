@@ -44,6 +44,7 @@ from vllm.sampling_params import StructuredOutputsParams
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 from codec import export
+from codec.errors import CodecError
 from codec.format import Format
 from codec.formats import get_format
 from codec.integrations.vllm import REASONING_FORMATS, reasoning_class_name, tool_class_name
@@ -265,7 +266,7 @@ class CodecToolParser(ToolParser):  # type: ignore[misc]  # vLLM is untyped here
     ) -> Any:
         """The ``DeltaMessage`` of what ``delta_text`` completes, or None while the stream holds it back."""
         if self._closed:
-            raise RuntimeError(f"{self.name}: the reply was already finished (finish_streaming)")
+            raise CodecError(f"{self.name}: the reply was already finished (finish_streaming was called)")
         if self._stream is None:
             self._stream = self.format.stream(tools=_request_tools(request), prompt=self._prompt(), call_id=self._ids)
         return self._message(self._stream.feed(delta_text))
@@ -314,7 +315,7 @@ class CodecToolParser(ToolParser):  # type: ignore[misc]  # vLLM is untyped here
 
     def _start_call(self, delta: _Delta, event: ToolCallStart) -> None:
         if event.index != len(self.prev_tool_call_arr):
-            raise RuntimeError(f"{self.name}: call {event.index} started after {len(self.prev_tool_call_arr)} calls")
+            raise CodecError(f"{self.name}: call {event.index} started after {len(self.prev_tool_call_arr)} calls")
         self.prev_tool_call_arr.append({"name": event.name, "arguments": ""})
         self.streamed_args_for_tool.append("")
         self.current_tool_id = event.index
@@ -410,6 +411,10 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
             else:
                 low = middle + 1
         return list(input_ids[low:])
+
+    def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
+        """How many of the reply's ``token_ids`` come before its content: those up to the closer."""
+        return len(token_ids) - len(self.extract_content_ids(list(token_ids)))
 
     def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
         """The prompt, read from its token ids: the stream is then told whether it opened reasoning."""
