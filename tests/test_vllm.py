@@ -445,3 +445,11 @@ def test_reasoning_is_reasoning_whatever_the_prompt_holds(prompt: str, sizes: li
     want = codec.get_format("qwen3").parse(reply, tools=[TIME], prompt=prompt)
     assert (out.reasoning, out.content) == (want.reasoning, want.content) == ("Let me see.", "Sure.")
     assert [(c["name"], c["arguments"]) for c in out.calls] == [("get_time", "{}")]
+
+
+def test_strict_tools_leave_a_requests_own_structured_output(caplog: pytest.LogCaptureFixture) -> None:
+    strict = {**WEATHER, "function": {**WEATHER["function"], "strict": True}}
+    with caplog.at_level(logging.WARNING, logger="codec.integrations.vllm"):
+        req = adjusted("hermes", tools=[strict], tool_choice="auto", response_format={"type": "json_object"})
+    assert req.structured_outputs is None and req.response_format is not None
+    assert "strict tools are not enforced" in caplog.text
