@@ -1,0 +1,593 @@
+"""codec's formats as vLLM ``ToolParser`` and ``ReasoningParser`` classes (this module imports vLLM).
+
+One tool parser class per format (``codec_<format>``) and one reasoning parser per format whose
+replies have a reasoning block. vLLM builds one parser object of each per request; each holds
+one codec :class:`~codec.stream.Stream` for that request and feeds it only ``delta_text``. The
+parsers declare ``engine_based_streaming``, so vLLM's serving layer hands them each chunk once
+and calls ``finish_streaming()`` at the end of the reply, which closes the stream and gives
+what it still held back (the tail of a possible marker, a call that completes only there).
+
+What the adapter does with what vLLM has no field for:
+
+- Reasoning. With ``--reasoning-parser codec_<format>``, the reasoning parser reports the
+  reasoning block as ``reasoning`` and hands the reply's raw text after it to the tool parser.
+  Without a reasoning parser vLLM marks the tool parser ``skip_reasoning_parsing``: reasoning is
+  then content, as everywhere in vLLM, and the tool parser writes the block back as content
+  (the format's opener, the reasoning, its closer), streamed and whole alike. A reasoning block
+  the tool parser still finds after a reasoning parser ran is streamed as ``reasoning``.
+- Damaged calls (an issue of severity ``"damaged"``, :attr:`~codec.models.ParseResult.damaged_indices`):
+  a call's name and arguments are streamed as soon as they are read, and nothing sent is taken
+  back, so a damaged call stays in the reply, whole or streamed alike, and a warning on the
+  ``codec.integrations.vllm`` logger names the call, its tool and the issue kinds.
+- Call ids are vLLM's (``chatcmpl-tool-<random>``), the same for a call streamed and finished.
+- Token ids are not read: codec works on text, and the text is what vLLM decodes from them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from vllm.entrypoints.generate.base.protocol import (
+    DeltaFunctionCall,
+    DeltaMessage,
+    DeltaToolCall,
+    ExtractedToolCallInformation,
+    FunctionCall,
+    ToolCall,
+)
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionNamedToolChoiceParam
+from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
+from vllm.renderers.chat_utils import make_tool_call_id
+from vllm.sampling_params import StructuredOutputsParams
+from vllm.tool_parsers.abstract_tool_parser import ToolParser
+
+from codec import export
+from codec.errors import CodecError
+from codec.format import Format
+from codec.formats import get_format
+from codec.integrations.vllm import REASONING_FORMATS, reasoning_class_name, tool_class_name
+from codec.models import Event, ParseResult, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from codec.stream import Stream
+
+if TYPE_CHECKING:
+    from codec.export import Reasoning
+
+__all__ = ["CodecReasoningParser", "CodecToolParser", "reasoning_markers"]
+
+logger = logging.getLogger("codec.integrations.vllm")
+
+
+# ---------------------------------------------------------------------------- shared pieces
+
+
+def reasoning_markers(fmt: Format) -> Reasoning | None:
+    """The reasoning block of ``fmt``'s replies (opener, text after it, closer), or None without one."""
+    _, calls = export.call_syntax(fmt, [])
+    if calls.reasoning is not None:
+        return calls.reasoning
+    syntax = fmt.syntax()
+    if syntax.reasoning_close is None:
+        return None
+    # A format whose export leaves reasoning out still reads a think block in its replies.
+    return export.Reasoning("<think>", syntax.reasoning_close)
+
+
+def _marker_strings(fmt: Format) -> set[str]:
+    """The fixed markers of ``fmt``'s replies: call openers, reasoning markers, special tokens, stop token."""
+    _, calls = export.call_syntax(fmt, [{"type": "function", "function": {"name": "f", "parameters": {}}}])
+    markers = {trigger for trigger, _ in calls.triggers}
+    markers.update(fmt.grammar_special_tokens)
+    reasoning = reasoning_markers(fmt)
+    if reasoning is not None:
+        markers.update((reasoning.open, reasoning.close))
+    if fmt.stop_token:
+        markers.add(fmt.stop_token)
+    return markers
+
+
+def _markers_are_added_tokens(fmt: Format, tokenizer: Any) -> bool:
+    """Whether one of ``fmt``'s markers is an added token of ``tokenizer``: vLLM's detokenizer drops
+    those when ``skip_special_tokens`` (its default) and they are special, and the parser never sees them."""
+    added = tokenizer.get_added_vocab()
+    return any(marker in added or marker.strip() in added for marker in _marker_strings(fmt))
+
+
+def _request_tools(request: Any) -> list[dict[str, Any]] | None:
+    """The request's tools as plain OpenAI dicts (codec's tools), or None without tools."""
+    tools = getattr(request, "tools", None)
+    if not tools:
+        return None
+    return [tool.model_dump(mode="json", exclude_none=True) for tool in tools]
+
+
+def _arguments_json(call: Any) -> str:
+    """A codec call's arguments as the JSON string OpenAI sends (what its deltas concatenate to)."""
+    arguments: str = call.model_dump(mode="json")["function"]["arguments"]
+    return arguments
+
+
+def _report_damage(parser: str, result: ParseResult) -> None:
+    """A warning per damaged call of ``result`` (and one for damaged text), naming the issue kinds."""
+    for index in sorted(result.damaged_indices):
+        kinds = sorted({i.kind for i in result.issues if i.call_index == index and i.severity == "damaged"})
+        name = result.tool_calls[index].function.name if index < len(result.tool_calls) else "?"
+        logger.warning("%s: tool call %d (%s) is damaged, sent as read: %s", parser, index, name, ", ".join(kinds))
+    lost = sorted({i.kind for i in result.issues if i.call_index is None and i.severity == "damaged"})
+    if lost:
+        logger.warning("%s: the reply's text is damaged (kept as content): %s", parser, ", ".join(lost))
+
+
+class _CallIds:
+    """vLLM's random tool-call ids (``chatcmpl-tool-<random>``), one per call index of a reply."""
+
+    def __init__(self) -> None:
+        self._ids: dict[int, str] = {}
+
+    def __call__(self, index: int) -> str:
+        if index not in self._ids:
+            self._ids[index] = make_tool_call_id()
+        return self._ids[index]
+
+
+class _Delta:
+    """One ``DeltaMessage`` being assembled from codec events, in the order they came."""
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[Any] = []  # DeltaToolCall
+
+    def call(self, index: int) -> Any:
+        """The entry for call ``index``: the last one if it is that call's, else a new one."""
+        if self.calls and self.calls[-1].index == index:
+            return self.calls[-1]
+        entry = DeltaToolCall(index=index, function=DeltaFunctionCall())
+        self.calls.append(entry)
+        return entry
+
+    def message(self) -> Any:
+        """The ``DeltaMessage``, or None when there is nothing to send."""
+        content, reasoning = "".join(self.content), "".join(self.reasoning)
+        if not (content or reasoning or self.calls):
+            return None
+        return DeltaMessage(content=content or None, reasoning=reasoning or None, tool_calls=self.calls)
+
+
+# ---------------------------------------------------------------------------- tool parser
+
+
+class CodecToolParser(ToolParser):  # type: ignore[misc]  # vLLM is untyped here (not installed for mypy)
+    """A vLLM tool parser for one codec format (``format_name``), one codec stream per request.
+
+    ``extract_tool_calls`` parses a whole reply with :meth:`Format.parse`;
+    ``extract_tool_calls_streaming`` feeds each ``delta_text`` to the request's stream and turns
+    its events into a ``DeltaMessage``, keeping ``prev_tool_call_arr`` (name, arguments JSON)
+    and ``streamed_args_for_tool`` (the arguments sent) in step; ``finish_streaming`` closes the
+    stream. ``adjust_request`` keeps the markers in the decoded text and constrains decoding to
+    codec's grammar where the request forces calls.
+    """
+
+    format_name: ClassVar[str] = ""
+    #: vLLM's serving layer feeds only new text and calls finish_streaming() at the end.
+    engine_based_streaming: ClassVar[bool] = True
+    #: vLLM's own required / named path expects JSON calls: this parser reads the format's own.
+    supports_required_and_named: ClassVar[bool] = False
+
+    def __init__(self, tokenizer: Any, tools: list[Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(tokenizer, tools)
+        self.format = get_format(self.format_name)
+        self.name = f"codec_{self.format.name}"
+        #: Set by vLLM's Parser when no reasoning parser is configured: reasoning is then content.
+        self.skip_reasoning_parsing = False
+        self._reasoning = reasoning_markers(self.format)
+        self._stream: Stream | None = None
+        self._closed = False
+        self._ids = _CallIds()
+        self._in_reasoning = False  # a reasoning block is being written back as content
+
+    # -------------------------------------------------------------- request
+
+    def adjust_request(self, request: Any) -> Any:
+        """The request, with ``skip_special_tokens=False`` when the format's markers are added tokens
+        (dropped from the text otherwise), and codec's grammar (GBNF, which vLLM's xgrammar and
+        guidance backends both take) as its structured output for ``tool_choice="required"``, a
+        named tool, or ``"auto"`` with a ``strict`` tool."""
+        if not request.tools or request.tool_choice == "none":
+            return request
+        if _markers_are_added_tokens(self.format, self.model_tokenizer):
+            request.skip_special_tokens = False
+        grammar = self._grammar(request)
+        if grammar is not None:
+            request.structured_outputs = StructuredOutputsParams(grammar=grammar)
+            request.response_format = None
+        return request
+
+    def _grammar(self, request: Any) -> str | None:
+        """codec's grammar for the calls ``request`` forces, or None when it forces none."""
+        tools = _request_tools(request) or []
+        parallel = request.parallel_tool_calls is not False
+        choice = request.tool_choice
+        if isinstance(choice, ChatCompletionNamedToolChoiceParam):
+            named = [tool for tool in tools if tool["function"]["name"] == choice.function.name]
+            return self.format.grammar(named, tool_choice="required", parallel=parallel, dialect="gbnf")
+        if choice == "required":
+            return self.format.grammar(tools, tool_choice="required", parallel=parallel, dialect="gbnf")
+        if any(tool["function"].get("strict") for tool in tools):
+            if getattr(request, "structured_outputs", None) is not None or request.response_format is not None:
+                # The user's own constraint on the text wins over the strict tools: say so.
+                logger.warning("%s: strict tools are not enforced: the request has structured outputs", self.name)
+                return None
+            return self.format.grammar(tools, tool_choice="auto", parallel=parallel, dialect="gbnf")
+        return None
+
+    # -------------------------------------------------------------- whole replies
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> Any:
+        """The calls and content of a whole reply, as :meth:`Format.parse` reads it."""
+        result = self.format.parse(
+            model_output, tools=_request_tools(request), prompt=self._prompt(), call_id=_CallIds()
+        )
+        _report_damage(self.name, result)
+        calls = [
+            ToolCall(
+                id=call.id,
+                type="function",
+                function=FunctionCall(name=call.function.name, arguments=_arguments_json(call)),
+            )
+            for call in result.tool_calls
+        ]
+        content = self._reasoning_as_content(result.reasoning) + result.content
+        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content or None)
+
+    def _reasoning_as_content(self, reasoning: str) -> str:
+        """A reasoning block written back as content (vLLM's convention for reasoning nothing took)."""
+        if not reasoning or self._reasoning is None:
+            return ""
+        return f"{self._reasoning.open}{self._reasoning.open_rest}{reasoning}{self._reasoning.close}"
+
+    def _prompt(self) -> str | None:
+        """What the stream is told of the prompt: after a reasoning parser, that no reasoning is
+        open (the text starts after it); without one, nothing (codec reads it from the reply)."""
+        return None if self.skip_reasoning_parsing else ""
+
+    # -------------------------------------------------------------- streaming
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request: Any,
+    ) -> Any:
+        """The ``DeltaMessage`` of what ``delta_text`` completes, or None while the stream holds it back."""
+        if self._closed:
+            raise CodecError(f"{self.name}: the reply was already finished (finish_streaming was called)")
+        if self._stream is None:
+            self._stream = self.format.stream(tools=_request_tools(request), prompt=self._prompt(), call_id=self._ids)
+        return self._message(self._stream.feed(delta_text))
+
+    def finish_streaming(self) -> Any:
+        """The ``DeltaMessage`` of what the stream still held at the end of the reply (None if nothing);
+        damaged calls are reported here, once the whole reply is read."""
+        if self._stream is None or self._closed:
+            return None
+        self._closed = True
+        message = self._message(self._stream.close(), final=True)
+        _report_damage(self.name, self._stream.result)
+        return message
+
+    def _message(self, events: list[Event], *, final: bool = False) -> Any:
+        delta = _Delta()
+        for event in events:
+            if isinstance(event, ReasoningDelta):
+                if not self.skip_reasoning_parsing:
+                    delta.reasoning.append(event.text)
+                    continue
+                if not self._in_reasoning and self._reasoning is not None:
+                    delta.content.append(self._reasoning.open + self._reasoning.open_rest)
+                    self._in_reasoning = True
+                delta.content.append(event.text)
+                continue
+            self._end_reasoning(delta)
+            if isinstance(event, TextDelta):
+                delta.content.append(event.text)
+            elif isinstance(event, ToolCallStart):
+                self._start_call(delta, event)
+            elif isinstance(event, ToolCallDelta):
+                self._add_arguments(delta, event.index, event.arguments)
+            elif isinstance(event, ToolCallEnd):
+                # The end of a call sends nothing: its arguments are all streamed. vLLM appends
+                # to the last call what prev_tool_call_arr holds beyond streamed_args_for_tool.
+                self.prev_tool_call_arr[event.index]["arguments"] = _arguments_json(event.call)
+        if final:
+            self._end_reasoning(delta)
+        return delta.message()
+
+    def _end_reasoning(self, delta: _Delta) -> None:
+        if self._in_reasoning and self._reasoning is not None:
+            delta.content.append(self._reasoning.close)
+            self._in_reasoning = False
+
+    def _start_call(self, delta: _Delta, event: ToolCallStart) -> None:
+        if event.index != len(self.prev_tool_call_arr):
+            raise CodecError(f"{self.name}: call {event.index} started after {len(self.prev_tool_call_arr)} calls")
+        self.prev_tool_call_arr.append({"name": event.name, "arguments": ""})
+        self.streamed_args_for_tool.append("")
+        self.current_tool_id = event.index
+        self.current_tool_name_sent = True
+        entry = delta.call(event.index)
+        entry.id = event.id
+        entry.type = "function"
+        entry.function.name = event.name
+
+    def _add_arguments(self, delta: _Delta, index: int, arguments: str) -> None:
+        self.streamed_args_for_tool[index] += arguments
+        self.prev_tool_call_arr[index]["arguments"] = self.streamed_args_for_tool[index]
+        entry = delta.call(index)
+        entry.function.arguments = (entry.function.arguments or "") + arguments
+
+
+# ---------------------------------------------------------------------------- reasoning parser
+
+
+class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is untyped here (not installed for mypy)
+    """A vLLM reasoning parser for one codec format (``format_name``): the reply's reasoning block,
+    as codec reads it, streamed as ``reasoning``; the raw text after it goes on to the tool parser.
+
+    Streaming feeds each ``delta_text`` to one codec stream (told the prompt when vLLM gives its
+    token ids) for the reasoning deltas. Reasoning has ended once the closer follows an open
+    block, or once the reply is seen not to open one; ``finish_streaming`` then hands over the
+    raw text after the closer. At the end of a reply that never left reasoning (or whose first
+    other text came only at its end) it gives what the stream read: reasoning, content and calls.
+    """
+
+    format_name: ClassVar[str] = ""
+    engine_based_streaming: ClassVar[bool] = True
+
+    def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(tokenizer, *args, **kwargs)
+        self.format = get_format(self.format_name)
+        self.name = f"codec_{self.format.name}"
+        markers = reasoning_markers(self.format)
+        if markers is None:
+            raise TypeError(f"{self.name}: the format's replies have no reasoning block")
+        self.markers = markers
+        self._prompt: str | None = None
+        self._stream: Stream | None = None
+        self._raw = ""
+        self._open = False  # a reasoning block is open (the prompt's or the reply's)
+        self._ended = False
+        self._handover: str | None = None  # the raw text after reasoning, until finish_streaming takes it
+        self._sent = ""  # the reasoning streamed so far
+        self._ids = _CallIds()
+
+    @property
+    def reasoning_start_str(self) -> str | None:
+        """The format's reasoning opener."""
+        return self.markers.open
+
+    @property
+    def reasoning_end_str(self) -> str | None:
+        """The format's reasoning closer."""
+        return self.markers.close
+
+    def adjust_request(self, request: Any) -> Any:
+        """The request, with ``skip_special_tokens=False`` when the reasoning markers are added tokens."""
+        added = self.model_tokenizer.get_added_vocab()
+        if self.markers.open in added or self.markers.close in added:
+            request.skip_special_tokens = False
+        return request
+
+    # -------------------------------------------------------------- token ids
+
+    def _text(self, ids: Sequence[int]) -> str:
+        return str(self.model_tokenizer.decode(list(ids), skip_special_tokens=False))
+
+    def _closed_in(self, text: str) -> bool:
+        """Whether ``text`` ends outside a reasoning block it holds: a closer after its last opener."""
+        close = text.rfind(self.markers.close)
+        return close >= 0 and close > text.rfind(self.markers.open)
+
+    def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
+        """Whether the text of ``input_ids`` has closed the reasoning it opened (or a prompt opened)."""
+        return self._closed_in(self._text(input_ids))
+
+    def extract_content_ids(self, input_ids: list[int]) -> list[int]:
+        """The ids after the first token that completes the reasoning closer (all of them when the
+        text opens no reasoning block; none while the block is open)."""
+        text = self._text(input_ids)
+        if self.markers.close not in text:
+            return [] if self.markers.open in text else list(input_ids)
+        low, high = 1, len(input_ids)  # the shortest prefix holding the closer: found by bisection
+        while low < high:
+            middle = (low + high) // 2
+            if self.markers.close in self._text(input_ids[:middle]):
+                high = middle
+            else:
+                low = middle + 1
+        return list(input_ids[low:])
+
+    def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
+        """How many of the reply's ``token_ids`` come before its content: those up to the closer."""
+        return len(token_ids) - len(self.extract_content_ids(list(token_ids)))
+
+    def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        """The prompt, read from its token ids: the stream is then told whether it opened reasoning."""
+        self._prompt = self._text(prompt_token_ids)
+
+    def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
+        """Nothing more than :meth:`set_prompt_token_ids` does: the stream reads the prompt itself."""
+        self._prompt = self._text(prompt_token_ids)
+
+    # -------------------------------------------------------------- whole replies
+
+    def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
+        """The reasoning of a whole reply and the raw text after it (the tool parser reads that)."""
+        result = self.format.parse(model_output, prompt=self._prompt, call_id=_CallIds())
+        if not result.reasoning:
+            return None, model_output
+        end = model_output.find(self.markers.close)
+        if end < 0:  # unclosed: the rest starts at a marker the block may not hold (a call), if any
+            found = [i for i in (model_output.find(m) for m in self.markers.forbid_markers) if i >= 0]
+            return result.reasoning, (model_output[min(found) :] if found else None)
+        head = model_output[: end + len(self.markers.close)]
+        return result.reasoning, self._after_block(head, model_output[len(head) :]) or None
+
+    # -------------------------------------------------------------- streaming
+
+    def has_engine_confirmed_reasoning_end(self) -> bool:
+        """Whether the reasoning has ended in what was fed (vLLM then moves on to the tool parser)."""
+        return self._ended
+
+    def extract_reasoning_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+    ) -> Any:
+        """The reasoning ``delta_text`` completes, as a ``DeltaMessage`` (None while held back)."""
+        if self._ended:
+            return DeltaMessage(content=delta_text) if delta_text else None
+        if self._stream is None:
+            self._stream = self.format.stream(prompt=self._prompt, call_id=self._ids)
+            syntax = self.format.syntax()
+            opens = syntax.prompt_opens_reasoning
+            self._open = self._prompt is not None and opens is not None and opens(self._prompt)
+        self._raw += delta_text
+        events = self._stream.feed(delta_text)
+        reasoning = "".join(e.text for e in self._leading_reasoning(events))
+        if reasoning:
+            self._open = True  # reasoning the prompt opened, read so by the stream
+        self._decide(events)
+        if self._ended:
+            reasoning = self._complete_reasoning(reasoning)
+        self._sent += reasoning
+        return DeltaMessage(reasoning=reasoning) if reasoning else None
+
+    def _leading_reasoning(self, events: list[Event]) -> list[ReasoningDelta]:
+        """The reasoning events before the first other one (what follows belongs to the tool parser)."""
+        leading: list[ReasoningDelta] = []
+        for event in events:
+            if not isinstance(event, ReasoningDelta):
+                break
+            leading.append(event)
+        return leading
+
+    def _decide(self, events: list[Event]) -> None:
+        """Whether reasoning has ended, and where the raw text after it starts."""
+        text = self._raw.lstrip()
+        if not self._open and text.startswith(self.markers.open):
+            self._open = True
+        if self._open:
+            end = self._raw.find(self.markers.close)
+            rest = self._raw[end + len(self.markers.close) :]
+            # Wait for the first text after the closer: the whitespace before it may be the block's.
+            if end >= 0 and rest.strip():
+                self._end(self._after_block(self._raw[: end + len(self.markers.close)], rest))
+            elif end < 0 and any(not isinstance(e, ReasoningDelta) for e in events):
+                # The block ends unclosed, at a marker it may not hold (a call): the rest starts there.
+                found = [i for i in (self._raw.find(m) for m in self.markers.forbid_markers) if i >= 0]
+                self._end(self._raw[min(found) :] if found else "")
+            return
+        reply_opens = self.markers.open.startswith(text)  # still could be the opener
+        prompt_known = self._prompt is not None
+        other = any(not isinstance(e, ReasoningDelta) for e in events)
+        if (prompt_known and text and not reply_opens) or other:
+            self._end(self._raw)
+
+    def _after_block(self, head: str, rest: str) -> str:
+        """``rest``, the raw text after a reasoning block ``head``, less the whitespace the format
+        reads as part of the block (a think block's blank line; gemma4 keeps it as content)."""
+        space = rest[: len(rest) - len(rest.lstrip())]
+        if not space:
+            return rest
+        probe = self.format.parse(head + space + "x", prompt=self._prompt, call_id=_CallIds()).content
+        kept = probe[:-1] if probe.endswith("x") and space.endswith(probe[:-1]) else space
+        return kept + rest[len(space) :]
+
+    def _end(self, rest: str) -> None:
+        self._ended = True
+        self._handover = rest
+
+    def _complete_reasoning(self, reasoning: str) -> str:
+        """``reasoning`` with whatever of the block the stream still held back (its tail), read from
+        the raw text up to the closer: the reasoning sent then equals what a whole parse gives."""
+        assert self._handover is not None
+        head = self._raw[: len(self._raw) - len(self._handover)]
+        if not self._open or not head:
+            return reasoning
+        whole = self.format.parse(head, prompt=self._prompt, call_id=_CallIds()).reasoning
+        sent = self._sent + reasoning
+        return reasoning + whole[len(sent) :] if whole.startswith(sent) else reasoning
+
+    def finish_streaming(self) -> Any:
+        """After reasoning ended: the raw text after it, as content (vLLM hands it to the tool parser).
+        At the end of a reply still in reasoning: what the stream read of the rest (reasoning,
+        content, calls), since no tool parser will read it."""
+        if self._ended:
+            rest, self._handover = self._handover, None
+            return DeltaMessage(content=rest) if rest else None
+        if self._stream is None:
+            return None
+        delta = _Delta()
+        in_reasoning = True
+        events = self._stream.close()
+        for event in events:
+            if isinstance(event, ReasoningDelta) and in_reasoning:
+                delta.reasoning.append(event.text)
+                continue
+            in_reasoning = False
+            if isinstance(event, (TextDelta, ReasoningDelta)):
+                delta.content.append(event.text)
+            elif isinstance(event, ToolCallStart):
+                entry = delta.call(event.index)
+                entry.id, entry.type, entry.function.name = event.id, "function", event.name
+            elif isinstance(event, ToolCallDelta):
+                entry = delta.call(event.index)
+                entry.function.arguments = (entry.function.arguments or "") + event.arguments
+        self._ended = True
+        _report_damage(self.name, self._stream.result)
+        return delta.message()
+
+
+# ---------------------------------------------------------------------------- one class per format
+
+
+def _tool_parser(format_name: str) -> type[CodecToolParser]:
+    """``format_name``'s tool parser class, named as :func:`~codec.integrations.vllm.register` registers it."""
+    namespace = {"format_name": format_name, "__module__": __name__}
+    return type(tool_class_name(format_name), (CodecToolParser,), namespace)
+
+
+def _reasoning_parser(format_name: str) -> type[CodecReasoningParser]:
+    """``format_name``'s reasoning parser class (a format of :data:`REASONING_FORMATS`)."""
+    if format_name not in REASONING_FORMATS:
+        raise ValueError(f"{format_name} is not among the formats with reasoning: {sorted(REASONING_FORMATS)}")
+    namespace = {"format_name": format_name, "__module__": __name__}
+    return type(reasoning_class_name(format_name), (CodecReasoningParser,), namespace)
+
+
+CodecHermesToolParser = _tool_parser("hermes")
+CodecQwen3ToolParser = _tool_parser("qwen3")
+CodecHermes3ToolParser = _tool_parser("hermes3")
+CodecQwen3CoderToolParser = _tool_parser("qwen3_coder")
+CodecQwen3CoderOfficialToolParser = _tool_parser("qwen3_coder_official")
+CodecGemma4ToolParser = _tool_parser("gemma4")
+CodecGemma3ToolCodeToolParser = _tool_parser("gemma3_tool_code")
+CodecDeepseekPythonicToolParser = _tool_parser("deepseek_pythonic")
+
+CodecHermesReasoningParser = _reasoning_parser("hermes")
+CodecQwen3ReasoningParser = _reasoning_parser("qwen3")
+CodecHermes3ReasoningParser = _reasoning_parser("hermes3")
+CodecQwen3CoderReasoningParser = _reasoning_parser("qwen3_coder")
+CodecQwen3CoderOfficialReasoningParser = _reasoning_parser("qwen3_coder_official")
+CodecGemma4ReasoningParser = _reasoning_parser("gemma4")
+CodecDeepseekPythonicReasoningParser = _reasoning_parser("deepseek_pythonic")

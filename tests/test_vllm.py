@@ -1,0 +1,455 @@
+"""codec's vLLM parsers driven by vLLM's own serving classes, compared with ``fmt.parse``.
+
+What is installed, and why: vLLM 0.33.0 from its released wheel, with ``--no-deps`` (a plain
+install pulls CUDA torch and about 200 packages), next to the CPU torch wheel and the
+pure-Python packages vLLM's parser, reasoning and chat-completion modules import (listed in
+``tests/vllm-requirements.txt``; ``tests/vllm-env.sh`` builds that environment). No model, GPU or
+tokenizer file is needed: the tokenizer is a stand-in whose token ids are the characters.
+
+The tests drive the path of a streamed chat completion: ``ParserManager.get_parser`` composes
+vLLM's ``Parser`` from ``--tool-call-parser`` / ``--reasoning-parser`` names registered by codec's
+``vllm.general_plugins`` entry point, and ``ChatStreamProcessor.step`` feeds it the reply in
+chunks (text and token ids), as vLLM's ``OpenAIServingChat`` does; the non-streamed path is
+``Parser.parse``. Where vLLM is absent, the module is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+pytest.importorskip("vllm", reason="vLLM is not installed (build its environment with tests/vllm-env.sh)")
+pytest.importorskip("xgrammar", reason="vLLM's parser module needs xgrammar (tests/vllm-requirements.txt)")
+
+from formats import profile
+from harness import examples, load_golden
+from hypothesis import given
+from hypothesis import strategies as st
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
+from vllm.parser.parser_manager import ParserManager
+from vllm.plugins import load_general_plugins
+from vllm.reasoning import ReasoningParser, ReasoningParserManager
+from vllm.tool_parsers import ToolParser, ToolParserManager
+
+import codec
+from codec.integrations import vllm as plugin
+from codec.integrations.vllm.parsers import reasoning_markers
+
+load_general_plugins()
+
+FORMATS = codec.formats()
+REPLY_SYNTAXES = ["gemma4", "qwen3_coder", "hermes", "gemma3_tool_code", "deepseek_pythonic"]
+
+
+class CharTokenizer:
+    """A stand-in tokenizer: one token per character, its id the code point; ``added`` its added tokens."""
+
+    def __init__(self, added: dict[str, int] | None = None) -> None:
+        self.added = added or {}
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self.added)
+
+    def get_added_vocab(self) -> dict[str, int]:
+        return dict(self.added)
+
+    def encode(self, text: str, **_: Any) -> list[int]:
+        return [ord(c) for c in text]
+
+    def decode(self, ids: Any, skip_special_tokens: bool = False) -> str:
+        return "".join(chr(i) for i in ([ids] if isinstance(ids, int) else ids))
+
+
+def ids(text: str) -> list[int]:
+    return [ord(c) for c in text]
+
+
+def request(tools: list[dict[str, Any]] | None, **fields: Any) -> Any:
+    return ChatCompletionRequest(
+        messages=[{"role": "user", "content": "hi"}], model="m", tools=tools or None, stream=True, **fields
+    )
+
+
+def parser_class(name: str, *, reasoning: bool) -> Any:
+    use_reasoning = reasoning and name in plugin.REASONING_FORMATS
+    return ParserManager.get_parser(
+        tool_parser_name=plugin.parser_name(name),
+        reasoning_parser_name=plugin.parser_name(name) if use_reasoning else None,
+        enable_auto_tools=True,
+    )
+
+
+def make_parser(cls: Any, req: Any, tokenizer: CharTokenizer | None = None) -> Any:
+    """A parser for one request, made as vLLM's ``OpenAIServingChat._make_parser`` makes it."""
+    return cls(tokenizer or CharTokenizer(), req.tools, chat_template_kwargs=None, model_config=None)
+
+
+@dataclass
+class Streamed:
+    """What a client reassembles from the streamed deltas."""
+
+    content: str = ""
+    reasoning: str = ""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str | None = None
+
+
+def stream(
+    name: str, reply: str, tools: Any, sizes: list[int], *, prompt: str = "", reasoning: bool = True, **fields: Any
+) -> tuple[Streamed, Any]:
+    """``reply`` through vLLM's stream processor in chunks of ``sizes`` (cycled), as the server sends it."""
+    cls = parser_class(name, reasoning=reasoning)
+    req = request(tools, **fields)
+    parser = make_parser(cls, req)
+    processor = ChatStreamProcessor(req, parser, enable_auto_tools=True, parser_cls=cls)
+    out, pos, turn = Streamed(), 0, 0
+    while pos < len(reply) or turn == 0:
+        size = sizes[turn % len(sizes)]
+        chunk, pos, turn = reply[pos : pos + size], pos + size, turn + 1
+        step = processor.step(chunk, ids(chunk), "stop" if pos >= len(reply) else None, ids(prompt))
+        out.finish_reason = step.finish_reason or out.finish_reason
+        delta = step.delta
+        if delta is None:
+            continue
+        out.content += delta.content or ""
+        out.reasoning += delta.reasoning or ""
+        for call in delta.tool_calls:
+            if call.id is not None:
+                assert call.index == len(out.calls), "a call's id comes once, in order"
+                out.calls.append({"id": call.id, "name": call.function.name, "arguments": ""})
+            out.calls[call.index]["arguments"] += (call.function and call.function.arguments) or ""
+    return out, parser
+
+
+def expected_calls(result: codec.ParseResult) -> list[tuple[str, str]]:
+    return [(c.function.name, c.model_dump(mode="json")["function"]["arguments"]) for c in result.tool_calls]
+
+
+def rewrapped(name: str, result: codec.ParseResult) -> str:
+    """The content the tool parser alone gives: the reasoning block written back before the content."""
+    markers = reasoning_markers(codec.get_format(name))
+    if not result.reasoning or markers is None:
+        return result.content
+    return f"{markers.open}{markers.open_rest}{result.reasoning}{markers.close}{result.content}"
+
+
+def check_stream(name: str, reply: str, tools: Any, sizes: list[int], prompt: str | None) -> None:
+    fmt = codec.get_format(name)
+    prompt_text = prompt or ""
+    out, parser = stream(name, reply, tools, sizes, prompt=prompt_text)
+    want = fmt.parse(reply, tools=tools, prompt=prompt_text)
+    assert (out.reasoning, out.content) == (want.reasoning, want.content)
+    tool_parser = parser.tool_parser
+    read = [(c["name"], c["arguments"]) for c in tool_parser.prev_tool_call_arr]
+    assert read == expected_calls(want)  # what the tool parser read, in step with what it streamed
+    assert tool_parser.streamed_args_for_tool == [arguments for _, arguments in read]
+    assert tool_parser.get_remaining_unstreamed_args() == ""
+    # vLLM's serving layer sends calls only to a request that has tools.
+    assert [(c["name"], c["arguments"]) for c in out.calls] == (read if tools else [])
+    assert all(c["id"].startswith("chatcmpl-tool-") for c in out.calls)
+    assert len({c["id"] for c in out.calls}) == len(out.calls)
+    assert out.finish_reason == ("tool_calls" if out.calls else "stop")
+
+
+GOLDEN = [(name, case) for name in FORMATS for case in load_golden(name) if not case.xfail]
+SIZES = [[1], [3], [7], [64], [1, 5, 2, 11]]
+
+
+def test_every_format_is_registered_with_vllm() -> None:
+    for name in FORMATS:
+        cls = ToolParserManager.get_tool_parser(plugin.parser_name(name))
+        assert issubclass(cls, ToolParser) and cls.format_name == name
+        assert cls.engine_based_streaming and callable(cls.finish_streaming)
+        if name in plugin.REASONING_FORMATS:
+            rcls = ReasoningParserManager.get_reasoning_parser(plugin.parser_name(name))
+            assert issubclass(rcls, ReasoningParser) and rcls.format_name == name
+        else:
+            with pytest.raises(KeyError):
+                ReasoningParserManager.get_reasoning_parser(plugin.parser_name(name))
+
+
+@pytest.mark.parametrize("sizes", SIZES, ids=lambda s: "-".join(map(str, s)))
+@pytest.mark.parametrize(("name", "case"), GOLDEN, ids=[c.id for _, c in GOLDEN])
+def test_golden_streamed_like_parse(name: str, case: Any, sizes: list[int]) -> None:
+    check_stream(name, case.text, case.tools, sizes, case.prompt)
+
+
+@pytest.mark.parametrize(("name", "case"), GOLDEN, ids=[c.id for _, c in GOLDEN])
+def test_golden_whole_like_parse(name: str, case: Any) -> None:
+    cls = parser_class(name, reasoning=True)
+    req = request(case.tools)
+    parser = make_parser(cls, req)
+    parser.set_prompt_token_ids(ids(case.prompt or ""))
+    reasoning, content, calls = parser.parse(case.text, req, enable_auto_tools=True)
+    want = codec.get_format(name).parse(case.text, tools=case.tools, prompt=case.prompt or "")
+    assert (reasoning or "") == want.reasoning
+    if case.tools:  # without tools vLLM returns the reply as it is
+        assert (content or "").strip() == want.content.strip()
+    # vLLM's serving layer reads calls only for a request that has tools.
+    assert [(c.name, c.arguments) for c in calls or []] == (expected_calls(want) if case.tools else [])
+    assert all(c.id.startswith("chatcmpl-tool-") for c in calls or [])
+
+
+@pytest.mark.parametrize(("name", "case"), GOLDEN[::3], ids=[c.id for _, c in GOLDEN[::3]])
+def test_without_a_reasoning_parser_reasoning_is_content(name: str, case: Any) -> None:
+    fmt = codec.get_format(name)
+    out, _ = stream(name, case.text, case.tools, [5], prompt=case.prompt or "", reasoning=False)
+    want = fmt.parse(case.text, tools=case.tools)
+    assert (out.reasoning, out.content) == ("", rewrapped(name, want))
+    assert [(c["name"], c["arguments"]) for c in out.calls] == (expected_calls(want) if case.tools else [])
+    cls = parser_class(name, reasoning=False)
+    req = request(case.tools)
+    _, content, calls = make_parser(cls, req).parse(case.text, req, enable_auto_tools=True)
+    if case.tools:
+        assert (content or "").strip() == rewrapped(name, want).strip()
+    assert [(c.name, c.arguments) for c in calls or []] == (expected_calls(want) if case.tools else [])
+
+
+@pytest.mark.parametrize("name", FORMATS)
+@examples(60)
+@given(data=st.data())
+def test_generated_replies_streamed_like_parse(name: str, data: st.DataObject) -> None:
+    spec = profile(name).round_trip
+    fmt = spec.fmt or codec.get_format(name)
+    message, tools = data.draw(spec.messages(True), label="message")
+    reply = fmt.render_reply(message)
+    seed = data.draw(st.integers(0, 2**16), label="seed")
+    sizes = [random.Random(seed).randint(1, 16) for _ in range(8)]
+    check_stream(name, reply, tools, sizes, "")
+
+
+# ---------------------------------------------------------------------------- adjust_request
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+TIME = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}}}
+
+
+def adjusted(name: str, tokenizer: CharTokenizer | None = None, **fields: Any) -> Any:
+    cls = parser_class(name, reasoning=True)
+    req = request(fields.pop("tools", [WEATHER, TIME]), **fields)
+    return make_parser(cls, req, tokenizer).adjust_request(req)
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_forced_calls_get_codecs_grammar(name: str) -> None:
+    import xgrammar
+
+    fmt = codec.get_format(name)
+    required = adjusted(name, tool_choice="required")
+    assert required.structured_outputs.grammar == fmt.grammar([WEATHER, TIME], tool_choice="required", dialect="gbnf")
+    named = adjusted(name, tool_choice={"type": "function", "function": {"name": "get_time"}})
+    assert named.structured_outputs.grammar == fmt.grammar([TIME], tool_choice="required", dialect="gbnf")
+    single = adjusted(name, tool_choice="required", parallel_tool_calls=False)
+    assert single.structured_outputs.grammar == fmt.grammar(
+        [WEATHER, TIME], tool_choice="required", parallel=False, dialect="gbnf"
+    )
+    strict = {**WEATHER, "function": {**WEATHER["function"], "strict": True}}
+    auto_strict = adjusted(name, tools=[strict, TIME], tool_choice="auto")
+    tools = [tool.model_dump(mode="json", exclude_none=True) for tool in auto_strict.tools]
+    assert auto_strict.structured_outputs.grammar == fmt.grammar(tools, tool_choice="auto", dialect="gbnf")
+    assert adjusted(name, tool_choice="auto").structured_outputs is None
+    assert adjusted(name, tool_choice="none").structured_outputs is None
+    for req in (required, named, auto_strict):
+        xgrammar.Grammar.from_ebnf(req.structured_outputs.grammar)  # vLLM's default backend takes it
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_special_token_markers_are_kept_in_the_text(name: str) -> None:
+    fmt = codec.get_format(name)
+    assert adjusted(name, tool_choice="auto").skip_special_tokens is None  # markers are plain text here
+    marker = fmt.stop_token or fmt.grammar_special_tokens[0]
+    tokenizer = CharTokenizer({marker: 100_000})
+    assert adjusted(name, tokenizer, tool_choice="auto").skip_special_tokens is False
+
+
+def test_gemma4_markers_as_special_tokens() -> None:
+    fmt = codec.get_format("gemma4")
+    tokenizer = CharTokenizer({token: 100_000 + i for i, token in enumerate(fmt.grammar_special_tokens)})
+    assert adjusted("gemma4", tokenizer, tool_choice="auto").skip_special_tokens is False
+
+
+# ---------------------------------------------------------------------------- damaged calls, reasoning ids
+
+DAMAGED = [
+    (name, case)
+    for name, case in GOLDEN
+    if case.tools
+    and any(codec.issues.severity(kind) == "damaged" for kind in case.expected["issues"])
+    and case.expected["tool_calls"]
+]
+
+
+@pytest.mark.parametrize(("name", "case"), DAMAGED[:12], ids=[c.id for _, c in DAMAGED[:12]])
+def test_damaged_calls_are_sent_and_reported(name: str, case: Any, caplog: pytest.LogCaptureFixture) -> None:
+    want = codec.get_format(name).parse(case.text, tools=case.tools, prompt=case.prompt or "")
+    with caplog.at_level(logging.WARNING, logger="codec.integrations.vllm"):
+        out, _ = stream(name, case.text, case.tools, [4], prompt=case.prompt or "")
+    assert len(out.calls) == len(want.tool_calls)
+    damaged_kinds = {i.kind for i in want.issues if i.severity == "damaged"}
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert damaged_kinds and all(kind in logged for kind in damaged_kinds)
+
+
+def test_damaged_golden_cases_exist() -> None:
+    assert DAMAGED, "no golden reply with a damaged call: the damage test would test nothing"
+
+
+@pytest.mark.parametrize("name", sorted(plugin.REASONING_FORMATS))
+def test_reasoning_end_and_content_ids(name: str) -> None:
+    fmt = codec.get_format(name)
+    markers = reasoning_markers(fmt)
+    assert markers is not None
+    rcls = ReasoningParserManager.get_reasoning_parser(plugin.parser_name(name))
+    parser = rcls(CharTokenizer())
+    text = f"{markers.open}{markers.open_rest}thinking{markers.close}answer"
+    assert parser.is_reasoning_end(ids(text))
+    assert not parser.is_reasoning_end(ids(text[: text.index(markers.close)]))
+    assert parser.extract_content_ids(ids(text)) == ids("answer")
+    assert parser.extract_content_ids(ids("plain answer")) == ids("plain answer")
+
+
+def test_call_ids_are_random_per_request() -> None:
+    reply = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    first, _ = stream("hermes", reply, [TIME], [4])
+    second, _ = stream("hermes", reply, [TIME], [4])
+    assert first.calls[0]["id"] != second.calls[0]["id"]
+    assert json.loads(first.calls[0]["arguments"]) == {}
+
+
+def test_reasoning_tokens_are_counted_up_to_the_closer() -> None:
+    parser = ReasoningParserManager.get_reasoning_parser("codec_hermes")(CharTokenizer())
+    assert parser.count_reasoning_tokens(ids("<think>ab</think>cd")) == len("<think>ab</think>")
+    assert parser.count_reasoning_tokens(ids("plain")) == 0
+
+
+# ---------------------------------------------------------------------------- tool_choice through the serving path
+
+CALL = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+
+
+def test_tool_choice_none_keeps_the_content_and_sends_no_call() -> None:
+    out, _ = stream("hermes", "Hello." + CALL, [TIME], [3], tool_choice="none")
+    assert out.calls == []
+    assert out.content == "Hello."
+
+
+@pytest.mark.parametrize("choice", ["required", {"type": "function", "function": {"name": "get_time"}}])
+def test_forced_calls_are_read_in_the_formats_own_syntax(choice: Any) -> None:
+    # vLLM's own path for these choices reads JSON; codec's parsers read the format's calls.
+    out, _ = stream("hermes", CALL, [WEATHER, TIME], [3], tool_choice=choice)
+    assert [(c["name"], c["arguments"]) for c in out.calls] == [("get_time", "{}")]
+
+
+def _without_end(fmt: codec.Format, reply: str) -> str:
+    """A reply less what ends the turn (the end-of-sequence token the engine stops at, not grammar text)."""
+    for end in (fmt.stop_token, "<|tool_response>"):
+        reply = reply.removesuffix(end or "")
+    return reply
+
+
+def _reply(fmt: codec.Format, name: str, arguments: dict[str, Any]) -> str:
+    call = {"id": "c", "type": "function", "function": {"name": name, "arguments": arguments}}
+    return _without_end(fmt, fmt.render_reply({"role": "assistant", "content": None, "tool_calls": [call]}))
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_requests_grammar_takes_the_calls_it_forces(name: str) -> None:
+    from vllm.sampling_params import SamplingParams
+    from vllm.v1.structured_output.backend_guidance import validate_guidance_grammar
+    from vllm.v1.structured_output.backend_xgrammar import validate_xgrammar_grammar
+    from xgrammar import Grammar
+    from xgrammar.testing import _is_grammar_accept_string as accepts
+
+    fmt = codec.get_format(name)
+    required = adjusted(name, tool_choice="required").structured_outputs
+    named = adjusted(name, tool_choice={"type": "function", "function": {"name": "get_time"}}).structured_outputs
+    for outputs in (required, named):
+        validate_xgrammar_grammar(SamplingParams(structured_outputs=outputs))  # both vLLM backends take it
+        validate_guidance_grammar(SamplingParams(structured_outputs=outputs))
+    weather, time = _reply(fmt, "get_weather", {"city": "Paris"}), _reply(fmt, "get_time", {})
+    assert accepts(Grammar.from_ebnf(required.grammar), weather)
+    assert accepts(Grammar.from_ebnf(required.grammar), time)
+    assert not accepts(Grammar.from_ebnf(required.grammar), "No call, just text.")
+    assert not accepts(Grammar.from_ebnf(required.grammar), _reply(fmt, "get_wether", {"city": "Paris"}))
+    assert accepts(Grammar.from_ebnf(named.grammar), time)
+    assert not accepts(Grammar.from_ebnf(named.grammar), weather)
+
+
+def test_finishing_twice_sends_nothing_and_feeding_after_it_fails() -> None:
+    cls = ToolParserManager.get_tool_parser("codec_hermes")
+    parser = cls(CharTokenizer(), request([TIME]).tools)
+    req = request([TIME])
+    parser.extract_tool_calls_streaming("", "", CALL, [], [], [], req)
+    parser.finish_streaming()
+    assert parser.finish_streaming() is None
+    with pytest.raises(codec.CodecError, match="already finished"):
+        parser.extract_tool_calls_streaming("", "", "more", [], [], [], req)
+
+
+SERVE_CHECK = """
+import argparse, types
+import vllm.plugins
+assert not vllm.plugins.plugins_loaded
+vllm.plugins.load_general_plugins()  # what `vllm serve` does before it reads its arguments
+from vllm.entrypoints.common.cli_args import validate_api_server_args
+def args(tool, reasoning):
+    return argparse.Namespace(enable_auto_tool_choice=True, tool_call_parser=tool,
+        structured_outputs_config=types.SimpleNamespace(reasoning_parser=reasoning))
+validate_api_server_args(args("codec_gemma4", "codec_gemma4"))
+try:
+    validate_api_server_args(args("codec_nope", None))
+except KeyError:
+    print("checked")
+"""
+
+
+def test_serve_takes_the_names_from_the_entry_point_alone() -> None:
+    # A fresh interpreter: the names come only from the installed vllm.general_plugins entry point.
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", SERVE_CHECK], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("checked")
+
+
+HISTORY = "<|im_start|>assistant\n<think>\nold\n</think>\n\nold answer<|im_end|>\n<|im_start|>user\nq<|im_end|>\n"
+PROMPTS = {
+    "fresh turn": "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n",
+    "reasoning in the history": HISTORY + "<|im_start|>assistant\n",
+    "prompt opens reasoning": HISTORY + "<|im_start|>assistant\n<think>\n",
+    "thinking off": HISTORY + "<|im_start|>assistant\n<think>\n\n</think>\n\n",
+}
+
+
+@pytest.mark.parametrize("sizes", [[1], [4], [50]], ids=lambda s: str(s[0]))
+@pytest.mark.parametrize("prompt", list(PROMPTS.values()), ids=list(PROMPTS))
+def test_reasoning_is_reasoning_whatever_the_prompt_holds(prompt: str, sizes: list[int]) -> None:
+    # A prompt whose history closes reasoning makes vLLM skip the reasoning parser: the tool
+    # parser then reads the reply's think block, and still sends it as reasoning.
+    opened = prompt.endswith("<think>\n")
+    reply = ("" if opened else "<think>\n") + "Let me see.\n</think>\n\nSure." + CALL
+    out, _ = stream("qwen3", reply, [TIME], sizes, prompt=prompt)
+    want = codec.get_format("qwen3").parse(reply, tools=[TIME], prompt=prompt)
+    assert (out.reasoning, out.content) == (want.reasoning, want.content) == ("Let me see.", "Sure.")
+    assert [(c["name"], c["arguments"]) for c in out.calls] == [("get_time", "{}")]
+
+
+def test_strict_tools_leave_a_requests_own_structured_output(caplog: pytest.LogCaptureFixture) -> None:
+    strict = {**WEATHER, "function": {**WEATHER["function"], "strict": True}}
+    with caplog.at_level(logging.WARNING, logger="codec.integrations.vllm"):
+        req = adjusted("hermes", tools=[strict], tool_choice="auto", response_format={"type": "json_object"})
+    assert req.structured_outputs is None and req.response_format is not None
+    assert "strict tools are not enforced" in caplog.text
