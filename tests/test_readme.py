@@ -40,3 +40,43 @@ def test_the_issue_kinds_table_is_the_closed_set() -> None:
     }
     assert len(rows) == len(table)
     assert table == {kind: (info.severity, info.scope, info.meaning) for kind, info in KINDS.items()}
+
+
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+
+
+def _anchor(title: str) -> str:
+    """The anchor GitHub gives a heading."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+
+
+def test_docs_examples_run() -> None:
+    """Each page of ``docs/`` runs its examples in order, after README's, with README's names."""
+    namespace: dict[str, object] = {"__name__": "readme"}
+    for block in blocks("python"):
+        exec(compile(block, "README.md", "exec"), namespace)
+    ran = 0
+    for page in DOCS:
+        text = page.read_text(encoding="utf-8")
+        scope = dict(namespace)
+        for block in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL):
+            exec(compile(block, str(page.relative_to(ROOT)), "exec"), scope)
+            ran += 1
+    assert ran >= 5
+
+
+def test_contents_lists_every_section() -> None:
+    """README's Contents links every section after it, in order, and every link leads somewhere."""
+    contents = README.split("\n## Contents\n", 1)[1].split("\n## ", 1)[0]
+    linked = re.findall(r"^ *- \[[^\]]+\]\(#([\w-]+)\)$", contents, flags=re.M)
+    after = README.split("\n## Contents\n", 1)[1].split("\n## ", 1)[1]
+    headings = [_anchor(title.replace("`", "")) for title in re.findall(r"^##+ (.+)$", "## " + after, flags=re.M)]
+    assert linked == headings
+
+
+def test_links_to_docs_lead_to_pages() -> None:
+    pages = set(re.findall(r"\]\((docs/[\w.-]+\.md)\)", README))
+    assert pages == {f"docs/{page.name}" for page in DOCS}
+    for page in DOCS:
+        for target in re.findall(r"\]\(((?!https?:|#)[^)]+)\)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target.split("#")[0]).exists(), (page.name, target)
