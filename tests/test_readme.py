@@ -61,3 +61,21 @@ def test_the_issue_kinds_table_is_the_closed_set() -> None:
     }
     assert len(rows) == len(table)
     assert table == {kind: (info.severity, info.scope, info.meaning) for kind, info in KINDS.items()}
+
+
+def test_the_check_example_prints_what_the_readme_shows() -> None:
+    """The "Checking a template" example: its command, run in the checkout, prints exactly the text
+    block after it, and exits 1 (the template lacks a byte)."""
+    section = README[README.index("## Checking a template") :]
+    command = re.search(r"```sh\n(codec check [^\n]*)\n```", section)
+    shown = re.search(r"```text\n(.*?)```", section, flags=re.DOTALL)
+    assert command is not None and shown is not None
+    proc = subprocess.run(
+        [sys.executable, "-m", "codec", *shlex.split(command.group(1))[1:]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (proc.returncode, proc.stderr) == (1, "")
+    assert proc.stdout == shown.group(1)

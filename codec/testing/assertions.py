@@ -198,6 +198,8 @@ def _message_expectation(message: Mapping[str, Any]) -> dict[str, Any]:
     for call in prepared.get("tool_calls") or []:
         function = call.get("function", call)
         arguments = function.get("arguments")
+        if isinstance(arguments, str):  # the JSON text OpenAI sends: the value it stands for
+            arguments = json.loads(arguments) if arguments.strip() else {}
         calls.append({"name": function.get("name"), "arguments": arguments if arguments is not None else {}})
     return {
         "content": content if isinstance(content, str) else "",
@@ -228,12 +230,13 @@ def assert_round_trip(
     """``fmt.parse(fmt.render_reply(message), tools=tools)`` gives the message back, with no issue,
     and so does the reply streamed (:func:`assert_stream_matches_parse`); returns the parse.
 
-    ``chunk_sizes`` and ``char_by_char`` say how the reply is streamed. ``expected`` is what the
-    parse must give (``{"content", "reasoning", "tool_calls": [{"name",
-    "arguments"}]}``), by default the message's own content, reasoning and calls: give it where the
-    format keeps less (a template that trims content) or types values its own way. Arguments must
-    agree in their JSON types (``1`` / ``1.0`` / ``True``), and with ``keeps_key_order`` in their
-    key order too; the calls get ids ``call_0``, ``call_1``...
+    ``expected`` is what the parse must give (``{"content", "reasoning", "tool_calls": [{"name",
+    "arguments"}]}``), by default the message's own content, reasoning and calls (arguments given
+    as JSON text stand for the value they encode): give it where the format keeps less (a template
+    that trims content) or types values its own way. Arguments must agree in their JSON types
+    (``1`` / ``1.0`` / ``True``), and with ``keeps_key_order`` in their
+    key order too; the calls get ids ``call_0``, ``call_1``... ``chunk_sizes`` and ``char_by_char``
+    say how the reply is streamed.
 
     Without a prompt, a reasoning closer before any call means the prompt opened reasoning
     (``reasoning_without_opener``); a reply whose content holds one is then parsed as the

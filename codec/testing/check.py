@@ -297,8 +297,12 @@ class _Checker:
         ends = sorted({found + len(stop) for stop in self.stops for found in _occurrences(turn, stop)})
         if not ends:
             return None
-        end = next((end for end in ends if self._reads_calls(turn[:end], calls, written[:start])), ends[-1])
-        return _Turn(index, written[:start], turn[:end])
+        prompt_before = written[:start]
+        end = next((end for end in ends if self._reads_calls(turn[:end], calls, prompt_before)), None)
+        if end is None:  # no reading without issues: the first stop after as many calls, else the first stop
+            counted = (end for end in ends if len(self.fmt.parse(turn[:end], prompt=prompt_before).tool_calls) >= calls)
+            end = next(counted, ends[0])
+        return _Turn(index, prompt_before, turn[:end])
 
     def _reads_calls(self, reply: str, calls: int, prompt: str) -> bool:
         result = self.fmt.parse(reply, prompt=prompt)
@@ -389,8 +393,8 @@ def _strategy(name: str) -> st.SearchStrategy[dict[str, Any]]:
     if name in ("round_trip", "grammar"):  # turns whose content can be read back as written
         declared = tools().map(_with_parameters)
         return st.one_of(
-            conversations(tools_strategy=declared, string_arguments=False, readable_replies=True),
-            conversations(tools_strategy=declared, string_arguments=False, readable_replies=True, odd_orders=False),
+            conversations(tools=declared, string_arguments=False, readable_replies=True),
+            conversations(tools=declared, string_arguments=False, readable_replies=True, odd_orders=False),
         )
     return st.one_of(conversations(), conversations(content_parts=True), rich_conversations())
 

@@ -209,6 +209,10 @@ def tools(draw: DrawFn, min_size: int = 1, max_size: int = 3) -> list[dict[str, 
     return [_draw_tool(draw, name) for name in tool_names]
 
 
+#: :func:`tools`, under a name that :func:`conversations`' parameter ``tools`` does not hide.
+_any_tools = tools
+
+
 # --------------------------------------------------------------------------- argument values
 
 
@@ -391,6 +395,7 @@ ODD_BLOCKS = ("user", "assistant", "tools", "tool", "system")
 def conversations(
     draw: DrawFn,
     *,
+    tools: list[dict[str, Any]] | SearchStrategy[list[dict[str, Any]]] | None = None,
     tools_strategy: SearchStrategy[list[dict[str, Any]]] | None = None,
     max_exchanges: int = 3,
     string_arguments: bool = True,
@@ -404,7 +409,9 @@ def conversations(
     rounds (assistant with parallel ``tool_calls``, then tool results) and usually an assistant
     answer. With ``odd_orders``, about one in six is a random sequence of such blocks instead
     (orphan or consecutive tool messages, assistant first, repeated roles), and a later system
-    message appears sometimes. ``tools`` is ``None``, ``[]`` or 1-3 tools; ``content_parts``
+    message appears sometimes. The conversation's ``tools`` are ``None``, ``[]`` or, seven times in
+    ten, the given ``tools`` (a list, or a strategy of lists; ``tools_strategy`` is the same
+    parameter under its earlier name), by default 1-3 drawn by :func:`tools`. ``content_parts``
     allows ``[{"type": "text", ...}]`` content lists; ``string_arguments`` allows JSON-string
     ``arguments``. With ``readable_replies``, what assistants write beside their calls (content and
     reasoning) is :func:`plain_texts`, so that every assistant turn can be read back as written
@@ -417,7 +424,13 @@ def conversations(
     elif tool_choice == 3:
         tool_list = []
     else:
-        tool_list = draw(tools_strategy if tools_strategy is not None else tools())
+        given = tools if tools is not None else tools_strategy
+        if given is None:
+            tool_list = draw(_any_tools())
+        elif isinstance(given, SearchStrategy):
+            tool_list = draw(given)
+        else:
+            tool_list = [dict(tool) for tool in given]
 
     def user() -> dict[str, Any]:
         return {"role": "user", "content": _draw_content(draw, content_parts)}
