@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -145,3 +147,17 @@ def test_every_reference_template_passes_and_a_one_byte_edit_fails(name: str) ->
     assert render.name == "render" and render.counterexample is not None
     assert "first difference at offset 0 (line 1, column 1)" in render.counterexample.detail
     assert "| '~" in render.counterexample.detail
+
+
+def test_without_hypothesis_codec_imports_and_check_says_what_to_install() -> None:
+    """hypothesis is the ``testing`` extra: ``import codec`` and the other commands never need it."""
+    code = (
+        "import sys; sys.modules['hypothesis'] = None\n"
+        "import codec\n"
+        "from codec.cli import main\n"
+        "assert codec.get_format('hermes').parse('hi').content == 'hi'\n"
+        f"sys.exit(main(['check', {str(EXAMPLE)!r}]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == "codec: error: codec check needs hypothesis: pip install 'codec[testing]'\n"
