@@ -1,15 +1,19 @@
 """Checking that a chat template, a format's parser and its grammar agree: what ``codec check`` runs.
 
 :func:`check_template` draws conversations (:func:`codec.testing.strategies.conversations`, from a
-seed) and runs four checks, each on its own run of the same generator:
+seed) and runs four checks, each on its own run of the generator (for the round trip and the
+grammar, conversations whose assistants write plain prose beside their calls, to tools that all
+declare parameters):
 
 ``render``
     the template, rendered as transformers would (:mod:`codec.jinja`), against the format's
     renderer: the same text, or the same error on both sides;
 ``round_trip``
-    every assistant turn with calls to declared tools, as the template writes it (what follows the
-    prompt of the messages before it, up to the format's stop token), parses back to the same calls,
-    with the content the template wrote, and no issue;
+    every assistant turn with calls to declared tools that tool results answer (after a user's
+    message), as the template writes it (what follows the prompt of the messages before it, up to
+    the stop token that ends the reply), parses back to the same calls, with the content the
+    template writes before them, and no issue; values the format itself cannot carry (the reply
+    codec writes for the message reads back the same way) are not held against the template;
 ``decode``
     the template's prompt decodes back to a conversation that the template renders identically;
 ``grammar``
