@@ -48,6 +48,7 @@ from codec.testing.strategies import (
 )
 
 if TYPE_CHECKING:
+    from codec.format import Format
     from codec.testing.check import Report
 
 __all__ = [
@@ -76,7 +77,7 @@ __all__ = [
 ]
 
 
-def check_template(template: str, fmt: Any, **options: Any) -> Report:
+def check_template(template: str, fmt: Format, **options: Any) -> Report:
     """:func:`codec.testing.check.check_template`: the four checks of ``codec check``."""
     from codec.testing.check import check_template as run
 
