@@ -15,8 +15,8 @@
 Files may be ``-`` or left out to read standard input. Replies and prompts are read byte-exact
 (UTF-8, no newline translation, no stripping), and ``render`` writes the prompt's bytes with
 nothing added. Exit status: 0 success, 1 a strict parse failed (or ``detect`` recognized nothing,
-or ``convert --strict`` rejected a line, or ``check`` found a disagreement), 2 bad input or usage,
-130 interrupted. Every error is one ``codec: error: ...`` line on standard error.
+or ``convert --strict`` rejected a line), 2 bad input or usage, 130 interrupted. Every error is one
+``codec: error: ...`` line on standard error.
 """
 
 from __future__ import annotations
