@@ -11,6 +11,7 @@
     codec detect tokenizer_config.json                  # the format of a chat template (or --reply: of a reply)
     codec decode -f hermes prompt.txt                   # the conversation a prompt renders, as render's JSON
     codec convert --from hermes --to gemma4 IN.jsonl OUT.jsonl   # a dataset, line by line (see its --help)
+    codec check tokenizer_config.json                   # the template, the parser and the grammar agree
 
 Files may be ``-`` or left out to read standard input. Replies and prompts are read byte-exact
 (UTF-8, no newline translation, no stripping), and ``render`` writes the prompt's bytes with
@@ -891,6 +892,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_parse.set_defaults(handler=_cmd_parse)
     _add_transcoding_commands(sub, fmt_help)
     _add_grammar_command(sub, fmt_help, tools_help)
+    _add_check_command(sub, fmt_help)
     return parser
 
 
@@ -954,6 +956,112 @@ def _cmd_grammar(args: argparse.Namespace) -> int:
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     _write(text, is_json=args.server is not None)
     return 0
+
+
+def _add_check_command(sub: Any, fmt_help: str) -> None:
+    p_check = sub.add_parser(
+        "check",
+        help="check that a chat template, a format's parser and its grammar agree",
+        description="Check a chat template against a format on generated conversations: render parity "
+        "(the template as transformers renders it against the format's renderer), the round trip of each "
+        "assistant turn with calls as the template writes it, decoding the template's prompts, and the "
+        "format's grammar accepting those turns (with llguidance). Exit status 0 when all agree, 1 with "
+        "the first counterexample of each check, shrunk to a small conversation. Needs hypothesis: "
+        "pip install 'codec[testing]'.",
+    )
+    p_check.add_argument("-f", "--format", metavar="NAME", help=fmt_help + "; default: detected from the template")
+    p_check.add_argument(
+        "-n", "--examples", type=_examples, default=100, metavar="N", help="conversations per check (default 100)"
+    )
+    p_check.add_argument("--seed", type=int, default=0, metavar="S", help="the generator's seed (default 0)")
+    p_check.add_argument("--json", action="store_true", help="write the report as JSON")
+    p_check.add_argument(
+        "template", metavar="TEMPLATE", help="a Jinja chat template, or a tokenizer_config.json ('-': stdin)"
+    )
+    p_check.set_defaults(handler=_cmd_check)
+
+
+def _examples(value: str) -> int:
+    try:
+        count = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of examples {value!r}") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"examples must be at least 1, got {count}")
+    return count
+
+
+def _check_templates(text: str, name: str) -> list[tuple[str, str]]:
+    """The templates of a check's input, as (label, text): the template itself, or a tokenizer
+    config's ``chat_template`` (a string, or named templates, ``default`` first)."""
+    config = _tokenizer_config(text, name)
+    if config is None:
+        return [(name, text)]
+    value = config.get("chat_template")
+    if isinstance(value, str):
+        return [(name, value)]
+    if isinstance(value, list) and value and all(isinstance(e, dict) for e in value):
+        named = [(e.get("name"), e.get("template")) for e in value]
+        if all(isinstance(n, str) and isinstance(t, str) for n, t in named):
+            ordered = sorted(named, key=lambda entry: entry[0] != "default")
+            return [(f"{name} [{label}]", template) for label, template in ordered]
+    if value is None:
+        raise CLIError(f'{name}: the tokenizer config has no "chat_template"')
+    raise CLIError(f'{name}: "chat_template" must be a string or a list of {{"name": ..., "template": ...}} objects')
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        from codec.testing.check import check_template
+    except ModuleNotFoundError as exc:
+        if exc.name != "hypothesis":
+            raise
+        raise CLIError("codec check needs hypothesis: pip install 'codec[testing]'") from None
+    name = "<stdin>" if args.template == "-" else str(args.template)
+    candidates = _check_templates(_read_text(args.template), name)
+    detected = [(label, template, detect(template)) for label, template in candidates]
+    if args.format is not None:
+        fmt = get_format(args.format)
+        label, template, _ = next((d for d in detected if d[2] == fmt.name), detected[0])
+        how = "given"
+    else:
+        found = next((d for d in detected if d[2] is not None), None)
+        if found is None:
+            raise CLIError(f"{name}: not a chat template of a known format (give --format NAME)")
+        label, template, format_name = found
+        fmt, how = get_format(str(format_name)), "detected"
+    progress = _CheckProgress() if sys.stderr.isatty() else None
+    try:
+        report = check_template(template, fmt, examples=args.examples, seed=args.seed, progress=progress)
+    finally:
+        if progress is not None:
+            progress.clear()
+    if args.json:
+        _write(json_text({"template": label, "detected": how == "detected", **report.as_json()}) + "\n", is_json=True)
+    else:
+        head = f"{label}: {fmt.name} ({how}), {args.examples} conversations per check, seed {args.seed}\n"
+        _write(head + report.summary())
+    return 0 if report.ok else 1
+
+
+class _CheckProgress:
+    """A one-line progress bar on standard error (a terminal) while ``codec check`` runs."""
+
+    def __init__(self) -> None:
+        self.shown = 0.0
+
+    def __call__(self, check: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.shown < 0.1 and done < total:
+            return
+        self.shown = now
+        filled = round(20 * done / total)
+        sys.stderr.write(f"\r{PROG} check: {check:<10} [{'#' * filled}{'.' * (20 - filled)}] {done}/{total}")
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
 
 
 def _error(message: str, status: int) -> int:

@@ -11,13 +11,31 @@ profile's ``max_examples`` is that scale. Both profiles are derandomized (the sa
 every run and machine), keep no example database (a failure found once must not be replayed into
 other runs: it would make a run's examples depend on the runs before it, and derandomized tests
 find it again anyway) and set no deadline (the machine may be busy; tests never assert times).
+
+Hypothesis also draws, now and then, constants it finds in the source of the project's modules
+that are loaded (tests excluded), so what a derandomized property draws depends on which modules
+the process has imported when it runs. Every module of codec is imported here, first, so that a
+property draws the same examples whichever tests run with it, on one core or many.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 
 from hypothesis import HealthCheck, settings
+
+import codec
+
+for _module in pkgutil.walk_packages(codec.__path__, "codec."):
+    try:
+        importlib.import_module(_module.name)
+    except ModuleNotFoundError:
+        # An integration whose server is not installed (vLLM): the same modules are missing in
+        # every process of a run, so the examples still do not depend on which tests run together.
+        if not _module.name.startswith("codec.integrations."):
+            raise
 
 #: Examples per 100 that each profile runs (``harness.examples`` scales by it).
 SCALES = {"default": 33, "deep": 200}

@@ -38,15 +38,15 @@ from hypothesis import settings
 
 import codec
 from codec.format import link_tool_results
-from codec.models import (
-    Event,
-    ParseResult,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    dump_arguments,
+from codec.models import Event, ParseResult, ToolCallDelta
+from codec.testing.assertions import (  # the one copy, re-exported for the tests  # noqa: F401
+    assert_append_only,
+    assert_events_rebuild,
+    client_view,
+    events_to_message,
+    expected_message,
+    split,
+    summary,
 )
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
@@ -159,16 +159,6 @@ def write_golden(format_name: str, name: str, text: str, spec: dict[str, Any]) -
     (folder / f"{name}.json").write_text(json.dumps(spec, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
-def summary(result: ParseResult) -> dict[str, Any]:
-    """A result in the shape of a golden case's ``expected`` (issue kinds only, call ids left out)."""
-    return {
-        "content": result.content,
-        "reasoning": result.reasoning,
-        "tool_calls": [{"name": c.function.name, "arguments": c.function.arguments} for c in result.tool_calls],
-        "issues": [issue.kind for issue in result.issues],
-    }
-
-
 # --------------------------------------------------------------------------- running a parse
 
 
@@ -207,33 +197,6 @@ def argument_fragments(fmt: codec.Format, reply: str, size: int, **kwargs: Any) 
             sent_at_half = "".join(fragments)
     fragments += [e.arguments for e in stream.close() if isinstance(e, ToolCallDelta)]
     return fragments, sent_at_half, stream.result
-
-
-def split(text: str, sizes: int | Sequence[int] | random.Random, *, max_size: int = 12) -> list[str]:
-    """Cut ``text`` into chunks.
-
-    ``sizes`` is a fixed chunk size, a sequence of sizes used in turn (cycled), or a
-    ``random.Random`` drawing each size in ``1..max_size`` (a size of 0 is allowed in a sequence
-    and gives an empty chunk, which a stream must accept).
-    """
-    if isinstance(sizes, int):
-        if sizes < 1:
-            raise ValueError("chunk size must be positive")
-        return [text[i : i + sizes] for i in range(0, len(text), sizes)]
-    chunks = []
-    i = 0
-    k = 0
-    while i < len(text):
-        if isinstance(sizes, random.Random):
-            size = sizes.randint(1, max_size)
-        else:
-            if not sizes or not any(sizes):
-                raise ValueError("sizes must contain a positive size")
-            size = sizes[k % len(sizes)]
-            k += 1
-        chunks.append(text[i : i + size])
-        i += size
-    return chunks
 
 
 def parse_whole(fmt: codec.Format, text: str, **kwargs: Any) -> Run:
@@ -276,115 +239,6 @@ def chunked_budget(fmt: codec.Format, length: int) -> int:
 # --------------------------------------------------------------------------- events
 
 
-def events_to_message(events: Iterable[Event]) -> dict[str, Any]:
-    """The assistant message an OpenAI client assembles from the events' ``to_openai()`` deltas.
-
-    Content and ``reasoning_content`` are concatenated; tool calls are accumulated per ``index``
-    (the first delta of an index carries ``id``, ``type`` and ``function.name``, every delta may
-    carry an ``arguments`` fragment that is appended). Fields that never arrived are left out,
-    as ``model_dump`` leaves out ``None`` fields.
-    """
-    content: list[str] | None = None
-    reasoning: list[str] | None = None
-    calls: dict[int, dict[str, Any]] = {}
-    for event in events:
-        delta = event.to_openai()
-        if delta is None:
-            continue
-        if "content" in delta:
-            content = (content or []) + [delta["content"]]
-        if "reasoning_content" in delta:
-            reasoning = (reasoning or []) + [delta["reasoning_content"]]
-        for piece in delta.get("tool_calls", []):
-            call = calls.setdefault(piece["index"], {"function": {"arguments": ""}})
-            for key in ("id", "type"):
-                if key in piece:
-                    call[key] = piece[key]
-            function = piece.get("function", {})
-            if "name" in function:
-                call["function"]["name"] = call["function"].get("name", "") + function["name"]
-            call["function"]["arguments"] += function.get("arguments", "")
-    message: dict[str, Any] = {"role": "assistant"}
-    if content is not None:
-        message["content"] = "".join(content)
-    if reasoning is not None:
-        message["reasoning_content"] = "".join(reasoning)
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": c.get("id"),
-                "type": c.get("type"),
-                "function": {"name": c["function"].get("name"), "arguments": c["function"]["arguments"]},
-            }
-            for _, c in sorted(calls.items())
-        ]
-    return message
-
-
-def client_view(message: dict[str, Any]) -> dict[str, Any]:
-    """Apply ``ParseResult.to_message``'s documented rules to a client-assembled message.
-
-    ``to_message`` drops empty content, and whitespace-only content beside tool calls; a client
-    sees that whitespace in the stream. Tests compare messages after this normalisation.
-    """
-    out = dict(message)
-    content = out.get("content")
-    if content is not None and (not content or (out.get("tool_calls") and not content.strip())):
-        del out["content"]
-    if out.get("reasoning_content") == "":
-        del out["reasoning_content"]
-    return out
-
-
-def assert_events_rebuild(events: Sequence[Event], result: ParseResult) -> None:
-    """The message rebuilt from the events is ``result.to_message().model_dump(mode="json")``."""
-    rebuilt = client_view(events_to_message(events))
-    expected = result.to_message().model_dump(mode="json")
-    assert rebuilt == expected
-
-
-def assert_append_only(events: Sequence[Event], result: ParseResult) -> None:
-    """The stream's tool-call events are well ordered and append-only.
-
-    Every call of ``result`` has exactly one Start (with its id and name), then its deltas, then
-    exactly one End carrying the final call; indices start in order 0, 1, 2...; no event of a call
-    comes after its End; the deltas of a call concatenate to exactly its ``arguments`` string in
-    ``result.to_message().model_dump(mode="json")``; text and reasoning deltas are never empty.
-    """
-    dumped = result.to_message().model_dump(mode="json").get("tool_calls") or []
-    started: dict[int, ToolCallStart] = {}
-    ended: dict[int, ToolCallEnd] = {}
-    fragments: dict[int, list[str]] = {}
-    for n, event in enumerate(events):
-        if isinstance(event, (TextDelta, ReasoningDelta)):
-            assert event.text, f"event {n}: empty {type(event).__name__}"
-        elif isinstance(event, ToolCallStart):
-            assert event.index not in started, f"event {n}: call {event.index} started twice"
-            assert event.index == len(started), f"event {n}: call {event.index} started out of order"
-            started[event.index] = event
-            fragments[event.index] = []
-        elif isinstance(event, ToolCallDelta):
-            assert event.index in started, f"event {n}: delta of call {event.index} before its start"
-            assert event.index not in ended, f"event {n}: delta of call {event.index} after its end"
-            assert event.arguments, f"event {n}: empty arguments delta"
-            fragments[event.index].append(event.arguments)
-        elif isinstance(event, ToolCallEnd):
-            assert event.index in started, f"event {n}: end of call {event.index} before its start"
-            assert event.index not in ended, f"event {n}: call {event.index} ended twice"
-            ended[event.index] = event
-        else:  # pragma: no cover - a new event type must be added here
-            raise AssertionError(f"event {n}: unknown event {event!r}")
-    assert sorted(started) == list(range(len(result.tool_calls))), "every call of the result is started once"
-    assert sorted(ended) == sorted(started), "every started call is ended"
-    for index, call in enumerate(result.tool_calls):
-        start, end = started[index], ended[index]
-        assert (start.id, start.name) == (call.id, call.function.name), f"call {index}: start differs from result"
-        assert end.call == call, f"call {index}: end differs from result"
-        assert "".join(fragments[index]) == dumped[index]["function"]["arguments"], (
-            f"call {index}: deltas {fragments[index]!r} do not concatenate to the arguments string"
-        )
-
-
 def assert_issue_positions(text: str, result: ParseResult) -> None:
     """Every issue's ``pos`` is inside the reply and its ``line``/``column`` agree with it."""
     for issue in result.issues:
@@ -405,27 +259,6 @@ def assert_streams_like(run: Run, whole: ParseResult) -> None:
     assert run.result == whole
     assert_append_only(run.events, run.result)
     assert_events_rebuild(run.events, run.result)
-
-
-def expected_message(expected: dict[str, Any]) -> dict[str, Any]:
-    """The OpenAI message (``to_message().model_dump(mode="json")``) of a parse that gives ``expected``
-    (content, reasoning and tool_calls, as a golden case's ``expected``), with ids ``call_0``, ``call_1``..."""
-    message: dict[str, Any] = {"role": "assistant"}
-    content, calls = expected["content"], expected["tool_calls"]
-    if content and not (calls and not content.strip()):
-        message["content"] = content
-    if expected["reasoning"]:
-        message["reasoning_content"] = expected["reasoning"]
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": f"call_{index}",
-                "type": "function",
-                "function": {"name": call["name"], "arguments": dump_arguments(call["arguments"])},
-            }
-            for index, call in enumerate(calls)
-        ]
-    return message
 
 
 def call_message(arguments: dict[str, Any], content: str | None = None, name: str = "f") -> dict[str, Any]:

@@ -28,39 +28,14 @@ L = pytest.importorskip("llguidance", reason="llguidance is not installed (pip i
 tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed")
 from llguidance.gbnf_to_lark import any_to_lark  # noqa: E402
 
+from codec.testing.grammars import llguidance_accepts  # noqa: E402  (the one copy)
+
 FORMATS = codec.formats()
 # no shrinking: a failure prints its example as drawn
 SETTINGS = examples(10, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
 
 # ---------------------------------------------------------------------------- checkers
-
-
-@cache
-def byte_tokenizer(specials: tuple[str, ...]) -> Any:
-    """256 single-byte tokens (id = byte), then ``<eos>`` and ``specials`` as special tokens."""
-    models, pre_tokenizers, decoders = tokenizers.models, tokenizers.pre_tokenizers, tokenizers.decoders
-    printable = [*range(33, 127), *range(161, 173), *range(174, 256)]
-    codes, extra = printable[:], 0
-    stand_ins = printable[:]
-    for byte in range(256):
-        if byte not in printable:
-            codes.append(byte)
-            stand_ins.append(256 + extra)
-            extra += 1
-    vocab = {chr(stand_in): byte for byte, stand_in in zip(codes, stand_ins, strict=True)}
-    tk = tokenizers.Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    tk.decoder = decoders.ByteLevel()
-    tk.add_special_tokens(["<eos>", *specials])
-    return L.LLTokenizer(tk.to_str(), eos_token=tk.token_to_id("<eos>"))
-
-
-def llguidance_accepts(grammar: str, text: str, specials: tuple[str, ...]) -> bool:
-    tok = byte_tokenizer(specials)
-    matcher = L.LLMatcher(tok, grammar, log_level=0)
-    assert not matcher.is_error(), matcher.get_error()
-    return bool(matcher.consume_tokens(tok.tokenize_str(text, parse_special=True)) and matcher.is_accepting())
 
 
 @cache

@@ -711,6 +711,14 @@ def _ints(value: Any) -> list[int]:
     return [value] if type(value) is int else []
 
 
+def _floats(value: Any) -> list[float]:
+    if isinstance(value, dict):
+        return [f for item in value.values() for f in _floats(item)]
+    if isinstance(value, list):
+        return [f for item in value for f in _floats(item)]
+    return [value] if type(value) is float else []
+
+
 def _dict_arguments(c: dict[str, Any]) -> list[dict[str, Any]]:
     return [call["function"]["arguments"] for call in _calls(c) if isinstance(call["function"]["arguments"], dict)]
 
@@ -739,7 +747,7 @@ FEATURES = {
     "thinking_off": lambda c: c["variables"].get("enable_thinking") is False,
     "bos_token": lambda c: "bos_token" in c["variables"],
     "huge_int_argument": lambda c: any(abs(i) > 2**63 for args in _dict_arguments(c) for i in _ints(args)),
-    "float_argument": lambda c: any(type(v) is float for args in _dict_arguments(c) for v in args.values()),
+    "float_argument": lambda c: any(_floats(args) for args in _dict_arguments(c)),  # at any depth, as huge ints
     "nested_argument": lambda c: any(isinstance(v, (dict, list)) and v for a in _dict_arguments(c) for v in a.values()),
     "nullable_schema": lambda c: '"nullable": true' in json.dumps(c["tools"]),
     "anyof_schema": lambda c: "anyOf" in json.dumps(c["tools"]),

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,7 +21,7 @@ def test_python_examples_run() -> None:
     assert len(code) >= 3
     namespace: dict[str, object] = {"__name__": "readme"}
     for block in code:
-        exec(compile(block, "README.md", "exec"), namespace)
+        exec(compile(block, "<README.md>", "exec"), namespace)
 
 
 def test_two_setup_commands() -> None:
@@ -54,13 +57,13 @@ def test_docs_examples_run() -> None:
     """Each page of ``docs/`` runs its examples in order, after README's, with README's names."""
     namespace: dict[str, object] = {"__name__": "readme"}
     for block in blocks("python"):
-        exec(compile(block, "README.md", "exec"), namespace)
+        exec(compile(block, "<README.md>", "exec"), namespace)
     ran = 0
     for page in DOCS:
         text = page.read_text(encoding="utf-8")
         scope = dict(namespace)
         for block in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL):
-            exec(compile(block, str(page.relative_to(ROOT)), "exec"), scope)
+            exec(compile(block, f"<{page.relative_to(ROOT)}>", "exec"), scope)
             ran += 1
     assert ran >= 5
 
@@ -80,3 +83,33 @@ def test_links_to_docs_lead_to_pages() -> None:
     for page in DOCS:
         for target in re.findall(r"\]\(((?!https?:|#)[^)]+)\)", page.read_text(encoding="utf-8")):
             assert (page.parent / target.split("#")[0]).exists(), (page.name, target)
+
+
+def test_the_check_example_prints_what_the_readme_shows() -> None:
+    """The "Checking a template" example: its command, run in the checkout, prints the text block
+    after it, and exits 1 (the template lacks a byte). The summary and the render-parity
+    counterexample are exact; the other counterexamples are as hypothesis shrinks them, which
+    depends on the source of the modules loaded (it draws constants from them), so of those only
+    the lines that say what failed are compared."""
+    section = README[README.index("## Checking a template") :]
+    command = re.search(r"```sh\n(codec check [^\n]*)\n```", section)
+    shown = re.search(r"```text\n(.*?)```", section, flags=re.DOTALL)
+    assert command is not None and shown is not None
+    proc = subprocess.run(
+        [sys.executable, "-m", "codec", *shlex.split(command.group(1))[1:]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (proc.returncode, proc.stderr) == (1, "")
+    got, want = proc.stdout.split("\n\n"), shown.group(1).split("\n\n")
+    assert got[:2] == want[:2]
+    assert [_what_failed(part) for part in got[2:]] == [_what_failed(part) for part in want[2:]]
+
+
+def _what_failed(counterexample: str) -> list[str]:
+    """A counterexample's first word and the lines saying how its check failed (not the conversation)."""
+    lines = counterexample.splitlines()
+    said = [line.split(" at offset")[0] for line in lines if line.startswith(("parses with", "is refused by"))]
+    return [lines[0].split(":")[0], *said]

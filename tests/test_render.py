@@ -17,11 +17,11 @@ import pytest
 from harness import examples
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import conversations, rich_conversations
 
 import codec
-from codec import jinja
+from codec import testing
 from codec.errors import RenderError
+from codec.testing import conversations, rich_conversations
 
 SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
 #: Real-world templates of prompt variants (``qwen3``...), beside the seeds.
@@ -33,27 +33,11 @@ FORMATS = [codec.get_format(name) for name in codec.formats()]
 def render_both(fmt: codec.Format, template: str, case: dict[str, Any]) -> tuple[str, str]:
     """(ours, reference): the prompts, or ``RenderError: <reason>`` where rendering raised.
 
-    Ours must raise nothing but RenderError, and with the reference template's reason.
+    Ours must raise nothing but RenderError, and with the reference template's reason
+    (:func:`codec.testing.render_outcomes`).
     """
-    args = (case["messages"], case["tools"])
-    kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
-    try:
-        ours = fmt.render(*args, **kwargs)
-    except RenderError as exc:
-        ours = f"RenderError: {exc}"
-    try:
-        ref = jinja.render_template(template, jinja.prepare_messages(args[0]), jinja.prepare_tools(args[1]), **kwargs)
-    except RenderError as exc:
-        ref = f"RenderError: {exc}"
-    return _recursion(ours), _recursion(ref)
-
-
-_RECURSION = "RenderError: maximum recursion depth exceeded"
-
-
-def _recursion(outcome: str) -> str:
-    """Python's recursion error, less the tail saying where the stack ran out (it varies with the depth)."""
-    return _RECURSION if outcome.startswith(_RECURSION) else outcome
+    reference, ours = testing.render_outcomes(template, fmt, case)
+    return ours, reference
 
 
 def _seed(fmt: codec.Format) -> str:
@@ -69,8 +53,7 @@ def _seed(fmt: codec.Format) -> str:
 @examples(300)
 @given(case=st.one_of(conversations(), conversations(content_parts=True), rich_conversations()))
 def test_render_matches_reference(fmt: codec.Format, case: dict[str, Any]) -> None:
-    ours, ref = render_both(fmt, _seed(fmt), case)
-    assert ours == ref
+    testing.assert_renders_like(_seed(fmt), fmt, case)
 
 
 def golden_cases() -> list[tuple[codec.Format, Path]]:

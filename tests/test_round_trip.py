@@ -12,18 +12,16 @@ among them) must give the same result, with append-only events that rebuild the 
 
 from __future__ import annotations
 
-import json
 from functools import cache
-from typing import Any
 
 import pytest
 from formats import Message, RoundTrip, Tools, profile, variant_params
-from harness import assert_streams_like, examples, expected_message, parse_chunked, summary
+from harness import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
 import codec
-from codec.models import dump_arguments
+from codec import testing
 
 
 def round_trip(name: str, variant: str) -> RoundTrip:
@@ -34,20 +32,6 @@ def round_trip(name: str, variant: str) -> RoundTrip:
 @cache
 def _messages(name: str, variant: str, with_tools: bool) -> st.SearchStrategy[tuple[Message, Tools]]:
     return round_trip(name, variant).messages(with_tools)
-
-
-def typed(value: Any) -> str:
-    """``value`` as JSON with sorted keys: equal only if the types agree too (1 / 1.0 / True, -0.0, big ints)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _arguments_decoded(message: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAI message with each call's ``arguments`` string decoded (so that key order does not count)."""
-    calls = [
-        {**call, "function": {**call["function"], "arguments": json.loads(call["function"]["arguments"])}}
-        for call in message.get("tool_calls") or []
-    ]
-    return {**message, "tool_calls": calls} if calls else message
 
 
 _sizes = st.one_of(st.just([1]), st.lists(st.integers(1, 16), min_size=1, max_size=8))
@@ -61,24 +45,12 @@ def test_round_trip(name: str, variant: str, with_tools: bool, data: st.DataObje
     spec = round_trip(name, variant)
     fmt = spec.fmt or codec.get_format(name)
     message, tools = data.draw(_messages(name, variant, with_tools), label="message")
-    reply = fmt.render_reply(message)
-    result, prompt = fmt.parse(reply, tools=tools), None
-    if any(issue.kind == "reasoning_without_opener" for issue in result.issues):
-        # Without a prompt, a reasoning closer before any call or stop token says that the prompt
-        # opened reasoning (documented); told that it opened nothing, the reply reads as written.
-        close = fmt.syntax().reasoning_close
-        assert close is not None and close in (message.get("content") or "")
-        result, prompt = fmt.parse(reply, tools=tools, prompt=""), ""
-    want = spec.expected(message, tools)
-    assert summary(result) == {**want, "issues": []}
-    assert [c.id for c in result.tool_calls] == [f"call_{i}" for i in range(len(want["tool_calls"]))]
-    for got, call in zip(result.tool_calls, want["tool_calls"], strict=True):
-        assert typed(got.function.arguments) == typed(call["arguments"])
-        if spec.keeps_key_order:
-            assert dump_arguments(got.function.arguments) == dump_arguments(call["arguments"])
-    dumped, wanted = result.to_message().model_dump(mode="json"), expected_message(want)
-    if not spec.keeps_key_order:  # the arguments strings, as JSON values
-        dumped, wanted = _arguments_decoded(dumped), _arguments_decoded(wanted)
-    assert dumped == wanted
-    run = parse_chunked(fmt, reply, data.draw(_sizes, label="sizes"), tools=tools, prompt=prompt)
-    assert_streams_like(run, result)
+    testing.assert_round_trip(
+        fmt,
+        message,
+        tools,
+        expected=spec.expected(message, tools),
+        keeps_key_order=spec.keeps_key_order,
+        chunk_sizes=data.draw(_sizes, label="sizes"),
+        char_by_char=False,
+    )
