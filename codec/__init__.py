@@ -5,7 +5,7 @@ the model's reply (whole or streamed) back into content, reasoning and tool call
 """
 
 from codec.detect import Detection, detect, detect_reply
-from codec.errors import CodecError, ParseError, RenderError, UnknownFormat
+from codec.errors import CodecError, GrammarWarning, ParseError, RenderError, UnknownFormat
 from codec.format import Format
 from codec.formats import formats, get_format
 from codec.models import (
@@ -36,6 +36,7 @@ __all__ = [
     "Format",
     "Function",
     "FunctionCall",
+    "GrammarWarning",
     "Issue",
     "Message",
     "ParseError",

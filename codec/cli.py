@@ -930,7 +930,8 @@ def _add_grammar_command(sub: Any, fmt_help: str, tools_help: str) -> None:
 def _cmd_grammar(args: argparse.Namespace) -> int:
     import warnings
 
-    from codec.export import TOOL_CHOICES, GrammarWarning
+    from codec.errors import GrammarWarning
+    from codec.export import TOOL_CHOICES
 
     fmt = get_format(args.format)
     tools = _load_tools(args.tools)

@@ -1,4 +1,4 @@
-"""The exceptions codec raises. Every one derives from :class:`CodecError`."""
+"""The exceptions codec raises (every one derives from :class:`CodecError`), and its warnings."""
 
 from __future__ import annotations
 
@@ -81,3 +81,7 @@ def caret_snippet(text: str, index: int, width: int = 60) -> str:
     shown = line.encode("unicode_escape").decode("ascii")
     caret_at = len(text[lo:index].encode("unicode_escape").decode("ascii"))
     return shown + "\n" + " " * caret_at + "^"
+
+
+class GrammarWarning(UserWarning):
+    """A grammar allows more than the tools' schemas: the keywords it leaves out, and where."""

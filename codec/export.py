@@ -62,6 +62,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from codec import jinja
+from codec.errors import GrammarWarning
 from codec.models import Tool
 from codec.schema import tool_name, tool_parameters
 
@@ -78,10 +79,6 @@ MAX_CHAR = 0x10FFFF
 MAX_RANGE = 256
 #: ``minItems``/``maxItems`` written out item by item up to this count.
 MAX_ITEMS = 64
-
-
-class GrammarWarning(UserWarning):
-    """A grammar allows more than the tools' schemas: the keywords it leaves out, and where."""
 
 
 # ---------------------------------------------------------------------------- regular expressions
@@ -1230,6 +1227,10 @@ _CLASS_META = set("\\]-[^&~/")
 
 def _re_char(code: int, meta: set[str]) -> str:
     char = chr(code)
+    if char == '"':
+        # lark's grammar loader reads \" in a regexp as ", which took the escaped backslash
+        # before a quote (JSON's \" escape) away: spelled so, no dialect can misread it.
+        return "\\x22"
     if char in meta:
         return "\\" + char
     if code < 0x20 or code == 0x7F:

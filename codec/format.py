@@ -116,7 +116,7 @@ class Format:
         NAME}}``: at least one call, of that tool only. ``parallel=False``: at most one call.
         ``dialect``: ``"llguidance"`` (llguidance's Lark), ``"gbnf"`` (llama.cpp, also xgrammar's
         ``from_ebnf``) or ``"lark"`` (the lark package, LALR). Schema keywords the grammar leaves
-        out give one :class:`codec.export.GrammarWarning` naming them and where. See
+        out give one :class:`codec.GrammarWarning` naming them and where. See
         :mod:`codec.export` for what is constrained and how.
         """
         from codec import export
@@ -133,7 +133,7 @@ class Format:
         arguments itself (``hermes``: style ``json``, ``qwen3_coder``: ``qwen_xml``), else a
         ``grammar`` content holding this format's GBNF calls. ``tool_choice`` and ``parallel`` as in
         :meth:`grammar`; ``"none"`` is text without a call opener. Schema keywords left out by a
-        ``grammar`` content give a :class:`codec.export.GrammarWarning` (xgrammar reads a
+        ``grammar`` content give a :class:`codec.GrammarWarning` (xgrammar reads a
         ``json_schema`` content's keywords itself).
         """
         from codec import export

@@ -23,6 +23,7 @@ from strategies import arguments, texts, tools
 import codec
 from codec import export
 from codec.export import RAlt, avoiding_automaton, literal
+from codec.schema import declared_types
 
 L = pytest.importorskip("llguidance", reason="llguidance is not installed (pip install '.[test]')")
 tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed")
@@ -238,6 +239,10 @@ def test_invalid_replies_are_rejected(fmt_name: str, data: st.DataObject) -> Non
 def test_what_llguidance_accepts_parses_to_valid_calls(fmt_name: str, data: st.DataObject) -> None:
     """A reply changed by one character: if the grammar still accepts it, codec reads valid calls from it."""
     fmt, tool_list, _, reply = data.draw(requests(fmt_name))
+    if fmt_name == "qwen3_coder_official":
+        # Its lists and dicts are str() text that the grammar leaves free after the bracket
+        # (qwen3_coder_official._typed, said in its docstring): a change inside one may break it.
+        assume(not any(_free_text_values(tool) for tool in tool_list))
     grammar = fmt.grammar(tool_list)
     where = data.draw(st.integers(0, len(reply) - 1))
     edit = data.draw(st.sampled_from(("delete", "insert", "replace")))
@@ -251,6 +256,12 @@ def test_what_llguidance_accepts_parses_to_valid_calls(fmt_name: str, data: st.D
         parsed = fmt.parse(mutated, tools=tool_list)
         problems = [i for i in parsed.issues if i.kind in ("unknown_tool", "schema", "invalid_tool_call")]
         assert not problems, (mutated, problems)
+
+
+def _free_text_values(tool: dict[str, Any]) -> bool:
+    """Whether a tool has a parameter whose value may be an array or an object."""
+    properties = export.parameters_schema(tool).get("properties") or {}
+    return any({"array", "object"} & set(declared_types(schema)) for schema in properties.values())
 
 
 # ---------------------------------------------------------------------------- pieces and errors

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from test_export import FORMATS, SETTINGS, Grammars, all_accept, all_reject, reply_of, requests
 
 import codec
-from codec import export
-from codec.export import GrammarWarning, json_string_regex, pattern_regex
+from codec import GrammarWarning, export
+from codec.export import json_string_regex, pattern_regex
 
 
 def _tool(name: str, properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -92,6 +92,16 @@ def ecma(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") else pattern, re.ASCII)
 
 
+#: Whitespace that ECMA-262's ``\\s`` matches (and the grammars with it) but ``re.ASCII``'s does not:
+#: strings drawn to match :func:`ecma` leave it out, where the two readings differ.
+UNICODE_SPACE = re.compile("[\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]")
+
+
+def ecma_matches(pattern: str) -> st.SearchStrategy[str]:
+    """Strings that ``pattern`` matches, as ECMA-262 reads it."""
+    return st.from_regex(ecma(pattern)).filter(lambda s: UNICODE_SPACE.search(s) is None)
+
+
 @pytest.mark.parametrize("pattern", PATTERNS)
 @examples(60)
 @given(text=st.text(ALPHABET, max_size=12))
@@ -106,7 +116,7 @@ def test_pattern_regex_matches_what_the_pattern_searches(pattern: str, text: str
 @examples(30)
 @given(data=st.data())
 def test_json_string_regex_matches_the_json_of_matching_strings(pattern: str, data: st.DataObject) -> None:
-    text = data.draw(st.from_regex(ecma(pattern)))
+    text = data.draw(ecma_matches(pattern))
     rx = pattern_regex(pattern)
     assert rx is not None
     assert re.fullmatch(export.regex(json_string_regex(rx)), json.dumps(text, ensure_ascii=False))
@@ -126,7 +136,7 @@ def test_a_pattern_constrains_json_strings(fmt_name: str, data: st.DataObject) -
     fmt = codec.get_format(fmt_name)
     tool = _tool("f", {"s": {"type": "string", "pattern": pattern}})
     grammars = _quiet_grammars(fmt, [tool], tool_choice="required")
-    good = data.draw(st.from_regex(ecma(pattern)).filter(lambda s: "\n" not in s and "`" not in s))
+    good = data.draw(ecma_matches(pattern).filter(lambda s: "\n" not in s and "`" not in s))
     all_accept(grammars, _reply(fmt, _call("f", s=good)))
     bad = data.draw(st.text(ALPHABET, max_size=8))
     assume(not ecma(pattern).search(bad) and "\n" not in bad)

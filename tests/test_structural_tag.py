@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 from test_export import FORMATS, SETTINGS, _with_call, _wrong_type_parameter, reply_of, requests
 
 import codec
-from codec import export
-from codec.export import GrammarWarning
+from codec import GrammarWarning, export
 
 xgr = pytest.importorskip("xgrammar", reason="xgrammar is not installed (it needs torch; see this module's docstring)")
 
