@@ -315,7 +315,7 @@ class Qwen3(Format):
     name = "qwen3"
     stop_token = Hermes.stop_token
     summary = "Qwen3: hermes' JSON <tool_call> blocks, <think> reasoning, the official Qwen3 prompt"
-    reference_template = "qwen3.jinja"
+    reference_template = "../templates/qwen3.jinja"
     #: hermes' markers and two of the Qwen3 template's own (more markers: detected before hermes).
     template_markers = (*Hermes.template_markers, "You may call one or more functions", "last_query_index")
     reply_markers = Hermes.reply_markers
