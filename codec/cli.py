@@ -35,7 +35,7 @@ import stat
 import sys
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, NamedTuple, NoReturn
 
 import jinja2
@@ -728,24 +728,25 @@ def _write_converted(
 # --------------------------------------------------------------------------- parser and main
 
 
-def _chunk_size(value: str) -> int:
-    try:
-        size = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid chunk size {value!r}") from None
-    if size < 1:
-        raise argparse.ArgumentTypeError(f"chunk size must be at least 1, got {size}")
-    return size
+def _at_least_one(what: str, invalid: str) -> Callable[[str], int]:
+    """An argparse type: an integer of at least 1, ``what`` it counts saying so in the errors
+    (``invalid``: how a value that is no integer is named)."""
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {invalid} {value!r}") from None
+        if number < 1:
+            raise argparse.ArgumentTypeError(f"{what} must be at least 1, got {number}")
+        return number
+
+    return parse
 
 
-def _jobs(value: str) -> int:
-    try:
-        jobs = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number of jobs {value!r}") from None
-    if jobs < 1:
-        raise argparse.ArgumentTypeError(f"jobs must be at least 1, got {jobs}")
-    return jobs
+_chunk_size = _at_least_one("chunk size", "chunk size")
+_jobs = _at_least_one("jobs", "number of jobs")
+_examples = _at_least_one("examples", "number of examples")
 
 
 def _add_transcoding_commands(sub: Any, fmt_help: str) -> None:
@@ -980,16 +981,6 @@ def _add_check_command(sub: Any, fmt_help: str) -> None:
         "template", metavar="TEMPLATE", help="a Jinja chat template, or a tokenizer_config.json ('-': stdin)"
     )
     p_check.set_defaults(handler=_cmd_check)
-
-
-def _examples(value: str) -> int:
-    try:
-        count = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number of examples {value!r}") from None
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"examples must be at least 1, got {count}")
-    return count
 
 
 def _check_templates(text: str, name: str) -> list[tuple[str, str]]:
