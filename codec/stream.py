@@ -221,6 +221,11 @@ class Syntax:
         object.__setattr__(self, "fast_by_state", fast)
         object.__setattr__(self, "preempted", preempted)
 
+    def opened_reasoning(self, prompt: str | None) -> bool:
+        """Whether ``prompt`` (None: not given) ends inside a reasoning block that the reply goes on."""
+        opens = self.prompt_opens_reasoning
+        return prompt is not None and opens is not None and bool(self.reasoning_open) and opens(prompt)
+
 
 class BuildError(Exception):
     """Raised by a builder handler when a block is grammatical but unusable (e.g. a call without a name)."""
@@ -358,9 +363,8 @@ class Stream:
         #: linearly with the reply whatever the chunking; tests use it to catch quadratic rescans.
         self.work = 0
         self._resync_len = max((len(m) for m in (*syntax.resync_after, *syntax.resync_before)), default=1)
-        opens = syntax.prompt_opens_reasoning
         self._opener_rest = ""  # the rest of the prompt's reasoning opener, if the reply starts with it
-        if prompt is not None and opens is not None and syntax.reasoning_open and opens(prompt):
+        if syntax.opened_reasoning(prompt):
             self._push(Token(syntax.reasoning_open, "", start_pos=0))
             self._opener_rest = syntax.reasoning_open_rest
         #: Without a prompt, whether it opened reasoning is still to be read from the reply.
@@ -905,8 +909,7 @@ def read_whole(
     whole = syntax.whole
     if whole is None:
         return None
-    opens = syntax.prompt_opens_reasoning
-    if prompt is not None and opens is not None and syntax.reasoning_open and opens(prompt):
+    if syntax.opened_reasoning(prompt):
         return None
     by_name = _tools_by_name(tools)
     reading = whole(text, by_name)
