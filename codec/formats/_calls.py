@@ -50,6 +50,8 @@ class LiteralHandlers:
 #: Characters after which prose may be markup a reply grammar reads (a tag, a fence, a JSON call,
 #: a call list): a whole-reply reader leaves prose holding one to the grammar.
 MARKUP = re.compile(r"[<{\[`]")
+#: Reasoning as the Qwen- and DeepSeek-style templates write it before a reply: between these two.
+THINK_MARKS = ("<think>\n", "\n</think>\n\n")
 
 
 def leading_reasoning(text: str, opener: str, closer: str, markup: re.Pattern[str] = MARKUP) -> tuple[str, int] | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codec.errors import parse_error_at
-from codec.formats._calls import MARKUP, leading_reasoning
+from codec.formats._calls import MARKUP, THINK_MARKS, leading_reasoning
 from codec.formats._decode import expected_error
 from codec.formats._reading import find_all
 from codec.stream import WholeReading
@@ -111,8 +111,6 @@ def tool_responses(text: str, start: int, end: int) -> list[str] | None:
 
 # ---------------------------------------------------------------------------- whole replies
 
-_THINK_OPEN, _THINK_END = "<think>\n", "\n</think>\n\n"
-
 #: A reader of one call block at a position: ((name, arguments), where the block ends), or None.
 BlockReader = Callable[[str, int], "tuple[tuple[str, dict[str, Any]], int] | None"]
 
@@ -124,7 +122,7 @@ def read_whole_reply(text: str, opener: str, read_block: BlockReader) -> WholeRe
     ``<|im_end|>``. None for anything else: prose holding what may be markup, reasoning that
     does too or starts or ends with a blank (where the grammar's rules decide what the blanks
     are), text between or after the blocks, a block ``read_block`` declines."""
-    lead = leading_reasoning(text, _THINK_OPEN, _THINK_END)
+    lead = leading_reasoning(text, *THINK_MARKS)
     if lead is None:
         return None
     reasoning, start = lead

@@ -74,6 +74,7 @@ from codec.export import (
     star,
 )
 from codec.format import Format, Functions
+from codec.formats._calls import THINK_MARKS
 from codec.formats._decode import rendering
 from codec.formats._pythonic import (
     CALL_LIST_START,
@@ -722,7 +723,7 @@ def reply_syntax() -> Syntax:
             raw_string, shortcut=_PLAIN_STRING, plain=lambda token: "\\" not in token, settled=_SETTLED
         ),
         string_lexers={"ESC_STRING": escaped_string_lexer(re.compile(closes))},
-        whole_reasoning=(THINK_OPEN + "\n", "\n" + THINK_CLOSE + "\n\n"),
+        whole_reasoning=THINK_MARKS,
     )
 
 

@@ -92,7 +92,7 @@ from codec.export import (
     star,
 )
 from codec.format import Format, Functions
-from codec.formats._calls import LiteralHandlers, leading_reasoning
+from codec.formats._calls import MARKUP, LiteralHandlers, leading_reasoning
 from codec.formats._pythonic import checked_string, leading_zeros, padded, resolve_padded
 from codec.formats._render import (
     attr,
@@ -854,7 +854,7 @@ _LITERALS = {"true": "true", "false": "false", "None": "null"}
 #: The deepest nesting a whole-reply reader takes (well within the grammar's bound).
 _WHOLE_DEPTH = 16
 #: Prose that may be markup or an inline call the grammar reads.
-_WHOLE_MARKUP = re.compile(r"[<{\[`]|call:")
+_WHOLE_MARKUP = re.compile(MARKUP.pattern + "|call:")
 
 
 def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
