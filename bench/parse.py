@@ -286,7 +286,7 @@ TARGETS = {
     "import_s": 0.25,
     "per_byte_1m_vs_20k": 1.3,
 }
-PER_BYTE = 1.3
+PER_BYTE = TARGETS["per_byte_1m_vs_20k"]
 
 
 def typical_reply(fmt: codec.Format) -> str:
