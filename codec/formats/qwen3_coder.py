@@ -429,8 +429,9 @@ def _declared_type(raw: str) -> Any:
     return raw
 
 
-def _property(text: str, pos: int, end: int) -> tuple[str, dict[str, Any], int]:
-    """One ``<parameter>`` of a declaration: its name, its schema and the offset after it."""
+def _property_head(text: str, pos: int, end: int) -> tuple[str, dict[str, Any], int]:
+    """The start of a ``<parameter>`` of a declaration, as both Qwen3-Coder templates write it: its
+    name, its schema so far (``type``, ``description``) and the offset after them."""
     name, pos = _element(text, pos + len("\n<parameter>"), "\n<name>", end)
     schema: dict[str, Any] = {}
     if text.startswith("\n<type>", pos):
@@ -438,6 +439,12 @@ def _property(text: str, pos: int, end: int) -> tuple[str, dict[str, Any], int]:
         schema["type"] = _declared_type(raw)
     if text.startswith("\n<description>", pos):
         schema["description"], pos = _element(text, pos, "\n<description>", end)
+    return name, schema, pos
+
+
+def _property(text: str, pos: int, end: int) -> tuple[str, dict[str, Any], int]:
+    """One ``<parameter>`` of a declaration: its name, its schema and the offset after it."""
+    name, schema, pos = _property_head(text, pos, end)
     extras, pos = _read_extra_keys(text, pos, end, "\n</parameter>")
     return name, {**schema, **extras}, pos + len("\n</parameter>")
 

@@ -75,7 +75,7 @@ from codec.formats._render import (
     tojson,
     trim,
 )
-from codec.formats.qwen3_coder import DEFAULT_SYSTEM, Qwen3Coder, ValueStyle, _declared_type, _element, _read_call
+from codec.formats.qwen3_coder import DEFAULT_SYSTEM, Qwen3Coder, ValueStyle, _element, _property_head, _read_call
 from codec.formats.qwen3_coder import reply_syntax as reply_syntax
 from codec.literals import PLAIN_JSON_DECODER, python_literal
 from codec.models import Conversation
@@ -375,13 +375,7 @@ def _required(text: str, pos: int, end: int) -> tuple[list[Any] | None, int]:
 
 def _property(text: str, pos: int, end: int) -> tuple[str, dict[str, Any], int]:
     """One ``<parameter>`` of a declaration: its name, its schema and the offset after it."""
-    name, pos = _element(text, pos + len("\n<parameter>"), "\n<name>", end)
-    schema: dict[str, Any] = {}
-    if text.startswith("\n<type>", pos):
-        raw, pos = _element(text, pos, "\n<type>", end)
-        schema["type"] = _declared_type(raw)
-    if text.startswith("\n<description>", pos):
-        schema["description"], pos = _element(text, pos, "\n<description>", end)
+    name, schema, pos = _property_head(text, pos, end)
     while text.startswith("\n<", pos) and not text.startswith(("\n</parameter>", "\n<required>["), pos):
         key = text[pos + 2 : until(text, pos + 2, ">", end, pos)]
         raw, pos = _element(text, pos, f"\n<{key}>", end)
