@@ -69,7 +69,7 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
     """The JSON types ``type`` (and ``nullable``) name, spelled the JSON Schema way; unknown names
     are kept as they are (no check knows them)."""
     declared = schema.get("type")
-    if type(declared) is str or isinstance(declared, str):  # (the common case, before the isinstance checks)
+    if isinstance(declared, str):
         types = [TYPE_NAMES.get(declared) or TYPE_NAMES.get(declared.strip().lower(), declared)]
     elif isinstance(declared, list):
         types = []
