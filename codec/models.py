@@ -61,6 +61,12 @@ def built(cls: type[_M], **fields: Any) -> _M:
 _set = object.__setattr__
 
 
+def parsed_call(call_id: str, name: str, arguments: dict[str, Any]) -> ToolCall:
+    """A tool call a parser read (its name a str, its arguments a JSON-able dict by construction),
+    built without validation."""
+    return built(ToolCall, id=call_id, type="function", function=built(FunctionCall, name=name, arguments=arguments))
+
+
 class Function(_Model):
     """A tool's function definition: its name, description and JSON-schema parameters."""
 

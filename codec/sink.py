@@ -21,7 +21,6 @@ from codec.issues import KINDS, IssueKind
 from codec.literals import json_text
 from codec.models import (
     Event,
-    FunctionCall,
     Issue,
     ParseResult,
     ReasoningDelta,
@@ -31,6 +30,7 @@ from codec.models import (
     ToolCallEnd,
     ToolCallStart,
     built,
+    parsed_call,
 )
 from codec.schema import tool_parameters, violations
 
@@ -502,9 +502,7 @@ class Output:
 
     def end_call(self, index: int, name: str, arguments: dict[str, Any], pos: int) -> None:
         """A finished call: into the result, checked against the tools, ``ToolCallEnd`` sent."""
-        # Built without validation: the name is a str and the arguments a JSON-able dict by construction.
-        function = built(FunctionCall, name=name, arguments=arguments)
-        done = built(ToolCall, id=self._ids[index], type="function", function=function)
+        done = parsed_call(self._ids[index], name, arguments)
         self._calls.append(done)
         self._check(index, name, arguments, pos)
         self.events.append(ToolCallEnd(index, done))

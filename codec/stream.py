@@ -92,7 +92,7 @@ from codec._lark import (
 )
 from codec.errors import CodecError, ParseError, caret_snippet
 from codec.literals import nesting
-from codec.models import Event, FunctionCall, ParseResult, ToolCall, built
+from codec.models import Event, ParseResult, built, parsed_call
 from codec.schema import tool_name, tool_parameters, violations
 from codec.sink import CONTENT, LAST, REASONING, InBlock, Output, Sink
 from codec.watch import Delimiter, FastLexer, Watch
@@ -102,6 +102,11 @@ __all__ = ["CONTENT", "MAX_DEPTH", "REASONING", "BuildError", "Builder", "Stream
 #: The deepest nesting of lists and objects accepted in a block, in every format: deeper input
 #: is an error the stream reports, not a RecursionError later.
 MAX_DEPTH = 200
+
+
+def default_call_id(index: int) -> str:
+    """The id of call ``index`` where the caller gives no ``call_id``: ``call_0``, ``call_1``..."""
+    return f"call_{index}"
 
 
 #: What a :attr:`Syntax.whole` reader gives: content, reasoning and the calls, as (name, arguments).
@@ -333,7 +338,7 @@ class Stream:
             tools=_tools_by_name(tools),
             strict=strict,
             events=events,
-            call_id=call_id or (lambda index: f"call_{index}"),
+            call_id=call_id or default_call_id,
             line_column=self._line_column,
             snippet=self._snippet,
             reading=lambda text: _read_alone(syntax, text),
@@ -922,9 +927,7 @@ def read_whole(
             tool = by_name.get(name)
             if tool is None or violations(arguments, tool_parameters(tool) or {}):
                 return None
-        function = built(FunctionCall, name=name, arguments=arguments)
-        call = f"call_{index}" if call_id is None else call_id(index)
-        calls.append(built(ToolCall, id=call, type="function", function=function))
+        calls.append(parsed_call((call_id or default_call_id)(index), name, arguments))
     return built(ParseResult, content=content, reasoning=reasoning, tool_calls=calls, issues=[])
 
 
