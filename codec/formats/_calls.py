@@ -54,6 +54,11 @@ MARKUP = re.compile(r"[<{\[`]")
 THINK_MARKS = ("<think>\n", "\n</think>\n\n")
 
 
+def before_stop(text: str, stop: str) -> int:
+    """Where a whole reply's text ends: before ``stop`` if the reply ends with it."""
+    return len(text) - len(stop) if text.endswith(stop) else len(text)
+
+
 def leading_reasoning(text: str, opener: str, closer: str, markup: re.Pattern[str] = MARKUP) -> tuple[str, int] | None:
     """A whole reply's leading reasoning, as a whole-reply reader takes it: ``(reasoning, where the
     rest starts)`` for ``opener`` + reasoning + ``closer``, ``("", 0)`` for a reply without

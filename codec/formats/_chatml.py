@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codec.errors import parse_error_at
-from codec.formats._calls import MARKUP, THINK_MARKS, leading_reasoning
+from codec.formats._calls import MARKUP, THINK_MARKS, before_stop, leading_reasoning
 from codec.formats._decode import expected_error
 from codec.formats._reading import find_all
 from codec.stream import WholeReading
@@ -126,7 +126,7 @@ def read_whole_reply(text: str, opener: str, read_block: BlockReader) -> WholeRe
     if lead is None:
         return None
     reasoning, start = lead
-    last = len(text) - len(IM_END) if text.endswith(IM_END) else len(text)
+    last = before_stop(text, IM_END)
     first = text.find(opener, start, last)
     prose = text[start:last] if first < 0 else text[start : first - 1] if first > start else ""
     if MARKUP.search(prose):

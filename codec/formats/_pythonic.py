@@ -18,7 +18,7 @@ from typing import Any
 from codec import jinja
 from codec._lark import CompiledGrammar, Token, ValueToken
 from codec.errors import parse_error_at
-from codec.formats._calls import MARKUP, LiteralHandlers, leading_reasoning
+from codec.formats._calls import MARKUP, LiteralHandlers, before_stop, leading_reasoning
 from codec.formats._decode import call_id
 from codec.formats._reading import Readings, find_all
 from codec.literals import PLAIN_JSON_DECODER, json_value, nesting, number_literal, python_literal
@@ -854,7 +854,7 @@ def whole_reader(
         if lead is None:
             return None
         reasoning, start = lead
-        last = len(text) - len(stop) if text.endswith(stop) else len(text)
+        last = before_stop(text, stop)
         first = text.find(opener or "[", start, last)
         prose = text[start:last] if first < 0 else text[start:first]
         if MARKUP.search(prose):

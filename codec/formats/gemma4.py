@@ -92,7 +92,7 @@ from codec.export import (
     star,
 )
 from codec.format import Format, Functions
-from codec.formats._calls import MARKUP, LiteralHandlers, leading_reasoning
+from codec.formats._calls import MARKUP, LiteralHandlers, before_stop, leading_reasoning
 from codec.formats._pythonic import checked_string, leading_zeros, padded, resolve_padded
 from codec.formats._render import (
     attr,
@@ -871,13 +871,13 @@ def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
     reasoning, start = lead
     first = text.find(CALL_OPEN, start)
     if first < 0:
-        last = len(text) - len(TURN_CLOSE) if text.endswith(TURN_CLOSE) else len(text)
+        last = before_stop(text, TURN_CLOSE)
         prose = text[start:last]
         return None if _WHOLE_MARKUP.search(prose) else (prose, reasoning, [])
     prose = text[start:first]
     if _WHOLE_MARKUP.search(prose):
         return None
-    last = len(text) - len(RESPONSE_OPEN) if text.endswith(RESPONSE_OPEN) else len(text)
+    last = before_stop(text, RESPONSE_OPEN)
     calls = []
     pos = first
     while pos < last:
