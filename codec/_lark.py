@@ -248,6 +248,8 @@ class CompiledGrammar:
             "maybe_placeholders": False,
             "strict": strict,
         }
+        #: The grammar's text, as compiled.
+        self.source = source
         self.lark = _cached_lark(source, options) if cache and not strict else Lark(source, **options)
         self.parse_table = _Table(self.lark.parser.parser._parse_table)
         self.start = start

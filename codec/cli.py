@@ -255,6 +255,19 @@ def _dumps_line(obj: Any) -> str:
 
 def _cmd_formats(args: argparse.Namespace) -> int:
     names = formats()
+    if args.json:
+        described = [
+            {
+                "name": name,
+                "aliases": list(get_format(name).aliases),
+                "summary": get_format(name).summary,
+                "stop_token": get_format(name).stop_token,
+                "wire": get_format(name).wire.to_json(),
+            }
+            for name in names
+        ]
+        _write(json.dumps(described, ensure_ascii=False, indent=2) + "\n")
+        return 0
     width = max((len(name) for name in names), default=0)
     lines = []
     for name in names:
@@ -817,7 +830,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
     sub.required = True
 
-    p_formats = sub.add_parser("formats", help="list the formats", description="List the formats.")
+    p_formats = sub.add_parser(
+        "formats",
+        help="list the formats",
+        description="List the formats. With --json, each format's name, aliases, summary, stop token and "
+        "reply syntax (its wire spec: the family and the member's parameters).",
+    )
+    p_formats.add_argument("--json", action="store_true", help="print JSON: one object per format, with its wire spec")
     p_formats.set_defaults(handler=_cmd_formats)
 
     fmt_help = "the format (see 'codec formats'; aliases work)"

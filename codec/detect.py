@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from codec.format import Format
-from codec.formats import formats, get_format
+from codec.formats import formats, get_format, reply_owner
 
 __all__ = ["Detection", "detect", "detect_reply"]
 
@@ -155,7 +155,7 @@ def _formats() -> list[Format]:
 def _reply_formats() -> list[Format]:
     """The formats that write replies of their own: a variant of another format's prompts, which reuses
     that format's reply syntax (``hermes3``: hermes' replies), is never told apart from it by a reply."""
-    return [fmt for fmt in _formats() if fmt.functions.reply_syntax.__module__ == type(fmt).__module__]
+    return [fmt for fmt in _formats() if reply_owner(fmt.name) == fmt.name]
 
 
 @cache

@@ -1053,7 +1053,7 @@ def grammar_text(
 def call_syntax(fmt: Format, tools: list[dict[str, Any]]) -> tuple[GrammarBuilder, CallSyntax]:
     """``fmt``'s calls for these (checked) tools, and the builder holding their rules."""
     b = GrammarBuilder(fmt.grammar_special_tokens)
-    return b, fmt.functions.grammar_calls(b, tools)
+    return b, fmt.kit().grammar_calls(b, tools)
 
 
 # ---------------------------------------------------------------------------- servers
@@ -1065,13 +1065,7 @@ def call_syntax(fmt: Format, tools: list[dict[str, Any]]) -> tuple[GrammarBuilde
 
 def _content_style(fmt: Format) -> str | None:
     """The ``json_schema`` style xgrammar writes ``fmt``'s arguments in, or None (codec's grammar then)."""
-    from codec.formats import hermes, qwen3_coder
-
-    if fmt.functions.grammar_calls is hermes.grammar_calls:
-        return "json"
-    if fmt.functions.grammar_calls is qwen3_coder.grammar_calls:
-        return "qwen_xml"
-    return None  # Gemma 4's sorted keys, str() values, Python-style calls: codec's own grammar
+    return fmt.kit().content_style
 
 
 def standard_schema(schema: Any) -> Any:

@@ -12,8 +12,8 @@ from codec.errors import ParseError, RenderError, parse_error_at
 from codec.models import Conversation, Message, ParseResult, Tool, ToolCall
 
 if TYPE_CHECKING:
-    from codec.export import CallSyntax, GrammarBuilder
     from codec.stream import Stream, Syntax
+    from codec.wire import Family, WireSpec
 
 MessageLike = Mapping[str, Any] | Message
 ToolLike = Mapping[str, Any] | Tool
@@ -23,21 +23,20 @@ PromptText = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, bool, 
 
 @dataclass(frozen=True)
 class Functions:
-    """The five functions of a format module, under the same names in every ``codec/formats/<name>.py``,
-    which :class:`Format` calls (on messages and tools already prepared as plain data)."""
+    """The functions of a format module that are its own, under the same names in every
+    ``codec/formats/<name>.py``, which :class:`Format` calls (on messages and tools already prepared
+    as plain data). The reply side is the format's wire family's (:attr:`Format.wire`)."""
 
     #: ``prompt_text(messages, tools, add_generation_prompt, variables)``: the prompt, byte for byte
     #: as the reference template renders it; :class:`~codec.errors.RenderError` where it raises.
     prompt_text: PromptText
-    #: ``reply_text(message)``: what the model writes for an assistant message, stop token included.
-    reply_text: Callable[[dict[str, Any]], str]
     #: ``prompt_conversation(prompt)``: the conversation a prompt reads as (:meth:`Format.decode`
     #: checks that it renders back), or :class:`~codec.errors.ParseError` where it reads as none.
     prompt_conversation: Callable[[str], Conversation]
-    #: ``reply_syntax()``: the reply's grammar and builder, built once per process.
-    reply_syntax: Callable[[], Syntax]
-    #: ``grammar_calls(builder, tools)``: the calls to ``tools`` in a constrained-decoding grammar.
-    grammar_calls: Callable[[GrammarBuilder, list[dict[str, Any]]], CallSyntax]
+    #: ``reply_text(message)``: what the model writes for an assistant message, stop token included,
+    #: where the template's assistant turn writes it otherwise than the family's renderer
+    #: (``Family.reply_text``) would; None: the family's.
+    reply_text: Callable[[dict[str, Any]], str] | None = None
 
 
 class Format:
@@ -60,13 +59,12 @@ class Format:
     #: Text that every chat template of this format contains (a Jinja string literal's ``\\"`` counts
     #: as ``"``), for :func:`codec.detect`. A format without markers is never detected.
     template_markers: ClassVar[tuple[str, ...]] = ()
-    #: Regular expressions that match only where a reply writes a tool call in this format's own
-    #: syntax, for :func:`codec.detect_reply`.
-    reply_markers: ClassVar[tuple[str, ...]] = ()
-    #: Markers that are special tokens in the model's tokenizer (written as tokens in llguidance grammars).
-    grammar_special_tokens: ClassVar[tuple[str, ...]] = ()
     #: What the format module defines (an instance may hold another set: a variant of the format).
     functions: Functions
+    #: The reply syntax: a member of a wire family (an instance may hold another: a variant).
+    wire: WireSpec
+    #: A subclass of the wire family's class that this format refines it with, or None.
+    wire_refinement: ClassVar[type[Family] | None] = None
 
     # ------------------------------------------------------------------ render
 
@@ -97,7 +95,8 @@ class Format:
     def render_reply(self, message: MessageLike) -> str:
         """The text the model generates for this assistant message, stop token included."""
         (msg,) = jinja.prepare_messages([message])
-        return self.functions.reply_text(msg)
+        own = self.functions.reply_text
+        return own(msg) if own is not None else self.kit().reply_text(msg)
 
     # ------------------------------------------------------------------ constrained decoding
 
@@ -203,9 +202,8 @@ class Format:
             return
         from codec.formats import BUILTINS, get_format  # the registry imports this module
 
-        syntax = self.functions.reply_syntax
         for cls in BUILTINS:
-            if cls.name == self.name or get_format(cls.name).functions.reply_syntax is not syntax:
+            if cls.name == self.name or get_format(cls.name).syntax() is not self.syntax():
                 continue
             try:
                 other = get_format(cls.name)._decode(prompt)
@@ -276,7 +274,30 @@ class Format:
 
     def syntax(self) -> Syntax:
         """The compiled reply syntax, shared by every stream of this format."""
-        return self.functions.reply_syntax()
+        return self.kit().syntax()
+
+    @property
+    def reply_markers(self) -> tuple[str, ...]:
+        """Regular expressions that match only where a reply writes a tool call in this format's own
+        syntax, for :func:`codec.detect_reply` (the wire family's, from :attr:`wire`)."""
+        return self.kit().reply_markers()
+
+    @property
+    def grammar_special_tokens(self) -> tuple[str, ...]:
+        """Markers that are special tokens in the model's tokenizer (written as tokens in llguidance
+        grammars): :attr:`wire`'s ``special_tokens``."""
+        return self.wire.special_tokens
+
+    def kit(self) -> Family:
+        """The reply side compiled from :attr:`wire`: shared by every format with the same spec."""
+        cached = self.__dict__.get("_kit")
+        if cached is not None and cached[0] is self.wire:
+            return cached[1]  # type: ignore[no-any-return]
+        from codec.wire import compile_spec
+
+        kit = compile_spec(self.wire, self.wire_refinement)
+        self.__dict__["_kit"] = (self.wire, kit)
+        return kit
 
     def __repr__(self) -> str:
         return f"<codec format {self.name!r}>"

@@ -230,6 +230,7 @@ class _Unwritable(codec.Format):
     functions = dataclasses.replace(
         codec.get_format("hermes").functions, prompt_text=_prompt_text, prompt_conversation=_prompt_conversation
     )
+    wire = codec.get_format("hermes").wire
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

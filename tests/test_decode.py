@@ -139,7 +139,7 @@ def test_decode_refuses_bytes() -> None:
 def _siblings() -> list[tuple[str, str]]:
     """Pairs of formats with the same replies (a prompt variant and the format it varies)."""
     names = codec.formats()
-    syntax = {name: codec.get_format(name).functions.reply_syntax for name in names}
+    syntax = {name: codec.get_format(name).syntax() for name in names}
     return [(a, b) for a in names for b in names if a != b and syntax[a] is syntax[b]]
 
 

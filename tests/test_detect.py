@@ -207,8 +207,9 @@ def test_template_text_starting_with_a_brace_is_a_template() -> None:
 
 def reply_format(name: str) -> str:
     """The format whose replies ``name`` writes: itself, or the format whose reply syntax a prompt variant reuses."""
-    module = codec.get_format(name).functions.reply_syntax.__module__
-    return next((f for f in FORMATS if type(codec.get_format(f)).__module__ == module), name)
+    from codec.formats import reply_owner
+
+    return reply_owner(name)
 
 
 def has_call_marker(name: str, text: str) -> bool:

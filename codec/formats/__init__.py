@@ -42,6 +42,13 @@ def formats() -> list[str]:
     return sorted(_INSTANCES)
 
 
+def reply_owner(name: str) -> str:
+    """The format whose replies format ``name`` writes: the first built-in with the same compiled reply
+    syntax (a prompt variant, such as ``hermes3``, writes its base format's replies)."""
+    syntax = get_format(name).syntax()
+    return next(cls.name for cls in BUILTINS if _INSTANCES[cls.name].syntax() is syntax)
+
+
 def get_format(name: str) -> Format:
     """The format called ``name`` (aliases and ``-``/``_`` spellings resolve); raises :class:`UnknownFormat`."""
     key = _key(name)

@@ -111,6 +111,7 @@ from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING
 from codec.stream import Syntax
 from codec.watch import Delimiter, FastLexer, Watch
+from codec.wire import WireSpec
 
 # ---------------------------------------------------------------------------- markers
 
@@ -838,6 +839,19 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
     )
 
 
+# ---------------------------------------------------------------------------- wire (the reply syntax)
+
+WIRE = WireSpec(
+    "call_list",
+    stop=EOS,
+    reasoning=(THINK_OPEN, THINK_CLOSE),
+    arguments="python",
+    values="python",
+    separator=", ",
+    argument_separator=", ",
+)
+
+
 # ---------------------------------------------------------------------------- format
 
 
@@ -850,7 +864,6 @@ class DeepseekPythonic(Format):
     stop_token = EOS
     reference_template = "deepseek-pythonic.jinja"
     template_markers = ("<|User|>", "<|Assistant|>", "<|end_of_sentence|>", "tool_calls")
-    #: The end of a call list, where the stop token follows it.
-    reply_markers = (r"\)\]<\|end_of_sentence\|>",)
 
-    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
+    functions = Functions(prompt_text, prompt_conversation, reply_text)
+    wire = WIRE

@@ -112,6 +112,7 @@ from codec.schema import tool_name
 from codec.sink import CONTENT
 from codec.stream import BuildError, Syntax
 from codec.watch import Delimiter, FastLexer, Watch
+from codec.wire import WireSpec
 
 # ---------------------------------------------------------------------------- markers
 
@@ -719,15 +720,26 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
     )
 
 
+# ---------------------------------------------------------------------------- wire (the reply syntax)
+
+WIRE = WireSpec(
+    "call_list",
+    block=("```tool_code\n", "\n```"),
+    stop=TURN_CLOSE,
+    arguments="python",
+    values="python",
+    separator=",",
+    argument_separator=",",
+)
+
+
 # ---------------------------------------------------------------------------- format
 
 #: The functions of a corrected template (G1, G3 fixed); the reply syntax and the grammar are the seed's.
 CORRECTED = Functions(
     partial(prompt_text, corrected=True),
-    partial(reply_text, corrected=True),
     partial(prompt_conversation, corrected=True),
-    reply_syntax,
-    grammar_calls,
+    partial(reply_text, corrected=True),
 )
 
 
@@ -747,15 +759,16 @@ class Gemma3ToolCode(Format):
     stop_token = TURN_CLOSE
     reference_template = "gemma3-tool-code.jinja"
     template_markers = ("<start_of_turn>", "```tool_code")
-    reply_markers = (r"```tool_code",)
 
-    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
+    functions = Functions(prompt_text, prompt_conversation, reply_text)
+    wire = WIRE
 
     def __init__(self, *, corrected: bool = False) -> None:
         """``corrected``: render as the seed with its two bugs (G1, G3) fixed, instead of byte-identical to it."""
         self.corrected = corrected
         if corrected:
             self.functions = CORRECTED
+            self.wire = replace(WIRE, argument_separator=", ")
 
     def __repr__(self) -> str:
         return f"<codec format {self.name!r} (corrected)>" if self.corrected else super().__repr__()

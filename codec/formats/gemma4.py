@@ -117,6 +117,7 @@ from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Stream, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, Watch
+from codec.wire import WireSpec
 
 # ---------------------------------------------------------------------------- markers
 
@@ -1023,6 +1024,20 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
     )
 
 
+# ---------------------------------------------------------------------------- wire (the reply syntax)
+
+WIRE = WireSpec(
+    "gemma4",
+    call=(CALL_OPEN, CALL_CLOSE),
+    stop=TURN_CLOSE,
+    reasoning=(CHANNEL_OPEN + "thought", CHANNEL_CLOSE),
+    arguments="quoted",
+    values="quoted",
+    quote=QUOTE,
+    special_tokens=(CALL_OPEN, CALL_CLOSE, QUOTE, CHANNEL_OPEN, CHANNEL_CLOSE, TURN_CLOSE, RESPONSE_OPEN),
+)
+
+
 # ---------------------------------------------------------------------------- format
 
 
@@ -1034,9 +1049,7 @@ class Gemma4(Format):
     summary = 'Gemma 4 native calls: <|tool_call>call:NAME{key:<|"|>text<|"|>,n:3}<tool_call|>'
     stop_token = TURN_CLOSE
     reference_template = "gemma4.jinja"
-    grammar_special_tokens = (CALL_OPEN, CALL_CLOSE, QUOTE, CHANNEL_OPEN, CHANNEL_CLOSE, TURN_CLOSE, RESPONSE_OPEN)
     template_markers = ("<|turn>", "<|tool_call>")
-    #: A call opener, or a bare ``call:NAME{`` where the parser accepts one.
-    reply_markers = (r"<\|tool_call>", r"(?:\A|\n|<channel\|>)call:[\w.-]+[{(]")
 
-    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
+    functions = Functions(prompt_text, prompt_conversation, reply_text)
+    wire = WIRE

@@ -67,6 +67,7 @@ from codec.schema import tool_name
 from codec.sink import CONTENT, LAST, REASONING, CallWriter, Sink
 from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, FastLexer, JsonScan, Watch
+from codec.wire import WireSpec
 
 # ---------------------------------------------------------------------------- markers
 
@@ -1556,6 +1557,19 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
     )
 
 
+# ---------------------------------------------------------------------------- wire (the reply syntax)
+
+WIRE = WireSpec(
+    "json_object",
+    call=(CALL_OPEN, CALL_CLOSE),
+    stop=STOP,
+    reasoning=("<think>", "</think>"),
+    name=('"name"', ""),
+    arguments_keys=("arguments", "parameters"),
+    separator="\n",
+)
+
+
 # ---------------------------------------------------------------------------- format
 
 
@@ -1568,6 +1582,6 @@ class Hermes(Format):
     stop_token = STOP
     reference_template = "hermes-json-pt.jinja"
     template_markers = (IM_START, CALL_OPEN, '"arguments"')
-    reply_markers = (r"<tool_call>\s*\{",)
 
-    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
+    functions = Functions(prompt_text, prompt_conversation, reply_text)
+    wire = WIRE

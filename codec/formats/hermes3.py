@@ -59,11 +59,11 @@ from codec.format import Format, Functions
 from codec.formats._chatml import GENERATION_PROMPT, IM_END, IM_START, TURN_END
 from codec.formats._decode import bos_token, call_id, expected_error
 from codec.formats._render import Undefined, attr, concat, defined, is_iterable, items, iterate, lookup, string, trim
-from codec.formats.hermes import CALL_CLOSE, CALL_OPEN, STOP, grammar_calls, reply_syntax, reply_text
+from codec.formats.hermes import CALL_CLOSE, CALL_OPEN, STOP, Hermes, reply_text
 from codec.literals import PLAIN_JSON_DECODER
 from codec.models import Conversation, FunctionCall
 
-__all__ = ["Hermes3", "grammar_calls", "prompt_conversation", "prompt_text", "reply_syntax", "reply_text"]
+__all__ = ["Hermes3", "prompt_conversation", "prompt_text", "reply_text"]
 
 # ---------------------------------------------------------------------------- markers
 
@@ -473,11 +473,8 @@ def _arguments(raw: str) -> Any:
     return value if isinstance(value, dict) and jinja.tojson(value) == raw else raw
 
 
-# ---------------------------------------------------------------------------- parse
-# The reply syntax is hermes' (``reply_syntax``, imported above).
-
-# ---------------------------------------------------------------------------- export
-# The call syntax for constrained decoding is hermes' (``grammar_calls``, imported above).
+# ---------------------------------------------------------------------------- wire
+# The reply syntax is hermes' (``Hermes.wire``): parse, stream and export are its family's.
 
 # ---------------------------------------------------------------------------- format
 
@@ -493,6 +490,6 @@ class Hermes3(Format):
     reference_template = "../templates/hermes3-tool-use.jinja"
     #: hermes' markers and the signature macro only this template has: it wins over hermes on its own template.
     template_markers = (IM_START, CALL_OPEN, '"arguments"', "json_to_python_type", "<|im_start|>tool")
-    reply_markers = (r"<tool_call>\s*\{",)
 
-    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
+    functions = Functions(prompt_text, prompt_conversation, reply_text)
+    wire = Hermes.wire

@@ -297,14 +297,8 @@ def _assistant_message(text: str, turn: ChatMLTurn, thinks: bool, is_last: bool,
     return message
 
 
-# ---------------------------------------------------------------------------- parse
-
-#: hermes' grammar, builder and stream syntax, the same objects (``grammars/qwen3.lark`` names hermes').
-reply_syntax = hermes.reply_syntax
-
-# ---------------------------------------------------------------------------- export
-
-grammar_calls = hermes.grammar_calls
+# ---------------------------------------------------------------------------- wire
+# The reply syntax is hermes' (``Hermes.wire``): parse, stream and export are its family's.
 
 # ---------------------------------------------------------------------------- format
 
@@ -318,6 +312,6 @@ class Qwen3(Format):
     reference_template = "../templates/qwen3.jinja"
     #: hermes' markers and two of the Qwen3 template's own (more markers: detected before hermes).
     template_markers = (*Hermes.template_markers, "You may call one or more functions", "last_query_index")
-    reply_markers = Hermes.reply_markers
 
-    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
+    functions = Functions(prompt_text, prompt_conversation, reply_text)
+    wire = Hermes.wire

@@ -103,6 +103,7 @@ from codec.schema import declared_types, tool_name, tool_parameters, type_text
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, FastLexer
+from codec.wire import WireSpec
 
 # ---------------------------------------------------------------------------- markers
 
@@ -1220,6 +1221,21 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]], style: V
     )
 
 
+# ---------------------------------------------------------------------------- wire (the reply syntax)
+
+WIRE = WireSpec(
+    "xml_params",
+    call=(CALL_OPEN, CALL_CLOSE),
+    stop=STOP,
+    reasoning=(THINK_OPEN, THINK_CLOSE),
+    name=("<function=", ">"),
+    arguments="tagged",
+    parameter=("<parameter=", ">", "</parameter>"),
+    values="text",
+    separator="\n",
+)
+
+
 # ---------------------------------------------------------------------------- format
 
 
@@ -1232,6 +1248,6 @@ class Qwen3Coder(Format):
     stop_token = STOP
     reference_template = "qwen3-coder-xml.jinja"
     template_markers = (IM_START, CALL_OPEN, "<function=", "<parameter=")
-    reply_markers = (r"<function=[^>\s]+>",)
 
-    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
+    functions = Functions(prompt_text, prompt_conversation, reply_text)
+    wire = WIRE

@@ -49,6 +49,7 @@ Quirks of the template, reproduced by the renderer:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -476,6 +477,10 @@ def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallS
     return qwen3_coder.grammar_calls(builder, tools, _STYLE)
 
 
+# ---------------------------------------------------------------------------- wire
+# qwen3_coder's XML (``Qwen3Coder.wire``) with non-string values written through ``str()`` (O2): the
+# Format class below says so in its ``wire``.
+
 # ---------------------------------------------------------------------------- format
 
 
@@ -489,6 +494,7 @@ class Qwen3CoderOfficial(Format):
     #: Kept with the real-world templates, beside the reference ones (``../shared/templates``).
     reference_template = "../templates/qwen3-coder-official.jinja"
     template_markers = (*Qwen3Coder.template_markers, OFFICIAL_MARKER)
-    reply_markers = Qwen3Coder.reply_markers
 
-    functions = Functions(prompt_text, reply_text, prompt_conversation, reply_syntax, grammar_calls)
+    functions = Functions(prompt_text, prompt_conversation, reply_text)
+    #: qwen3_coder's XML, non-string values written with Python's ``str()`` (O2).
+    wire = dataclasses.replace(Qwen3Coder.wire, values="python_str")

@@ -11,7 +11,7 @@ import lark
 import pytest
 
 import codec
-from codec._lark import CompiledGrammar, cache_dir, load_grammar_text
+from codec._lark import CompiledGrammar, cache_dir
 
 
 @pytest.fixture
@@ -57,8 +57,12 @@ def test_a_folder_others_may_write_to_is_not_read(folder: Path) -> None:
     assert cache_dir() is None
 
 
+def _hermes_source() -> str:
+    return codec.get_format("hermes").syntax().grammar.source
+
+
 def test_a_warm_cache_loads_the_tables_instead_of_analysing(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    source = load_grammar_text("hermes")
+    source = _hermes_source()
     analysed = _analyses(monkeypatch)
     cold = CompiledGrammar(source, cache=True)
     assert analysed == ["analysed"]
@@ -72,7 +76,7 @@ def test_a_warm_cache_loads_the_tables_instead_of_analysing(folder: Path, monkey
 
 
 def test_a_changed_grammar_never_reads_the_old_file(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    source = load_grammar_text("hermes")
+    source = _hermes_source()
     analysed = _analyses(monkeypatch)
     CompiledGrammar(source, cache=True)
     CompiledGrammar(source + "\n// an edit\n", cache=True)
@@ -81,7 +85,7 @@ def test_a_changed_grammar_never_reads_the_old_file(folder: Path, monkeypatch: p
 
 
 def test_a_damaged_file_is_analysed_again_and_replaced(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    source = load_grammar_text("hermes")
+    source = _hermes_source()
     CompiledGrammar(source, cache=True)
     (path,) = folder.iterdir()
     path.write_bytes(b"not a pickle")
@@ -97,7 +101,7 @@ def test_a_damaged_file_is_analysed_again_and_replaced(folder: Path, monkeypatch
 def test_a_read_only_folder_still_compiles(folder: Path) -> None:
     folder.mkdir(mode=0o500)
     try:
-        assert CompiledGrammar(load_grammar_text("hermes"), cache=True).states
+        assert CompiledGrammar(_hermes_source(), cache=True).states
         assert list(folder.iterdir()) == []
     finally:
         folder.chmod(0o700)
@@ -108,7 +112,7 @@ def test_a_folder_that_cannot_be_made_leaves_the_cache_off(tmp_path: Path, monke
     blocker.write_text("")
     monkeypatch.setenv("CODEC_CACHE_DIR", str(blocker / "cache"))
     assert cache_dir() is None
-    assert CompiledGrammar(load_grammar_text("hermes"), cache=True).states
+    assert CompiledGrammar(_hermes_source(), cache=True).states
 
 
 def test_formats_parse_the_same_from_a_warm_cache(folder: Path) -> None:
