@@ -94,6 +94,20 @@ def test_formats_lists_every_format_with_its_summary(capsys: pytest.CaptureFixtu
         assert summary in line
 
 
+def test_formats_json_gives_each_formats_wire_spec(capsys: pytest.CaptureFixture[str]) -> None:
+    from codec.wire import WireSpec
+
+    code, out, err = run(capsys, "formats", "--json")
+    assert code == 0 and err == ""
+    described = json.loads(out)
+    assert [entry["name"] for entry in described] == codec.formats()
+    for entry in described:
+        fmt = codec.get_format(entry["name"])
+        assert WireSpec.from_json(entry["wire"]) == fmt.wire
+        assert entry["wire"]["family"] == fmt.kit().name
+        assert (entry["aliases"], entry["stop_token"]) == (list(fmt.aliases), fmt.stop_token)
+
+
 def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--help")
     assert code == 0 and "render" in out and "parse" in out
