@@ -320,13 +320,13 @@ def test_failed_json_values_cost_what_they_read(name: str, monkeypatch: pytest.M
     """Broken lists in a row, each with a JSON value the fast path fails to decode: eight times the lists,
     the same characters handed to the decoder per character (before, each failure was handed the rest of
     the reply, and json counted its lines from the start)."""
-    from codec.formats import _pythonic
+    from codec.wire import _call_list_fast
 
-    kept = _pythonic._JSON_DECODER
+    kept = _call_list_fast._JSON_DECODER
     counting = _CountingDecoder(
         object_pairs_hook=kept.object_pairs_hook, parse_float=kept.parse_float, parse_constant=kept.parse_constant
     )
-    monkeypatch.setattr(_pythonic, "_JSON_DECODER", counting)
+    monkeypatch.setattr(_call_list_fast, "_JSON_DECODER", counting)
     fmt = SPECS[name].fmt
     per_char = []
     for count in (500, 4000):
