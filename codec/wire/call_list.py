@@ -21,8 +21,8 @@ language tag holds content. ``separator`` and ``argument_separator`` are what th
 and the constrained-decoding grammar write between calls and between arguments; they do not change
 how replies parse (members that differ only there share one :class:`~codec.stream.Syntax`).
 
-Markers start with a character that is not blank, not ``[`` and, but for a fence's opener, not a
-backtick.
+The stop token, the reasoning markers and the block's opener start with a character that is not
+blank, not ``[`` and, but for a fence's opener, not a backtick (free text stops before them).
 """
 
 from __future__ import annotations
@@ -736,7 +736,8 @@ class CallList(Family):
     @classmethod
     def check(cls, spec: WireSpec) -> None:
         """Refuse, besides what :meth:`Family.check` refuses, a spec the family cannot write or read:
-        no stop token, half a block, values it does not write, recoveries it does not know."""
+        no stop token, half a block, values it does not write, markers free text cannot stop before
+        (see the module's docstring), recoveries it does not know."""
         super().check(spec)
         if not spec.stop:
             raise ValueError("a call_list member needs a stop token")
@@ -746,6 +747,13 @@ class CallList(Family):
             raise ValueError(f"the call_list family writes arguments as 'python', not {spec.arguments!r}")
         if spec.values not in VALUES:
             raise ValueError(f"the call_list family writes values as {' or '.join(VALUES)}, not {spec.values!r}")
+        markers = (spec.stop, *(spec.reasoning or ()))
+        if spec.block[0] and not spec.block[0].startswith("`"):
+            markers = (*markers, spec.block[0])
+        if any(marker == "" or marker[0] in " \t\r\n[`" for marker in markers):
+            raise ValueError(
+                "a call_list marker starts with a blank, '[' or a backtick: free text cannot stop before it"
+            )
         unknown = sorted(set(spec.recover) - set(RECOVERIES))
         if unknown:
             raise ValueError(f"the call_list family has no recoveries {unknown}; it has {sorted(RECOVERIES)}")
