@@ -73,6 +73,7 @@ from codec.wire._call_list_fast import (
     CallListReader,
     element_cutter,
     followed_by,
+    raw_string,
     skip_blanks,
     string_reading,
 )
@@ -375,7 +376,7 @@ class RawStringsBuilder(CallListBuilder):
     decoded and reported."""
 
     def arg_string(self, token: Token) -> str:
-        return str(token)[1:-1]
+        return raw_string(str(token))
 
     def escaped_string(self, token: Token) -> str:
         message = "a string written with backslash escapes, where the template writes it raw: escapes decoded"
@@ -646,7 +647,7 @@ def _json_arguments(values: JsonValues, tool: dict[str, Any], separator: Expr) -
     return ordered_items(items, separator)
 
 
-def _raw_string(schema: Any) -> bool:
+def _free_string(schema: Any) -> bool:
     """Whether ``schema`` allows a free string, written raw between quotes."""
     if not isinstance(schema, Mapping):
         return True
@@ -654,7 +655,7 @@ def _raw_string(schema: Any) -> bool:
         return False
     options = schema.get("anyOf", schema.get("oneOf"))
     if isinstance(options, list) and options:
-        return any(_raw_string(o) for o in options)
+        return any(_free_string(o) for o in options)
     return "string" in schema_types(schema) or not (schema_types(schema) or _constrained(schema))
 
 
@@ -706,7 +707,7 @@ def _raw_arguments(builder: GrammarBuilder, values: JsonValues, tool: dict[str, 
         if index not in rules:
             schema = props[names[index]]
             options: list[Expr] = []
-            if _raw_string(schema):
+            if _free_string(schema):
                 text = builder.text(forbid=(STRING_END,))
                 ends = [seq(builder.head(text, '"' + follow), value_then(nxt)) for follow, nxt in followers(index)]
                 options.append(seq('"', alt(*ends)))
