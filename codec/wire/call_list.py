@@ -759,8 +759,13 @@ class CallList(Family):
         if unknown:
             raise ValueError(f"the call_list family has no recoveries {unknown}; it has {sorted(RECOVERIES)}")
 
-    def syntax(self) -> Syntax:
+    @functools.cached_property
+    def _parsed(self) -> Syntax:
         return _syntax(_parsing(self.spec))
+
+    def syntax(self) -> Syntax:
+        """The syntax of every member whose spec parses as this one's (built once, then this kit's)."""
+        return self._parsed
 
     def reply_text(self, message: dict[str, Any]) -> str:
         """The reasoning (between the spec's markers, on lines of its own), the content, the call list
