@@ -9,8 +9,8 @@ import pytest
 
 import codec
 from codec._lark import CompiledGrammar, load_grammar_text
-from codec.formats import _pythonic as pythonic
 from codec.formats import hermes
+from codec.wire import call_list
 
 interegular = pytest.importorskip("interegular", reason="lark's strict mode needs interegular")
 
@@ -66,8 +66,8 @@ def test_the_overlap_check_sees_free_text_that_starts_with_punctuation() -> None
 @pytest.mark.parametrize(
     ("name", "punctuation"),
     [
-        ("gemma3_tool_code", pythonic.CLOSED_PUNCTUATION),
-        ("deepseek_pythonic", pythonic.CLOSED_PUNCTUATION),
+        ("gemma3_tool_code", call_list.CLOSED_PUNCTUATION),
+        ("deepseek_pythonic", call_list.CLOSED_PUNCTUATION),
         ("hermes", hermes.CLOSED_PUNCTUATION),
     ],
 )

@@ -12,7 +12,9 @@ inputs) are in ``test_parse_properties.py``; the golden replies in ``golden/<nam
   exclusions (``key_ok``, ``string_ok``, ``args_ok``, ``content_ok``, ``reasoning_ok`` of its ``Spec``
   in ``formats/_pythonic.py``), ``test_exclusions_are_real``;
 * no catastrophic backtracking: generated unterminated strings and long prose full of brackets
-  are lexed in work linear in their length (``stream.work``, never wall-clock).
+  are lexed in work linear in their length (``stream.work``, never wall-clock);
+* a member made from a spec alone, with its list in a block of tokens of its own, reads its replies
+  back, and members whose specs parse alike share one syntax.
 
 Known parser bugs are ``xfail(strict=True)`` tests at the end, each with a minimal reproducer, so
 that a fix shows up as XPASS.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any
 
 import pytest
@@ -54,10 +57,14 @@ from harness import (
 )
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from wire_toys import call_list as toy
 
 import codec
+from codec import wire
 from codec.models import TextDelta, ToolCallEnd
 from codec.stream import Syntax
+from codec.testing import grammars
+from codec.testing.assertions import assert_round_trip, assert_stream_matches_parse
 
 
 def _without_fast_path(fmt: codec.Format) -> Syntax:
@@ -320,13 +327,13 @@ def test_failed_json_values_cost_what_they_read(name: str, monkeypatch: pytest.M
     """Broken lists in a row, each with a JSON value the fast path fails to decode: eight times the lists,
     the same characters handed to the decoder per character (before, each failure was handed the rest of
     the reply, and json counted its lines from the start)."""
-    from codec.formats import _pythonic
+    from codec.wire import _call_list_fast
 
-    kept = _pythonic._JSON_DECODER
+    kept = _call_list_fast._JSON_DECODER
     counting = _CountingDecoder(
         object_pairs_hook=kept.object_pairs_hook, parse_float=kept.parse_float, parse_constant=kept.parse_constant
     )
-    monkeypatch.setattr(_pythonic, "_JSON_DECODER", counting)
+    monkeypatch.setattr(_call_list_fast, "_JSON_DECODER", counting)
     fmt = SPECS[name].fmt
     per_char = []
     for count in (500, 4000):
@@ -471,3 +478,68 @@ def test_code_fences_stream_like_they_parse_split_anywhere(name: str) -> None:
     assert len(whole.tool_calls) == 2 and whole.issues == []
     for cut in range(len(text) + 1):
         assert parse_chunked(fmt, text, [cut, len(text)]).result == whole, f"cut at {cut}"
+
+
+# --------------------------------------------------------------------------- a member made from its spec
+
+#: A member whose list is in a block of tokens of its own (as LFM2 writes ``<|tool_call_start|>[...]``),
+#: with raw strings and reasoning: nothing of it but its spec.
+BLOCK_SPEC = wire.WireSpec(
+    "call_list",
+    block=("<|calls|>", "<|/calls|>"),
+    stop="<|end|>",
+    reasoning=("<|think|>", "<|/think|>"),
+    arguments="python",
+    values="json_raw",
+    separator=", ",
+    argument_separator=", ",
+)
+BLOCK_MEMBER = wire.reply_format(BLOCK_SPEC, "block_toy")
+
+
+@pytest.mark.parametrize("index", range(len(toy.MESSAGES)))
+def test_a_member_with_a_block_of_its_own_reads_its_replies_back(index: int) -> None:
+    """Round trip (whole, in chunks, char by char), the grammar's acceptance and detection, on the toy
+    member's messages with the calls in a block and strings raw."""
+    message = toy.MESSAGES[index]
+    assert_round_trip(BLOCK_MEMBER, message, toy.TOOLS)
+    reply = BLOCK_MEMBER.render_reply(message)
+    assert any(re.search(pattern, reply) for pattern in BLOCK_MEMBER.reply_markers) == bool(message.get("tool_calls"))
+    if grammars.available():
+        choice = "required" if message.get("tool_calls") else "auto"
+        grammar = BLOCK_MEMBER.grammar(toy.TOOLS, tool_choice=choice)
+        assert grammars.llguidance_accepts(grammar, grammars.reply_without_stop(BLOCK_MEMBER, reply)), reply
+
+
+def test_a_member_with_a_block_marks_a_call_cut_short_and_keeps_a_list_its_closer_was_cut_from() -> None:
+    message = toy.MESSAGES[3]
+    reply = BLOCK_MEMBER.render_reply(message).removesuffix("<|end|>")
+    inside = reply[: reply.index(")]<|/calls|>")]
+    result = assert_stream_matches_parse(BLOCK_MEMBER, inside, tools=toy.TOOLS)
+    assert "truncated_call" in [issue.kind for issue in result.issues]
+    # Cut in the block's closer, the calls are whole: what is left of the closer is kept as text.
+    closer_cut = assert_stream_matches_parse(BLOCK_MEMBER, reply[:-2], tools=toy.TOOLS)
+    assert len(closer_cut.tool_calls) == 2 and closer_cut.content == "<|/calls"
+    assert [issue.kind for issue in closer_cut.issues] == ["unexpected_text"]
+
+
+def test_members_that_parse_alike_share_a_syntax() -> None:
+    """The separators change what the renderer and the exporter write, not how replies parse."""
+    other = dataclasses.replace(BLOCK_SPEC, separator=",", argument_separator="")
+    assert wire.compile_spec(other) is not wire.compile_spec(BLOCK_SPEC)
+    assert wire.compile_spec(other).syntax() is BLOCK_MEMBER.syntax()
+    assert CORRECTED.syntax() is GEMMA3.syntax() and CORRECTED.wire != GEMMA3.wire
+    assert DEEPSEEK.syntax() is not GEMMA3.syntax()
+
+
+def test_a_spec_the_family_cannot_write_is_refused() -> None:
+    with pytest.raises(ValueError, match="needs a stop token"):
+        wire.compile_spec(wire.WireSpec("call_list", arguments="python"))
+    with pytest.raises(ValueError, match="both an opener and a closer"):
+        wire.compile_spec(dataclasses.replace(BLOCK_SPEC, block=("<|calls|>", "")))
+    with pytest.raises(ValueError, match="values as json or json_raw"):
+        wire.compile_spec(dataclasses.replace(BLOCK_SPEC, values="quoted"))
+    with pytest.raises(ValueError, match="no recoveries"):
+        wire.compile_spec(dataclasses.replace(BLOCK_SPEC, recover=("nope",)))
+    with pytest.raises(ValueError, match="free text cannot stop before it"):
+        wire.compile_spec(dataclasses.replace(BLOCK_SPEC, stop="[end]"))

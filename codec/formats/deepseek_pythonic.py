@@ -44,51 +44,20 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §6.3):
 
 from __future__ import annotations
 
-import functools
 import re
 from bisect import bisect_left
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from codec._lark import CompiledGrammar, Token, compile_grammar
 from codec.errors import parse_error_at
-from codec.export import (
-    EMPTY,
-    WORD,
-    CallSyntax,
-    Expr,
-    GrammarBuilder,
-    JsonValues,
-    Lit,
-    Reasoning,
-    Ref,
-    alt,
-    charset,
-    parameters_schema,
-    properties,
-    ralt,
-    rseq,
-    schema_types,
-    seq,
-    star,
-)
 from codec.format import Format, Functions
-from codec.formats._calls import THINK_MARKS
 from codec.formats._decode import rendering
 from codec.formats._pythonic import (
-    CALL_LIST_START,
-    CODE_FENCE,
     CallListSyntax,
-    PythonicBuilder,
     ReadCall,
-    StringArguments,
-    checked_string,
     decoded_call,
     decoded_tool,
     json_readings,
-    lookahead_text,
-    pythonic_syntax,
     raw_string_readings,
     read_call_list,
 )
@@ -105,13 +74,8 @@ from codec.formats._render import (
     subscript,
     tojson,
 )
-from codec.literals import json_value
 from codec.models import Conversation, Message
-from codec.schema import tool_name
-from codec.sink import CONTENT, REASONING
-from codec.stream import Syntax
-from codec.watch import Delimiter, FastLexer, Watch
-from codec.wire import WireSpec
+from codec.wire import WireSpec, compile_spec
 
 # ---------------------------------------------------------------------------- markers
 
@@ -416,7 +380,7 @@ def split_calls_off(text: str) -> tuple[str, list[ReadCall] | None]:
         return text, None
     end = len(text) - len(EOS)
     fallback: tuple[str, list[ReadCall] | None] = (text, None)
-    name_pattern = compile_grammar("deepseek_pythonic").pattern("NAME")  # a tool name as a reply reads one
+    name_pattern = compile_spec(WIRE).syntax().grammar.pattern("NAME")  # a tool name as a reply reads one
     for start in find_all(text, 0, ("[",), end):
         calls = read_call_list(text[start:end], CALL_SYNTAX)
         if calls:  # `tool_calls: []` writes nothing, so an empty list is no reading
@@ -589,256 +553,6 @@ def prompt_conversation(prompt: str) -> Conversation:
     return fallback
 
 
-# ---------------------------------------------------------------------------- parse
-
-
-def _closing_quote_test(grammar: CompiledGrammar) -> str:
-    """What must follow a quote for it to close a string argument: ARG_STRING's final lookahead."""
-    pattern = grammar.pattern("ARG_STRING").pattern
-    return lookahead_text(pattern, pattern.rindex("(?="))
-
-
-def raw_string(token: str) -> str:
-    """A string argument as the template writes it: the text between its quotes, unescaped."""
-    return token[1:-1]
-
-
-#: How far past a quote the lexer looks to tell whether it closes a string argument (the closing
-#: quote test needs at most 114 characters).
-LOOKAHEAD = 120
-#: A string argument's escaped reading (ESC_STRING) from its opening quote: characters other than a
-#: quote, a backslash or a raw control character, and the escapes it takes (JSON's, less ``\/``,
-#: ``\b`` and ``\f``, which raw text holds far more often: regexes, paths).
-_ESCAPED_BODY = re.compile(r'"(?:[^"\\\x00-\x1f]+|\\["\\nrt]|\\u[0-9a-fA-F]{4})*')
-#: What may still grow into such an escape at the end of the text read so far.
-_PARTIAL_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z")
-
-
-def _escaped_reading(text: str, pos: int) -> tuple[str, int]:
-    """How far the escaped reading of the string opened at ``text[pos]`` goes: ``("closed", end)``
-    after its closing quote, ``("refused", at)`` where it meets what it does not take (a raw control
-    character, another backslash sequence), ``("open", at)`` where the text ends first (``at``: a
-    backslash escape still arriving, or the end)."""
-    at = _ESCAPED_BODY.match(text, pos).end()  # type: ignore[union-attr]
-    if at == len(text) or _PARTIAL_ESCAPE.match(text, at):
-        return "open", at
-    if text[at] == '"':
-        return "closed", at + 1
-    return "refused", at
-
-
-class _EscapedStringWatch:
-    """Follows a string argument while its escaped reading is undecided, each character once: wakes the
-    lexer when that reading is refused, or :data:`LOOKAHEAD` characters after its closing quote."""
-
-    def __init__(self, rest: str, after: int) -> None:
-        self.rest = rest  # a backslash escape cut by the end of the text so far
-        self.after = after  # characters after the closing quote (-1: none found yet)
-
-    def scan(self, text: str) -> bool:
-        if self.after >= 0:
-            self.after += len(text)
-            return self.after >= LOOKAHEAD
-        state, at = _escaped_reading('"' + self.rest + text, 0)
-        if state == "open":
-            self.rest = (self.rest + text)[at - 1 :]
-            return False
-        if state == "refused":
-            return True
-        self.after = len(self.rest) + len(text) + 1 - at
-        return self.after >= LOOKAHEAD
-
-
-def escaped_string_lexer(closes: re.Pattern[str]) -> FastLexer:
-    """The lexer of ESC_STRING where the grammar's rules could take either it or ARG_STRING: the
-    escaped token once its reading is decided and wins (it must read up to a quote that ``closes``
-    accepts), None when the raw reading wins (the rules then take ARG_STRING), and a watch while
-    undecided: a raw token is never taken while the escaped one may still come."""
-
-    def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
-        if not text.startswith('"', pos):
-            return None
-        state, at = _escaped_reading(text, pos)
-        if state == "refused":
-            return None
-        if state == "open":
-            return None if final else _EscapedStringWatch(text[at:], -1)
-        if not final and len(text) - at < LOOKAHEAD:
-            return _EscapedStringWatch("", len(text) - at)
-        if text.find("\\", pos, at) < 0 or closes.match(text, at) is None:
-            return None  # the same as the raw reading, or no closing quote
-        return None, at
-
-    return lex
-
-
-class DeepseekPythonicBuilder(PythonicBuilder):
-    """String arguments are written '"' + value + '"' with no escaping: the text between is the value.
-    One written with escapes, where the escaped reading wins (ESC_STRING), is decoded and reported."""
-
-    def arg_string(self, token: Token) -> str:
-        return raw_string(str(token))
-
-    def escaped_string(self, token: Token) -> str:
-        message = "a string written with backslash escapes, where the template writes it raw: escapes decoded"
-        self.sink.issue("escaped_string", message, token.start_pos)
-        value = json_value(str(token))
-        assert isinstance(value, str)
-        return checked_string(self.sink, value, str(token), token.start_pos)
-
-
-#: After a raw string argument the fast paths read, what makes sure more text would not move its end:
-#: ``, name=``, ``,)``, or a ``)`` and what follows it (no quote).
-_SETTLED = re.compile(
-    r"[ \t\r\n]{0,16}(?:,[ \t\r\n]{0,16}(?:[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,16}=|\))"
-    r'|\)(?:[ \t\r\n]{0,16}[^" \t\r\n]|[ \t\r\n]{17}))'
-)
-
-
-#: The usual string argument: no quote or backslash inside.
-_PLAIN_STRING = re.compile(r'"[^"\\]*"')
-
-
-@functools.cache
-def reply_syntax() -> Syntax:
-    """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
-    grammar = compile_grammar("deepseek_pythonic")
-    closes = _closing_quote_test(grammar)
-    return pythonic_syntax(
-        grammar,
-        DeepseekPythonicBuilder,
-        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, **dict.fromkeys(CODE_FENCE, CONTENT)},
-        blocks={"LBRACK": None},
-        stop="<|end_of_sentence|>",
-        # A closing quote counts only where `, name=` or `)` follows: wake the lexer only there.
-        string=Delimiter('"', '"', lookahead=LOOKAHEAD, follows=closes),
-        reasoning_open="THINK_OPEN",
-        prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith("<think>"),
-        reasoning_open_rest="\n",  # the template writes "<think>\n": THINK_OPEN drops the line break too
-        # Without a prompt, "...</think>" before any call list or the stop token: the prompt
-        # opened it (R1's templates end the prompt with "<think>\n").
-        reasoning_close=THINK_CLOSE,
-        reasoning_not_opened=(THINK_OPEN, CALL_LIST_START, "<|end_of_sentence|>"),
-        # The fast paths read strings without a backslash (with one, the escaped reading may win).
-        strings=StringArguments(
-            raw_string, shortcut=_PLAIN_STRING, plain=lambda token: "\\" not in token, settled=_SETTLED
-        ),
-        string_lexers={"ESC_STRING": escaped_string_lexer(re.compile(closes))},
-        whole_reasoning=THINK_MARKS,
-    )
-
-
-# ---------------------------------------------------------------------------- export (constrained decoding)
-
-_SPACE = star(charset(" \t\r\n"))
-_NAME = rseq(charset("A-Za-z_"), star(ralt(WORD, charset("-."))))
-#: What starts a call list in free text (``[name(``), as the grammar reads it.
-CALL_START = rseq("[", _SPACE, _NAME, _SPACE, "(")
-#: Where a raw string argument may end: a quote followed by ``, name=``, ``,)`` or ``)`` (the parser
-#: takes ``)`` only where no quote follows it: the grammar keeps all of them out of string values).
-STRING_END = rseq('"', _SPACE, ralt(rseq(",", _SPACE, ralt(rseq(_NAME, _SPACE, "="), ")")), ")"))
-
-
-def _raw_string(schema: Any) -> bool:
-    """Whether ``schema`` allows a free string, written raw between quotes."""
-    if not isinstance(schema, Mapping):
-        return True
-    if "const" in schema or isinstance(schema.get("enum"), list):
-        return False
-    options = schema.get("anyOf", schema.get("oneOf"))
-    if isinstance(options, list) and options:
-        return any(_raw_string(o) for o in options)
-    return "string" in schema_types(schema) or not (schema_types(schema) or _constrained(schema))
-
-
-def _other_values(values: JsonValues, schema: Any) -> Expr | None:
-    """What ``schema`` allows besides a raw string: literals (strings raw in quotes) and JSON, or None."""
-    if not isinstance(schema, Mapping) or not (schema_types(schema) or _constrained(schema)):
-        any_value = values.any()
-        containers = (values.array(any_value), values.free_object(any_value))
-        return alt(values.number(), values.true, values.false, values.null, *containers)
-    if "const" in schema:
-        return _literal(schema["const"])
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return alt(*(_literal(v) for v in schema["enum"]))
-    options = schema.get("anyOf", schema.get("oneOf"))
-    if isinstance(options, list) and options:
-        found = [e for e in (_other_values(values, o) for o in options) if e is not None]
-        return alt(*found) if found else None
-    found = [values.typed(schema, kind) for kind in schema_types(schema) if kind != "string"]
-    return alt(*found) if found else None
-
-
-def _constrained(schema: Mapping[str, Any]) -> bool:
-    return any(key in schema for key in ("const", "enum", "anyOf", "oneOf"))
-
-
-def _literal(value: Any) -> Expr:
-    return Lit(render_value(value))
-
-
-def _arguments(builder: GrammarBuilder, values: JsonValues, tool: dict[str, Any]) -> Expr:
-    """A call's keyword arguments and its ``)``, in schema order.
-
-    A raw string ends at the first quote followed by ``, name=`` or ``)``: in llguidance the
-    lexeme must end there, so the string's closing quote, the next argument's name and ``=`` (or
-    the ``)``) are one lexeme, and each argument's rule says what may follow it.
-    """
-    declared = properties(parameters_schema(tool))
-    props, required = declared if declared is not None else ({}, set())
-    names = list(props)
-    rules: dict[int, Ref] = {}
-
-    def followers(index: int) -> list[tuple[str, int | None]]:
-        out: list[tuple[str, int | None]] = []
-        for nxt in range(index + 1, len(names)):
-            out.append(((", " if index >= 0 else "") + names[nxt] + "=", nxt))
-            if names[nxt] in required:
-                return out
-        return [*out, (")", None)]
-
-    def value_then(index: int | None) -> Expr:
-        if index is None:
-            return EMPTY
-        if index not in rules:
-            schema = props[names[index]]
-            options: list[Expr] = []
-            if _raw_string(schema):
-                text = builder.text(forbid=(STRING_END,))
-                ends = [seq(builder.head(text, '"' + follow), value_then(nxt)) for follow, nxt in followers(index)]
-                options.append(seq('"', alt(*ends)))
-            other = _other_values(values, schema)
-            if other is not None:
-                options.append(seq(other, after(index)))
-            rules[index] = builder.rule("argument", alt(*options))
-        return rules[index]
-
-    def after(index: int) -> Expr:
-        return alt(*(seq(follow, value_then(nxt)) for follow, nxt in followers(index)))
-
-    return after(-1)
-
-
-def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-    """Calls as the template writes them: ``[NAME(key=value, ...), ...]``.
-
-    String arguments are raw between quotes; other values are JSON. The list opens with
-    ``[NAME(`` (free text may hold ``[`` but not ``[name(``). Reasoning is a ``<think>`` block.
-    """
-    values = JsonValues(builder)
-    calls = [(f"{tool_name(tool)}(", builder.rule("arguments", _arguments(builder, values, tool))) for tool in tools]
-    any_call = builder.rule("call", alt(*(seq(head, args) for head, args in calls))) if calls else EMPTY
-    return CallSyntax(
-        triggers=tuple(("[" + head, args) for head, args in calls),
-        more=seq(", ", any_call),
-        tail=Lit("]"),
-        text_forbid_markers=(EOS,),
-        text_forbid=(CALL_START,),
-        reasoning=Reasoning(THINK_OPEN, THINK_CLOSE),
-        stops=(EOS,),
-    )
-
-
 # ---------------------------------------------------------------------------- wire (the reply syntax)
 
 WIRE = WireSpec(
@@ -846,7 +560,7 @@ WIRE = WireSpec(
     stop=EOS,
     reasoning=(THINK_OPEN, THINK_CLOSE),
     arguments="python",
-    values="python",
+    values="json_raw",
     separator=", ",
     argument_separator=", ",
 )

@@ -48,50 +48,21 @@ with one): the two plain bugs fixed, nothing else changed. See :class:`Gemma3Too
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import pairwise
 from typing import Any
 
-from codec._lark import Token, compile_grammar, make_token
 from codec.errors import ParseError, RenderError, parse_error_at
-from codec.export import (
-    EMPTY,
-    NAME,
-    WORD,
-    CallSyntax,
-    GrammarBuilder,
-    JsonValues,
-    Lit,
-    alt,
-    charset,
-    many,
-    maybe,
-    ordered_items,
-    parameters_schema,
-    properties,
-    ralt,
-    rseq,
-    seq,
-    star,
-)
 from codec.format import Format, Functions
 from codec.formats._decode import bos_token
 from codec.formats._pythonic import (
-    CODE_FENCE,
     CallListSyntax,
-    PythonicBuilder,
     ReadCall,
-    StringArguments,
     decoded_call,
     decoded_tool,
     json_readings,
-    lookahead_text,
-    pythonic_syntax,
-    quoted_string_value,
     read_call_list,
 )
 from codec.formats._reading import find_all
@@ -108,10 +79,6 @@ from codec.formats._render import (
     trim,
 )
 from codec.models import Conversation, Message
-from codec.schema import tool_name
-from codec.sink import CONTENT
-from codec.stream import BuildError, Syntax
-from codec.watch import Delimiter, FastLexer, Watch
 from codec.wire import WireSpec
 
 # ---------------------------------------------------------------------------- markers
@@ -539,197 +506,18 @@ def prompt_conversation(prompt: str, *, corrected: bool = False) -> Conversation
     return conversation_of(choose_readings(prompt, turns, options), add_generation_prompt, variables)
 
 
-# ---------------------------------------------------------------------------- parse
-
-
-#: How far past a quote the lexer looks to tell whether a string argument closes there (the test,
-#: ARG_STRING's lookahead, needs at most 102 characters).
-LOOKAHEAD = 120
-#: A string argument up to its first unescaped quote: how JSON reads it, and the template writes it.
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-#: Text up to the next unescaped quote (or to the end, or to a backslash the text ends with).
-_TO_QUOTE = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*')
-#: A quote in a string's body, or an escape (kept as it is).
-_QUOTE_OR_ESCAPE = re.compile(r'\\.|"', re.DOTALL)
-
-
-class _ClosingQuoteWatch:
-    """Follows a string argument whose closing quote is undecided, each character once (escapes
-    understood): wakes the lexer once a quote that ``closes`` accepts has :data:`LOOKAHEAD`
-    characters after it, when the test is sure."""
-
-    def __init__(self, closes: re.Pattern[str], text: str) -> None:
-        self.closes = closes
-        self.text = text  # from the first quote not decided yet, or a backslash cut by the end so far
-
-    def scan(self, text: str) -> bool:
-        joined = self.text + text
-        i = 0
-        while True:
-            at = _TO_QUOTE.match(joined, i).end()  # type: ignore[union-attr]
-            if at == len(joined) or joined[at] != '"':
-                self.text = joined[at:]  # "" or a trailing backslash
-                return False
-            if len(joined) - at - 1 < LOOKAHEAD:
-                self.text = joined[at:]
-                return False
-            if self.closes.match(joined, at + 1):
-                return True
-            i = at + 1
-
-
-def closing_quote_lexer(closes: re.Pattern[str]) -> FastLexer:
-    """The lexer of ARG_STRING: the token once the quote it closes at is decided (the first that
-    ``closes`` accepts, with :data:`LOOKAHEAD` characters after it, or the end of the reply), as
-    ARG_STRING's regex reads the whole reply; a watch while undecided."""
-
-    def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
-        if not text.startswith('"', pos):
-            return None
-        i = pos + 1
-        while True:
-            at = _TO_QUOTE.match(text, i).end()  # type: ignore[union-attr]
-            if at == len(text) or text[at] != '"':
-                break
-            if not final and len(text) - at - 1 < LOOKAHEAD:
-                return _ClosingQuoteWatch(closes, text[at:])
-            if closes.match(text, at + 1):
-                return None, at + 1
-            i = at + 1
-        if not final:
-            return _ClosingQuoteWatch(closes, text[at:])
-        first = _JSON_STRING.match(text, pos)
-        return None if first is None else (None, first.end())  # no quote closes: the first one does
-
-    return lex
-
-
-class Gemma3ToolCodeBuilder(PythonicBuilder):
-    """String arguments are JSON (the template writes values with tojson); Python escapes are read too,
-    and quotes left unescaped inside a string are the value's own, reported."""
-
-    def frame(self, raw: str) -> tuple[int, int]:
-        """The calls of a rejected fence lie between its opener and its closing backticks."""
-        opener = self.sink.grammar.pattern("FENCE_OPEN").match(raw)
-        if opener is None:
-            return 0, len(raw)
-        stop = len(raw)
-        if raw.endswith("```") and stop - 3 >= opener.end():
-            stop -= 4 if raw.endswith("\n```") and stop - 4 >= opener.end() else 3
-        return opener.end(), stop
-
-    def _wrapped(self) -> None:
-        """A call starts: a name and "(" still pending before it are a call around it, which only
-        ``print`` may be."""
-        if self._pending is not None:
-            outer, pos = self._pending
-            if outer != "print":
-                raise BuildError(f"{outer}(...) around a call is no tool call", pos)
-
-    def call_name(self, token: Token) -> Token:
-        self._wrapped()
-        return super().call_name(token)
-
-    def fast_call(self, *children: Any) -> None:
-        self._wrapped()
-        super().fast_call(*children)
-
-    def printed(self, name: Token, *children: Any) -> None:
-        self.printed_call(name.start_pos, str(name) + "(")
-
-    def arg_string(self, token: Token) -> str:
-        text = str(token)
-        if _JSON_STRING.fullmatch(text) is None:
-            message = "quotes inside a string are not escaped: read as part of the value"
-            self.sink.issue("unescaped_quote", message, token.start_pos)
-            body = _QUOTE_OR_ESCAPE.sub(lambda m: '\\"' if m.group() == '"' else m.group(), text[1:-1])
-            token = make_token(token.type, '"' + body + '"', token.start_pos)
-        return self.string(token)
-
-
-#: After a string argument the fast paths read, what makes sure more text would not move its end:
-#: ARG_STRING's closing test, less the end of the reply, with what follows a ``)`` (no quote).
-_SETTLED = re.compile(
-    r"[ \t\r\n]{0,16}(?:,[ \t\r\n]{0,16}(?:[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,4}=|\))"
-    r'|\)(?:[ \t\r\n]{0,16}[^" \t\r\n]|[ \t\r\n]{17})|<end_of_turn>|```)'
-    r"|(?:[ \t]{0,16}[\r\n][ \t\r\n]{0,16})?(?:[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,4}=|[A-Za-z_][\w\-.]{64})"
-)
-
-
-@functools.cache
-def reply_syntax() -> Syntax:
-    """The reply syntax: the grammar, the builder and how the stream reads them (built once)."""
-    grammar = compile_grammar("gemma3_tool_code")
-    pattern = grammar.pattern("ARG_STRING").pattern
-    closes = re.compile(lookahead_text(pattern, pattern.index('"(?=') + 1))
-    return pythonic_syntax(
-        grammar,
-        Gemma3ToolCodeBuilder,
-        text_terminals={"TEXT": CONTENT, **dict.fromkeys(CODE_FENCE, CONTENT)},
-        blocks={"FENCE_OPEN": "FENCE_CLOSE", "LBRACK": None},
-        stop="<end_of_turn>",
-        string=Delimiter('"', '"', "\\"),
-        resync_after=("```",),
-        # The fast paths read strings as JSON does, up to their first quote (a string with a quote left
-        # unescaped in it is the rules' to read and report), once what follows settles where they end.
-        strings=StringArguments(
-            quoted_string_value,
-            shortcut=_JSON_STRING,
-            plain=lambda token: _JSON_STRING.fullmatch(token) is not None,
-            settled=_SETTLED,
-        ),
-        string_lexers={"ARG_STRING": closing_quote_lexer(closes)},
-        fenced_list="```",
-        whole_list=("```tool_code\n", "\n```"),
-    )
-
-
-# ---------------------------------------------------------------------------- export (constrained decoding)
-
-_SPACE = star(charset(" \t\r\n"))
-#: What starts a bare call list in free text (``[name(``), as the grammar reads it.
-CALL_START = rseq("[", _SPACE, charset("A-Za-z_"), star(ralt(WORD, charset("-."))), _SPACE, "(")
-
-
-def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-    """Calls as the template writes them: ````` ```tool_code\\n[NAME(key=value...),...]\\n``` `````.
-
-    Values are JSON (``tojson``); keyword arguments may be separated by nothing (the reference
-    template) or ``", "`` (a corrected one); parallel calls by ``,``.
-    """
-    values = JsonValues(builder)
-    bodies = []
-    for tool in tools:
-        declared = properties(parameters_schema(tool))
-        if declared is None:  # free-form parameters: any names, JSON values
-            pair = seq(NAME, "=", values.any())
-            arguments = maybe(seq(pair, many(seq(maybe(Lit(", ")), pair))))
-        else:
-            props, required = declared
-            items = [(seq(key + "=", values.value(schema)), key in required) for key, schema in props.items()]
-            arguments = ordered_items(items, maybe(Lit(", ")))
-        bodies.append(seq(f"{tool_name(tool)}(", arguments, ")"))
-    call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
-    return CallSyntax(
-        triggers=((CODE_OPEN + "[", call),),
-        more=seq(",", call),
-        tail=Lit("]" + FENCE_CLOSE),
-        text_forbid_markers=("```tool_code", TURN_CLOSE),
-        text_forbid=(CALL_START,),
-        stops=(TURN_CLOSE,),
-    )
-
-
 # ---------------------------------------------------------------------------- wire (the reply syntax)
 
 WIRE = WireSpec(
     "call_list",
-    block=("```tool_code\n", "\n```"),
+    block=(CODE_OPEN, FENCE_CLOSE),
     stop=TURN_CLOSE,
     arguments="python",
-    values="python",
+    values="json",
     separator=",",
-    argument_separator=",",
+    # G1: the seed writes no separator between keyword arguments (a corrected template ", ").
+    argument_separator="",
+    recover=("statements",),
 )
 
 

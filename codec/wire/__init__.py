@@ -91,7 +91,8 @@ class WireSpec:
     arguments_keys: tuple[str, ...] = ()
     #: An argument's tags: what opens its key, what ends the key, what closes its value.
     parameter: tuple[str, str, str] = ("", "", "")
-    #: How argument values are written: ``"json"``; ``"text"`` (raw, typed by the tool's schema);
+    #: How argument values are written: ``"json"``; ``"json_raw"`` (JSON, but strings between ``"``
+    #: with nothing escaped); ``"text"`` (raw, typed by the tool's schema);
     #: ``"python_str"`` (Python's ``str()`` of the value, typed by the schema); ``"python"``
     #: (Python literals); ``"quoted"`` (the family's own, strings between :attr:`quote`).
     values: str = "json"

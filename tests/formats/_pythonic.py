@@ -101,7 +101,7 @@ _CALL_START = re.compile(
     rf"\[(?={_WS}{{0,4}}[A-Za-z_][\w\-.]{{0,63}}{_WS}{{0,4}}\()(?:(?!{_OPENS})|(?={_OPENS}{_ATTEMPT}))"
 )
 #: Where a deepseek raw string closes: a ``"`` followed by ``, NAME=``, ``,)`` or a ``)`` that no ``"`` follows
-#: (ARG_STRING's lookahead).
+#: (RAW_STRING's lookahead).
 _RAW_CLOSE = re.compile(
     r'"(?=[ \t\r\n]{0,16}(?:,[ \t\r\n]{0,16}(?:[A-Za-z_][\w\-.]{0,63}[ \t\r\n]{0,16}=|\))|\)(?![ \t\r\n]{0,16}")))'
 )

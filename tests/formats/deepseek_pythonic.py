@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from codec import jinja
-from codec.formats.deepseek_pythonic import STRING_END
+from codec.wire.call_list import STRING_END
 from formats import MANY, PLAIN_TEXT, Adversarial, Decode, N, Profile
 from formats._pythonic import (
     ARG,
