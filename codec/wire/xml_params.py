@@ -106,22 +106,22 @@ class Tags:
             value_lines=spec.value_lines,
         )
 
-    @property
+    @functools.cached_property
     def value_break(self) -> str:
         """What the renderer writes between a key's tag and its value, and between the value and its closer."""
         return "\n" if self.value_lines else ""
 
-    @property
+    @functools.cached_property
     def value_close(self) -> str:
         """What ends a value as the renderer writes it: its line break (if on lines of its own) and closer."""
         return self.value_break + self.parameter_close
 
-    @property
+    @functools.cached_property
     def plain_closers(self) -> frozenset[str]:
         """A parameter closer as a template writes it, on its own line or not (or inserted: empty)."""
         return frozenset((f"\n{self.parameter_close}", self.parameter_close, ""))
 
-    @property
+    @functools.cached_property
     def holdback(self) -> int:
         """Characters that must follow a token before it is committed: longer than the grammar's
         longest lookahead (a line break, an indented closer without its ``>`` + a suffix and its
@@ -454,6 +454,7 @@ class XmlParams(Family):
         super().__init__(spec)
         self.tags = Tags.of(spec)
         self._value_text = python_text if spec.values == "python_str" else _json_text
+        self._syntax: Syntax | None = None
 
     @classmethod
     def check(cls, spec: WireSpec) -> None:
@@ -491,7 +492,9 @@ class XmlParams(Family):
         return "qwen_xml" if self.spec.values == "text" and tags.value_lines and written == qwen else None
 
     def syntax(self) -> Syntax:
-        return reply_syntax(self.tags)
+        if self._syntax is None:  # the kit's own, once: the shared one of its markers
+            self._syntax = reply_syntax(self.tags)
+        return self._syntax
 
     # ---- reply
 
