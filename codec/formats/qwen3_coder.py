@@ -53,6 +53,7 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §4.4):
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -112,6 +113,7 @@ _PROPERTY_KEYS = ("name", "type", "description")
 # ---------------------------------------------------------------------------- render
 
 
+@functools.cache
 def _replies() -> XmlParams:
     """The family's renderer of this format's replies, which the prompt's assistant turns hold."""
     kit = compile_spec(WIRE)

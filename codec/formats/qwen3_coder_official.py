@@ -50,6 +50,7 @@ Quirks of the template, reproduced by the renderer:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -113,6 +114,7 @@ _HANDLED = ("type", "description", "enum", "required")
 # ---------------------------------------------------------------------------- render
 
 
+@functools.cache
 def _replies() -> XmlParams:
     """The family's renderer of this format's calls (``values="python_str"``: O2)."""
     kit = compile_spec(WIRE)
