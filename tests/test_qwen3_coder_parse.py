@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 import pytest
-from formats.qwen3_coder import expected_arguments, messages, tojson
+from formats.qwen3_coder import OWN_MARKERS, expected_arguments, messages, tojson
 from harness import (
     GoldenCase,
     argument_fragments,
@@ -318,8 +318,8 @@ def test_type_names_as_tools_write_them() -> None:
 
 # --------------------------------------------------------------------------- members with markers of their own
 
-#: qwen3_coder's markers and, after them, a member's own, stems included (a drifted '</parameter'
-#: and a cut '<tool_call' are renamed too).
+#: qwen3_coder's markers and, after them, those of OWN_MARKERS, stems included (a drifted
+#: '</parameter' and a cut '<tool_call' are renamed too).
 _RENAMED = (
     ("</tool_call", "</invoke_tool"),
     ("<tool_call", "<invoke_tool"),
@@ -331,17 +331,10 @@ _RENAMED = (
     ("</think>", "</reason>"),
     ("<think>", "<reason>"),
 )
-_OWN_MARKERS = {
-    "call": ("<invoke_tool>", "</invoke_tool>"),
-    "stop": "<|end|>",
-    "reasoning": ("<reason>", "</reason>"),
-    "name": ("<fn=", ">"),
-    "parameter": ("<arg=", ">", "</arg>"),
-}
 #: A member of the family with markers of its own, values on lines of their own or inline.
 MEMBERS = {
-    "lines": wire.reply_format(dataclasses.replace(FMT.wire, **_OWN_MARKERS), "renamed_lines"),
-    "inline": wire.reply_format(dataclasses.replace(FMT.wire, value_lines=False, **_OWN_MARKERS), "renamed_inline"),
+    "lines": wire.reply_format(OWN_MARKERS, "renamed_lines"),
+    "inline": wire.reply_format(dataclasses.replace(OWN_MARKERS, value_lines=False), "renamed_inline"),
 }
 
 

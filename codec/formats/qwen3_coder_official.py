@@ -448,6 +448,7 @@ def _assistant_message(
 #: Python's ``str()`` (O2).
 WIRE = dataclasses.replace(Qwen3Coder.wire, values="python_str")
 
+
 # ---------------------------------------------------------------------------- format
 
 
