@@ -241,7 +241,7 @@ def test_what_llguidance_accepts_parses_to_valid_calls(fmt_name: str, data: st.D
     fmt, tool_list, _, reply = data.draw(requests(fmt_name))
     if fmt_name == "qwen3_coder_official":
         # Its lists and dicts are str() text that the grammar leaves free after the bracket
-        # (qwen3_coder_official._typed, said in its docstring): a change inside one may break it.
+        # (codec.wire.xml_params._python_typed, said in its docstring): a change inside one may break it.
         assume(not any(_free_text_values(tool) for tool in tool_list))
     grammar = fmt.grammar(tool_list)
     where = data.draw(st.integers(0, len(reply) - 1))

@@ -10,32 +10,40 @@ The format-independent properties (bad input, truncation, chunking, linear work)
 * a long string value is streamed as it arrives, in many append-only argument fragments;
 * a pretty-printed call (indented tags, values indented by the layout) reads back as the call the
   template would have written, whatever the values' own indentation and blank lines, streamed too;
-* schema types spelled as tools write them are checked in every format (``codec/schema.py``).
+* schema types spelled as tools write them are checked in every format (``codec/schema.py``);
+* the family compiles its markers from the spec: a member with markers of its own reads every
+  golden reply, renamed, as qwen3_coder does, and a spec the family cannot read is refused.
 
 Known parser bugs are ``xfail(strict=True)`` tests at the end, each with a minimal reproducer.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
+import re
 from typing import Any
 
 import pytest
-from formats.qwen3_coder import expected_arguments, messages, tojson
+from formats.qwen3_coder import OWN_MARKERS, expected_arguments, messages, tojson
 from harness import (
+    GoldenCase,
     argument_fragments,
     assert_append_only,
     assert_streams_like,
     examples,
+    load_golden,
     parse_chunked,
     run_chunks,
     split,
+    summary,
 )
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import codec
+from codec import wire
 
 FMT = codec.get_format("qwen3_coder")
 STOP = "<|im_end|>"
@@ -306,6 +314,82 @@ def test_type_names_as_tools_write_them() -> None:
     assert type_text("None", {"type": "dict"}) == (None, "null where the schema allows object, read as null")
     assert type_text("['a', 1]", {"type": "tuple"}) == (["a", 1], None)
     assert type_text("null", {"type": "str"}) == ("null", None)
+
+
+# --------------------------------------------------------------------------- members with markers of their own
+
+#: qwen3_coder's markers and, after them, those of OWN_MARKERS, stems included (a drifted
+#: '</parameter' and a cut '<tool_call' are renamed too).
+_RENAMED = (
+    ("</tool_call", "</invoke_tool"),
+    ("<tool_call", "<invoke_tool"),
+    ("</function", "</fn"),
+    ("<function=", "<fn="),
+    ("</parameter", "</arg"),
+    ("<parameter=", "<arg="),
+    (STOP, "<|end|>"),
+    ("</think>", "</reason>"),
+    ("<think>", "<reason>"),
+)
+#: A member of the family with markers of its own, values on lines of their own or inline.
+MEMBERS = {
+    "lines": wire.reply_format(OWN_MARKERS, "renamed_lines"),
+    "inline": wire.reply_format(dataclasses.replace(OWN_MARKERS, value_lines=False), "renamed_inline"),
+}
+
+
+def _renamed(data: Any) -> Any:
+    """``data`` with qwen3_coder's markers written as the members' (in strings, keys and lists alike)."""
+    if isinstance(data, str):
+        for old, new in _RENAMED:
+            data = data.replace(old, new)
+        return data
+    if isinstance(data, list):
+        return [_renamed(item) for item in data]
+    if isinstance(data, dict):
+        return {_renamed(key): _renamed(value) for key, value in data.items()}
+    return data
+
+
+@pytest.mark.parametrize("member", sorted(MEMBERS))
+@pytest.mark.parametrize("case", load_golden("qwen3_coder"), ids=lambda case: case.name)
+def test_a_member_with_markers_of_its_own_reads_the_golden_replies_renamed_alike(case: GoldenCase, member: str) -> None:
+    """The family compiles its markers from the spec: every golden reply, its markers renamed, reads as
+    qwen3_coder reads it (renamed), whole and in chunks, whether the member writes values inline or not."""
+    fmt = MEMBERS[member]
+    kwargs = {"tools": _renamed(case.tools), "prompt": _renamed(case.prompt)}
+    text = _renamed(case.text)
+    whole = fmt.parse(text, **kwargs)
+    assert summary(whole) == _renamed(case.expected)
+    assert_streams_like(parse_chunked(fmt, text, (1, 3, 7), **kwargs), whole)
+
+
+def test_the_qwen3_coder_members_share_one_syntax_and_others_have_their_own() -> None:
+    official = codec.get_format("qwen3_coder_official")
+    assert official.syntax() is FMT.syntax() and official.kit() is not FMT.kit()
+    assert MEMBERS["lines"].syntax() is not FMT.syntax()
+    assert FMT.kit().content_style == "qwen_xml"  # xgrammar writes exactly these calls itself
+    assert {official.kit().content_style, MEMBERS["lines"].kit().content_style} == {None}
+
+
+def test_a_member_writes_its_values_inline_or_on_lines_of_their_own() -> None:
+    message = {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"a": "x", "n": 1}}}]}
+    inline = "<invoke_tool>\n<fn=f>\n<arg=a>x</arg>\n<arg=n>1</arg>\n</fn>\n</invoke_tool><|end|>"
+    assert MEMBERS["inline"].render_reply(message) == inline
+    assert MEMBERS["lines"].render_reply(message) == inline.replace(">x<", ">\nx\n<").replace(">1<", ">\n1\n<")
+
+
+def test_a_spec_the_family_cannot_read_is_refused() -> None:
+    for change, problem in [
+        ({"name": ("fn(", ">")}, "every marker must be a tag"),
+        ({"name": ("<fn>", ">")}, "the name opener must be '<TAG='"),
+        ({"parameter": ("<arg=", ">", "</arg")}, "the parameter closer must be '</TAG>'"),
+        ({"parameter": ("<arg=", ">>", "</arg>")}, "the key each end with one character"),
+        ({"reasoning": None}, "reasoning markers are needed"),
+        ({"values": "json"}, "values must be one of"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(problem)):
+            wire.compile_spec(dataclasses.replace(FMT.wire, **change))
 
 
 # --------------------------------------------------------------------------- known parser bugs

@@ -115,18 +115,25 @@ def tool_responses(text: str, start: int, end: int) -> list[str] | None:
 BlockReader = Callable[[str, int], "tuple[tuple[str, dict[str, Any]], int] | None"]
 
 
-def read_whole_reply(text: str, opener: str, read_block: BlockReader) -> WholeReading | None:
+def read_whole_reply(
+    text: str,
+    opener: str,
+    read_block: BlockReader,
+    *,
+    stop: str = IM_END,
+    reasoning_marks: tuple[str, str] = THINK_MARKS,
+) -> WholeReading | None:
     """A whole ChatML reply in its template's shape, read at once (``Syntax.whole``): an optional
-    ``<think>\n...\n</think>\n\n``, prose, then blocks (each starting with ``opener`` and read
-    by ``read_block``) one ``\n`` after the prose and after each other, then nothing or
-    ``<|im_end|>``. None for anything else: prose holding what may be markup, reasoning that
-    does too or starts or ends with a blank (where the grammar's rules decide what the blanks
-    are), text between or after the blocks, a block ``read_block`` declines."""
-    lead = leading_reasoning(text, *THINK_MARKS)
+    ``<think>\n...\n</think>\n\n`` (``reasoning_marks``), prose, then blocks (each starting with
+    ``opener`` and read by ``read_block``) one ``\n`` after the prose and after each other, then
+    nothing or ``<|im_end|>`` (``stop``). None for anything else: prose holding what may be markup,
+    reasoning that does too or starts or ends with a blank (where the grammar's rules decide what
+    the blanks are), text between or after the blocks, a block ``read_block`` declines."""
+    lead = leading_reasoning(text, *reasoning_marks)
     if lead is None:
         return None
     reasoning, start = lead
-    last = before_stop(text, IM_END)
+    last = before_stop(text, stop)
     first = text.find(opener, start, last)
     prose = text[start:last] if first < 0 else text[start : first - 1] if first > start else ""
     if MARKUP.search(prose):

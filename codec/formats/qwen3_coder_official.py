@@ -2,8 +2,8 @@
 
 Reference template: the official Qwen3-Coder chat template (``qwen3-coder-official.jinja``, kept with
 the real-world templates). Replies are ``qwen3_coder``'s XML calls, read by the same grammar,
-builder, syntax and export (:mod:`codec.formats.qwen3_coder`); only the prompt differs, and the
-way a non-string argument is written::
+builder and syntax (the ``xml_params`` family's, :mod:`codec.wire.xml_params`); only the prompt
+differs, and the way a non-string argument is written (the spec's ``values="python_str"``)::
 
     <tool_call>
     <function=book>
@@ -50,14 +50,13 @@ Quirks of the template, reproduced by the renderer:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from codec.errors import ParseError, parse_error_at
-from codec.export import CallSyntax, Expr, GrammarBuilder, JsonValues, Lit, alt, seq
 from codec.format import Format, Functions
-from codec.formats import qwen3_coder
 from codec.formats._chatml import GENERATION_PROMPT, IM_END, IM_START, TURN_END, read_turn, read_turns, turn_end
 from codec.formats._decode import assistant_message, expect, expected_error, trailing_blocks, until
 from codec.formats._render import (
@@ -76,11 +75,12 @@ from codec.formats._render import (
     tojson,
     trim,
 )
-from codec.formats.qwen3_coder import DEFAULT_SYSTEM, Qwen3Coder, ValueStyle, _element, _property_head, _read_call
-from codec.formats.qwen3_coder import reply_syntax as reply_syntax
+from codec.formats.qwen3_coder import DEFAULT_SYSTEM, Qwen3Coder, _element, _property_head, _read_call
 from codec.literals import PLAIN_JSON_DECODER, python_literal
 from codec.models import Conversation
 from codec.schema import declared_types, type_text
+from codec.wire import compile_spec
+from codec.wire.xml_params import XmlParams, python_text
 
 # ---------------------------------------------------------------------------- markers
 
@@ -114,9 +114,12 @@ _HANDLED = ("type", "description", "enum", "required")
 # ---------------------------------------------------------------------------- render
 
 
-def written(value: Any) -> str:
-    """A value as the template writes it: a string raw, anything else through ``str()`` (O2)."""
-    return value if isinstance(value, str) else string(value)
+@functools.cache
+def _replies() -> XmlParams:
+    """The family's renderer of this format's calls (``values="python_str"``: O2)."""
+    kit = compile_spec(WIRE)
+    assert isinstance(kit, XmlParams)
+    return kit
 
 
 def _normed(key: str) -> str:
@@ -167,16 +170,7 @@ def render_declaration(tool: Any) -> str:
 
 def render_call(call: Any) -> str:
     """One ``\\n<tool_call>...</tool_call>`` block: ``call`` is an OpenAI tool call or its ``function`` object."""
-    function = attr(call, "function")
-    if defined(function):
-        call = function
-    out = [concat("\n" + CALL_OPEN + "\n<function=", attr(call, "name"), ">\n")]
-    arguments = attr(call, "arguments")
-    if defined(arguments):
-        for key, value in items(arguments):
-            out += [concat("<parameter=", key, ">\n"), written(value), "\n</parameter>\n"]
-    out.append("</function>\n</tool_call>")
-    return "".join(out)
+    return "\n" + _replies().render_call(call)
 
 
 def _calls(message: Any) -> Any:
@@ -266,7 +260,7 @@ def argument(raw: str, schema: Any) -> Any:
     value whose ``str()`` the text is (``True``, ``None``, ``{'a': 1}``), else the text (strings are raw)."""
     if declared_types(schema):
         value, problem = type_text(raw, schema)
-        if problem is None and written(value) == raw:
+        if problem is None and python_text(value) == raw:
             return value
     return _as_str_of(raw)
 
@@ -277,7 +271,7 @@ def _as_str_of(raw: str) -> Any:
         value = python_literal(raw)
     except (ValueError, RecursionError):
         return raw
-    return value if not isinstance(value, str) and written(value) == raw else raw
+    return value if not isinstance(value, str) and python_text(value) == raw else raw
 
 
 def _extra_value(raw: str) -> Any:
@@ -447,39 +441,13 @@ def _assistant_message(
     return {"role": "assistant", "content": text[start:end]}
 
 
-# ---------------------------------------------------------------------------- parse
-# Replies are qwen3_coder's: its grammar, builder and syntax (reply_syntax, imported above); the builder
-# types a value written through str() by the schema, as it reads Python literals.
-
-# ---------------------------------------------------------------------------- export
-
-_CLOSE = "\n</parameter>"
-
-
-def _typed(builder: GrammarBuilder, values: JsonValues, schema: Any, kind: str) -> Expr:
-    """A value of JSON type ``kind`` as ``str()`` writes it: ``True``/``False``, ``None``, numbers as JSON
-    writes them too; a list or a dict is text that opens with its bracket (its Python literal is not
-    constrained further)."""
-    if kind == "boolean":
-        return alt(Lit("True" + _CLOSE), Lit("False" + _CLOSE))
-    if kind == "null":
-        return Lit("None" + _CLOSE)
-    if kind in ("array", "object"):
-        return seq("[" if kind == "array" else "{", builder.head(builder.text((_CLOSE,)), _CLOSE))
-    return seq(values.typed(schema, kind), _CLOSE)
-
-
-_STYLE = ValueStyle(write=written, typed=_typed)
-
-
-def grammar_calls(builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-    """qwen3_coder's calls, with non-string values as the template writes them (O2)."""
-    return qwen3_coder.grammar_calls(builder, tools, _STYLE)
-
-
 # ---------------------------------------------------------------------------- wire
-# qwen3_coder's XML (``Qwen3Coder.wire``) with non-string values written through ``str()`` (O2): the
-# Format class below says so in its ``wire``.
+
+#: qwen3_coder's XML (the same grammar, builder and syntax: the builder types a value written
+#: through ``str()`` by the schema, as it reads Python literals), non-string values written with
+#: Python's ``str()`` (O2).
+WIRE = dataclasses.replace(Qwen3Coder.wire, values="python_str")
+
 
 # ---------------------------------------------------------------------------- format
 
@@ -496,5 +464,4 @@ class Qwen3CoderOfficial(Format):
     template_markers = (*Qwen3Coder.template_markers, OFFICIAL_MARKER)
 
     functions = Functions(prompt_text, prompt_conversation, reply_text)
-    #: qwen3_coder's XML, non-string values written with Python's ``str()`` (O2).
-    wire = dataclasses.replace(Qwen3Coder.wire, values="python_str")
+    wire = WIRE

@@ -102,6 +102,9 @@ class WireSpec:
     separator: str = ""
     #: What the reply renderer writes between two arguments.
     argument_separator: str = ""
+    #: Whether an argument's value is written on lines of its own: a line break after its key's tag
+    #: and another before its closer (Qwen3-Coder's ``<parameter=k>\nv\n</parameter>``), else inline.
+    value_lines: bool = False
     #: Markers a tokenizer holds as special tokens (written as tokens in llguidance grammars).
     special_tokens: tuple[str, ...] = ()
     #: The deviations the parser recovers, by name (see each family's ``RECOVERIES``).

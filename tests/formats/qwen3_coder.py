@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from typing import Any
@@ -12,11 +13,21 @@ from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
 
-from codec.formats.qwen3_coder import DEFAULT_SYSTEM
+from codec import wire
+from codec.formats.qwen3_coder import DEFAULT_SYSTEM, Qwen3Coder
 from codec.schema import declared_types, type_text, violations
 from formats import DEEP, PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
 
 STOP = "<|im_end|>"
+#: qwen3_coder's spec with markers of its own: another member of the family.
+OWN_MARKERS = dataclasses.replace(
+    Qwen3Coder.wire,
+    call=("<invoke_tool>", "</invoke_tool>"),
+    stop="<|end|>",
+    reasoning=("<reason>", "</reason>"),
+    name=("<fn=", ">"),
+    parameter=("<arg=", ">", "</arg>"),
+)
 _CALL = "<tool_call>\n<function=f>\n"
 _ARG = _CALL + "<parameter=a>\n"  # a call cut where the value of "a" starts
 _END = "\n</parameter>\n</function>\n</tool_call>"
@@ -427,4 +438,14 @@ PROFILE = Profile(
     round_trip=RoundTrip(
         messages=lambda with_tools: messages(with_tools=with_tools), expected=expected, keeps_key_order=True
     ),
+    round_trip_variants={
+        # The family's reply side made from a spec with markers of its own carries the same messages
+        # (the snippets of qwen3_coder's markers in them are text there).
+        "own_markers": RoundTrip(
+            messages=lambda with_tools: messages(with_tools=with_tools),
+            expected=expected,
+            keeps_key_order=True,
+            fmt=wire.reply_format(OWN_MARKERS, "qwen3_coder_own_markers"),
+        )
+    },
 )
