@@ -57,8 +57,12 @@ def test_a_folder_others_may_write_to_is_not_read(folder: Path) -> None:
     assert cache_dir() is None
 
 
+#: hermes' grammar as its family fills it in, read once, outside any test's cache folder.
+HERMES_SOURCE = codec.get_format("hermes").syntax().grammar.source
+
+
 def _hermes_source() -> str:
-    return codec.get_format("hermes").syntax().grammar.source
+    return HERMES_SOURCE
 
 
 def test_a_warm_cache_loads_the_tables_instead_of_analysing(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
