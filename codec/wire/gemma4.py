@@ -25,7 +25,7 @@ Values are Gemma's notation (:class:`Notation`): strings between quote tokens, n
 writes them, ``true`` / ``false``, ``None``, ``[a,b]`` lists and ``{k:v}`` objects with keys
 sorted case-insensitively and written bare. The grammar is ``grammars/wire/gemma4.lark``; the
 builder, the whole-reply reader and the reader of calls inside prose are
-:mod:`codec.wire._gemma4_parse`'s, loaded when a member's syntax is first built.
+:mod:`codec.wire._gemma4_parse`'s.
 """
 
 from __future__ import annotations
@@ -247,7 +247,7 @@ def _outside(markers: Iterable[str], lookaheads: Iterable[tuple[str, str]] = ())
     return starts, "|".join(marks) or NEVER
 
 
-#: ``call:`` followed by a name and an opening brace: how a bare call starts.
+#: What follows the ``c`` of a bare call's ``call:``: the rest of the word, a name, an opening brace.
 _BARE_HEAD = r"all:[A-Za-z_][\w\-.]{0,31}[{(]"
 #: What a line of prose may end with while more is coming that may still grow into a bare call.
 _BARE_PARTIAL = r"(?:a(?:l(?:l(?::[A-Za-z_]?[\w\-.]{0,30})?)?)?)?\Z"
@@ -387,7 +387,11 @@ class Gemma4Calls(Family):
         """What the model generates after the generation prompt: reasoning as
         ``<|channel>thought\\nREASONING<channel|>``, the content (reasoning blocks stripped,
         trimmed), then the calls followed by what ends a turn's calls (else the stop token, where
-        generation stops), or without calls the stop token."""
+        generation stops), or without calls the stop token.
+
+        This is not a slice of a rendered history: a template may write reasoning and content
+        elsewhere there (Gemma 4's does: Q3 and Q9 of :mod:`codec.formats.gemma4`), where a reply
+        writes its reasoning first and its content before its calls, as a preamble."""
         m, out = self.markers, []
         thought = message.get("reasoning") or message.get("reasoning_content")
         if thought and m.reasoning_open:
