@@ -22,7 +22,17 @@ from codec.watch import Watch
 if TYPE_CHECKING:
     from codec.wire.gemma4 import Markers
 
-__all__ = ["CHARS", "CONTENT", "RAW", "REASONING", "Gemma4Builder", "InlineCalls", "WholeReplies", "opens_reasoning"]
+__all__ = [
+    "BARE_HEAD",
+    "CHARS",
+    "CONTENT",
+    "RAW",
+    "REASONING",
+    "Gemma4Builder",
+    "InlineCalls",
+    "WholeReplies",
+    "opens_reasoning",
+]
 
 
 #: Text kinds of a string value's characters: between quote tokens (CHARS), or unquoted (RAW,
@@ -331,8 +341,9 @@ def opens_reasoning(markers: Markers) -> Callable[[str], bool]:
     return opens
 
 
-#: ``call:NAME{`` or ``call:NAME(``, as a bare call starts.
-_INLINE_HEAD = re.compile(r"call:[A-Za-z_][\w\-.]{0,31}[{(]")
+#: ``call:NAME{`` or ``call:NAME(``, as a bare call starts (a name of at most 32 characters).
+BARE_HEAD = r"call:[A-Za-z_][\w\-.]{0,31}[{(]"
+_INLINE_HEAD = re.compile(BARE_HEAD)
 #: What a call read inside a line of prose must not report: it is then no call, and stays text.
 _NOT_A_CALL = frozenset({"truncated_call", "invalid_tool_call", "unexpected_text"})
 #: How far a call inside a line of prose may run: a decision the stream waits for is bounded.

@@ -247,8 +247,6 @@ def _outside(markers: Iterable[str], lookaheads: Iterable[tuple[str, str]] = ())
     return starts, "|".join(marks) or NEVER
 
 
-#: What follows the ``c`` of a bare call's ``call:``: the rest of the word, a name, an opening brace.
-_BARE_HEAD = r"all:[A-Za-z_][\w\-.]{0,31}[{(]"
 #: What a line of prose may end with while more is coming that may still grow into a bare call.
 _BARE_PARTIAL = r"(?:a(?:l(?:l(?::[A-Za-z_]?[\w\-.]{0,30})?)?)?)?\Z"
 
@@ -256,7 +254,7 @@ _BARE_PARTIAL = r"(?:a(?:l(?:l(?::[A-Za-z_]?[\w\-.]{0,30})?)?)?)?\Z"
 def grammar_values(markers: Markers) -> tuple[tuple[str, str], ...]:
     """The values of ``grammars/wire/gemma4.lark``'s placeholders for ``markers``."""
     m = markers
-    bare = (("c", _BARE_HEAD), ("c", _BARE_PARTIAL), ("\n", "c" + _BARE_HEAD)) if m.bare else ()
+    bare = (("c", parse.BARE_HEAD[1:]), ("c", _BARE_PARTIAL), ("\n", parse.BARE_HEAD)) if m.bare else ()
     text_starts, text_marks = _outside(m.frame, bare)
     thought_starts, thought_marks = _outside(m.thought_ends)
     raw_starts, raw_marks = _outside((m.quote, *m.frame))
