@@ -151,3 +151,39 @@ def test_specs_that_parse_alike_share_a_syntax() -> None:
 def test_a_spec_the_family_cannot_read_is_refused(changes: dict[str, Any], error: str) -> None:
     with pytest.raises(ValueError, match=error):
         wire.compile_spec(dataclasses.replace(toy.SPEC, **changes))
+
+
+#: A member none of whose markers starts with ``<``: the grammar's free text and strings, and the
+#: stream's holdback, follow the spec's characters.
+PUNCTUATED = wire.WireSpec(
+    "gemma4",
+    call=("@@call@@", "@@end@@"),
+    block=("", "##results##"),
+    stop="##END##",
+    reasoning=("{{think}}", "{{/think}}"),
+    arguments="quoted",
+    values="quoted",
+    quote="§§",
+)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "assistant", "content": "", "tool_calls": CALLS},
+        {
+            "role": "assistant",
+            "reasoning_content": "Why {not} ## or @@?",
+            "content": "A § and {x}.",
+            "tool_calls": CALLS,
+        },
+        {"role": "assistant", "content": "No call: # @ § { here."},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [_call("write_file", {"path": "a§b", "text": "a § b @@end@@ c ##END## d {{/think}}"})],
+        },
+    ],
+)
+def test_a_member_with_markers_of_other_characters_reads_its_replies_back(message: dict[str, Any]) -> None:
+    assert_round_trip(wire.reply_format(PUNCTUATED, "punctuated"), message, toy.TOOLS)

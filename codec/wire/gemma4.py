@@ -334,7 +334,9 @@ def reply_syntax(markers: Markers) -> Syntax:
         # JSTRING and SSTRING are not closed: MIXED_STRING may match longer once its quote token arrives.
         closed_terminals=frozenset({"GSTRING", "GQ", "CALL_CLOSE", "TURN_END", "TOOL_RESPONSE"}),
         holdback=max(40, longest + 1),
-        marker_starts="".join(dict.fromkeys((*(marker[0] for marker in m.frame), "\n"))),
+        # Free text near the end of what arrived is held back from a character that may start a
+        # marker or, inside a string, the quote token.
+        marker_starts="".join(dict.fromkeys((*(marker[0] for marker in (*m.frame, m.quote)), "\n"))),
         nest_open=frozenset({"LBRACE", "LBRACK", "LPAR"}),
         nest_close=frozenset({"RBRACE", "RBRACK", "RPAR", "END_BRACE"}),
         fast_terminals={"INLINE_CALL": parse.InlineCalls(m, reply_syntax)} if m.bare else {},
