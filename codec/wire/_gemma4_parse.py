@@ -1,0 +1,505 @@
+"""The ``gemma4`` family's parser: the builder of its grammar's rules, the reader of whole replies
+and the reader of calls inside a line of prose, for the markers of one member
+(:class:`codec.wire.gemma4.Markers`; the messages below name Gemma 4's where they give an example).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from codec._lark import Token
+from codec.formats._calls import MARKUP, LiteralHandlers, before_stop, leading_reasoning
+from codec.formats._pythonic import checked_string, leading_zeros, padded, resolve_padded
+from codec.issues import IssueKind
+from codec.literals import PLAIN_JSON_DECODER, json_text, json_value, python_literal
+from codec.sink import CONTENT, REASONING, CallWriter, Sink
+from codec.stream import Builder, BuildError, Stream, Syntax, ToolsByName, WholeReading
+from codec.watch import Watch
+
+if TYPE_CHECKING:
+    from codec.wire.gemma4 import Markers
+
+__all__ = [
+    "BARE_HEAD",
+    "CHARS",
+    "CONTENT",
+    "RAW",
+    "REASONING",
+    "Gemma4Builder",
+    "InlineCalls",
+    "WholeReplies",
+    "opens_reasoning",
+]
+
+
+#: Text kinds of a string value's characters: between quote tokens (CHARS), or unquoted (RAW,
+#: the value's opening quote token left out or every special token stripped). The builder streams
+#: or collects them.
+CHARS = "chars"
+RAW = "raw"
+
+
+def _stripped_hint(quote: str) -> str:
+    return (
+        f" (a reply without any {quote} was probably decoded with its special tokens stripped: "
+        "decode with skip_special_tokens=False)"
+    )
+
+
+class _Key(str):
+    """An argument or object key, with where it was written."""
+
+    pos: int
+
+    def __new__(cls, text: str, pos: int) -> _Key:
+        key = super().__new__(cls, text)
+        key.pos = pos
+        return key
+
+
+class _Streamed(str):
+    """A string argument's value that streamed to the call's writer as it arrived."""
+
+
+@dataclass(frozen=True)
+class _Inline:
+    """What ``call:NAME{...}`` inside a line of prose reads as on its own: the call, and the issues
+    its reading reports (kind, message, offset in the call's text, text)."""
+
+    name: str
+    arguments: dict[str, Any]
+    issues: tuple[tuple[IssueKind, str, int, str | None], ...]
+
+
+class Gemma4Builder(LiteralHandlers, Builder):
+    """Builds calls from the gemma4 grammar. Values are typed as written; nothing is coerced.
+
+    A member's syntax subclasses it with its :attr:`markers`."""
+
+    #: The member's markers.
+    markers: ClassVar[Markers]
+
+    def __init__(self, sink: Sink) -> None:
+        super().__init__(sink)
+        self._call: CallWriter | None = None
+        self._key: _Key | None = None  # the last key read
+        self._in_argument = False  # the string being read is an argument's value (it streams)
+        self._raw_at: int | None = None  # where the unquoted argument value being read starts
+        self._end = 0  # where the last character of the string being read ends
+        self._quote_seen = False  # a quote token was read as data in the string being read
+        self._chars: list[str] = []  # the characters of a nested string being read
+        self._padded = False  # the argument being read holds a number written with leading zeros
+
+    # ---- frame
+    def call_open(self, token: Token) -> None:
+        head = self.markers.call_head
+        if str(token) != head:
+            self.sink.issue("call_opener", f"call opened with {str(token)!r} instead of {head!r}", token.start_pos)
+
+    def bare_open(self, token: Token) -> None:
+        self.sink.issue("bare_call", f"call:NAME{{...}} without {self.markers.call_open} accepted", token.start_pos)
+
+    def call_head(self, token: Token) -> None:
+        self._call = self.sink.call(str(token), token.start_pos)
+
+    def paren_body(self, lpar: Token, *rest: Any) -> None:
+        self.sink.issue("parentheses", "call written with (...) instead of {...}", lpar.start_pos)
+
+    def call(self, opener: None, head: None, body: None, closer: Token) -> None:
+        self._end_call()
+
+    def bare_call(self, opener: None, head: None, body: None) -> None:
+        self._end_call()
+
+    def _end_call(self) -> None:
+        call, self._call = self._call, None
+        assert call is not None
+        call.end()
+
+    def stray_close(self, token: Token) -> None:
+        self.sink.issue(
+            "stray_closer", f"{str(token).strip()!r} with nothing open, ignored", token.start_pos, str(token)
+        )
+
+    def partial_call(self, token: Token) -> None:
+        self.sink.text(CONTENT, str(token), token.start_pos)
+
+    def prose_call(self, text: Token, token: Token) -> None:
+        """``call:NAME{...}`` inside a line of prose: a call of NAME if the tools declare it, else text."""
+        pos, found = token.start_pos, token.decoded
+        assert isinstance(found, _Inline)
+        if not self._declared(found.name):
+            self.sink.text(CONTENT, str(token), pos)
+            return
+        self.sink.block(pos)  # the line's call: what is reported below concerns it
+        self.sink.issue(
+            "inline_call", f"call:{found.name}{{...}} inside a line of text read as a call of a declared tool", pos
+        )
+        for kind, message, offset, text in found.issues:
+            self.sink.issue(kind, message, pos + offset, text)
+        self.sink.whole_call(found.name, pos, found.arguments)
+
+    def _declared(self, name: str) -> bool:
+        """Whether tools were given (a name none of them has is undeclared) and one is called ``name``."""
+        return not self.sink.undeclared(name) and self.sink.undeclared(name + "\0")
+
+    # ---- arguments
+    def key(self, token: Token) -> _Key:
+        text = str(token)
+        if token.type == "GSTRING":
+            quote = len(self.markers.quote)
+            text = text[quote:-quote]
+        elif token.type in ("JSTRING", "SSTRING"):
+            text = self._quoted(token)
+        self._key = _Key(text, token.start_pos)
+        return self._key
+
+    def arg(self, key: _Key, separator: Token, value: Any) -> _Key:
+        call = self._call
+        assert call is not None
+        if separator.type == "EQUALS":
+            self._key_equals(key, separator)
+        if self._padded:
+            self._padded = False
+            value = resolve_padded(self.sink, call.name, str(key), value)
+        if type(value) is not _Streamed:  # a streamed string is the writer's already
+            call.argument(str(key), value, key.pos)
+        return key
+
+    def missing_comma(self, args: Any, key: _Key) -> None:
+        self.sink.issue("missing_comma", f"argument {str(key)!r} written without ',' before it", key.pos)
+
+    def _key_equals(self, key: _Key, separator: Token) -> None:
+        self.sink.issue("key_equals", f"argument {str(key)!r} written with '=' instead of ':'", separator.start_pos)
+
+    # ---- string arguments: they stream as they arrive
+    def string_open(self, token: Token) -> None:
+        self._start_string(token.start_pos + len(token))
+
+    def _start_string(self, pos: int) -> None:
+        call, key = self._call, self._key
+        assert call is not None and key is not None
+        self._in_argument, self._end, self._quote_seen = True, pos, False
+        call.string_start(str(key), key.pos)
+
+    def on_text(self, kind: str, text: str, pos: int) -> None:
+        if kind in (CHARS, RAW):
+            if self._in_argument:
+                assert self._call is not None
+                self._end = pos + len(text)
+                self._call.string_more(text)
+            elif kind == RAW:  # an unquoted argument value starts
+                self._raw_at = pos
+                self._start_string(pos)
+                self.on_text(kind, text, pos)
+            else:
+                self._chars.append(text)
+        else:
+            super().on_text(kind, text, pos)
+
+    def string_data(self, *children: Any) -> None:
+        """A data token of a string argument (a quote, a brace or a quote token that closes nothing)."""
+        token: Token = children[-1]
+        assert self._call is not None
+        if token.type == "GQ_DATA":
+            self._quote_in_string(token)
+        self._end = token.start_pos + len(token)
+        self._call.string_more(str(token))
+
+    def _quote_in_string(self, token: Token) -> None:
+        if not self._quote_seen:  # once per string
+            self._quote_seen = True
+            self.sink.issue(
+                "quote_in_string",
+                f"{self.markers.quote} inside a string, not followed by structure, kept as text",
+                token.start_pos,
+            )
+
+    def stream_string(self, opener: None, *rest: Any) -> _Streamed:
+        call = self._call
+        assert call is not None
+        self._in_argument = False
+        return _Streamed(call.string_end())
+
+    def quote_closed_string(self, opener: None, *rest: Any) -> _Streamed:
+        closer: Token = rest[-1]
+        message = f"string opened with {self.markers.quote} closed with {str(closer)!r}"
+        self.sink.issue("mixed_quotes", message, closer.start_pos)
+        return self._end_string()
+
+    def unclosed_string(self, opener: None, *rest: Any) -> _Streamed:
+        message = f"string without its closing {self.markers.quote}, ended with the call"
+        self.sink.issue("missing_close_quote", message, self._end)
+        return self._end_string()
+
+    def unopened_string(self, chars: None, closer: Token) -> _Streamed:
+        assert self._raw_at is not None
+        message = f"string without its opening {self.markers.quote}, read up to its closer"
+        self.sink.issue("missing_open_quote", message, self._raw_at)
+        return self._end_string()
+
+    def raw_string(self, chars: None) -> _Streamed:
+        return self._end_string(unquoted=True)
+
+    def _end_string(self, unquoted: bool = False) -> _Streamed:
+        call = self._call
+        assert call is not None
+        at = self._raw_at
+        self._in_argument, self._raw_at = False, None
+        value = call.string_end()
+        if unquoted:
+            assert at is not None
+            hint = _stripped_hint(self.markers.quote)
+            self.sink.issue("unquoted_value", f"value {value!r} is not quoted; read as a string{hint}", at)
+        return _Streamed(value)
+
+    def mixed_string(self, token: Token) -> str:
+        """A value opened with ``"`` or ``'`` and closed with the quote token: the text between them,
+        as written (a quote token's string is never escaped), less a closing quote of the opening
+        kind right before the quote token (a quoted value followed by a dangling quote token)."""
+        quote = self.markers.quote
+        text = str(token)[: -len(quote)]
+        opener = text[0]
+        self.sink.issue("mixed_quotes", f"string opened with {opener!r} closed with {quote}", token.start_pos)
+        return text[1:-1] if len(text) > 1 and text[-1] == opener else text[1:]
+
+    # ---- values
+    def number(self, token: Token) -> Any:
+        """A number as written; one with leading zeros (``zip:02134``) is kept as its text, a string, reported."""
+        if leading_zeros(str(token)):
+            self._padded = True
+            return padded(str(token), token.start_pos)
+        return super().number(token)
+
+    def string(self, opener: Token, *rest: Any) -> str:
+        text = "".join(self._chars)
+        self._chars, self._quote_seen = [], False
+        return text
+
+    def nested_quote(self, *children: Any) -> None:
+        token: Token = children[-1]
+        self._quote_in_string(token)
+        self._chars.append(str(token))
+
+    def jstring(self, token: Token) -> str:
+        message = f'string written with JSON "quotes" instead of {self.markers.quote}'
+        self.sink.issue("quoted_string", message, token.start_pos)
+        return self._quoted(token)
+
+    def sstring(self, token: Token) -> str:
+        message = f"string written with 'single quotes' instead of {self.markers.quote}"
+        self.sink.issue("quoted_string", message, token.start_pos)
+        return self._quoted(token)
+
+    def bareword(self, token: Token) -> str:
+        message = f"value {str(token)!r} is not quoted; read as a string{_stripped_hint(self.markers.quote)}"
+        self.sink.issue("unquoted_value", message, token.start_pos)
+        return str(token)
+
+    def _quoted(self, token: Token) -> str:
+        try:
+            value = json_value(str(token)) if str(token).startswith('"') else python_literal(str(token))
+        except ValueError as exc:
+            raise BuildError(f"invalid quoted string: {exc}", token.start_pos) from None
+        if not isinstance(value, str):
+            raise BuildError("invalid quoted string", token.start_pos)
+        return checked_string(self.sink, value, str(token), token.start_pos)
+
+    def object(self, *children: Any) -> dict[str, Any]:
+        return self.mapping((str(key), value, key.pos) for key, value in children[1:-1:2])  # { pair , pair ... }
+
+    def pair(self, key: _Key, separator: Token, value: Any) -> tuple[_Key, Any]:
+        if separator.type == "EQUALS":
+            self._key_equals(key, separator)
+        return key, value
+
+    def array(self, *children: Any) -> list[Any]:
+        return list(children[1:-1:2])  # [ value , value ... ]
+
+    # ---- a block the grammar rejected
+    def recover(self, raw: str, pos: int, error: str) -> int | None:
+        call = self._call
+        self._call, self._key, self._in_argument, self._raw_at = None, None, False, None
+        self._chars, self._quote_seen, self._padded = [], False, False
+        if call is None:
+            return None
+        call.cut(raw, error, pos)  # a string argument being read keeps what was already sent of it
+        return len(raw)
+
+
+def opens_reasoning(markers: Markers) -> Callable[[str], bool]:
+    """Whether a prompt ends inside an open reasoning channel (the reply then starts in reasoning):
+    after its opener, with or without the channel's name."""
+    ends = tuple(dict.fromkeys((markers.channel[0], markers.reasoning_open)))
+
+    def opens(prompt: str) -> bool:
+        return prompt.rstrip().endswith(ends)
+
+    return opens
+
+
+#: ``call:NAME{`` or ``call:NAME(``, as a bare call starts (a name of at most 32 characters).
+BARE_HEAD = r"call:[A-Za-z_][\w\-.]{0,31}[{(]"
+_INLINE_HEAD = re.compile(BARE_HEAD)
+#: What a call read inside a line of prose must not report: it is then no call, and stays text.
+_NOT_A_CALL = frozenset({"truncated_call", "invalid_tool_call", "unexpected_text"})
+#: How far a call inside a line of prose may run: a decision the stream waits for is bounded.
+_INLINE_LIMIT = 1024
+
+
+class _InlineWatch:
+    """Wakes the stream once the text a call inside a line of prose is read from has arrived, or
+    once ``budget`` more characters have (the call is then read from that much)."""
+
+    def __init__(self, calls: InlineCalls, tail: str, budget: int) -> None:
+        self.calls = calls
+        self.tail = tail  # the end of what was searched, for a stop split across chunks
+        self.budget = budget
+
+    def scan(self, text: str) -> bool:
+        self.budget -= len(text)
+        joined = self.tail + text
+        if self.calls.stop.search(joined) or self.budget <= 0:
+            return True
+        self.tail = joined[-(self.calls.longest - 1) :]
+        return False
+
+
+class InlineCalls:
+    """The fast lexer of INLINE_CALL: ``call:NAME{...}`` inside a line of prose, read as a reply of
+    its own (by the syntax ``syntax`` gives for ``markers``, the member's own).
+
+    The call and its issues, if the text from ``call:`` to the last ``}`` or ``)`` before the end
+    of its line (or the next marker or ``call:``, and within ``_INLINE_LIMIT`` characters) holds
+    no quote token (the special tokens were stripped) and reads as exactly one complete call,
+    followed at most by text."""
+
+    def __init__(self, markers: Markers, syntax: Callable[[Markers], Syntax]) -> None:
+        self.markers = markers
+        self.syntax = syntax
+        #: What ends the text a call inside a line of prose can be read from: the end of the
+        #: line, a marker, or the next ``call:``.
+        ends = ("\n", *markers.frame, "call:")
+        self.stop = re.compile("|".join(re.escape(marker) for marker in ends))
+        self.longest = max(len(marker) for marker in ends)
+
+    def __call__(self, text: str, pos: int, final: bool) -> tuple[_Inline, int] | Watch | None:
+        if _INLINE_HEAD.match(text, pos) is None:
+            return None
+        limit = min(len(text), pos + _INLINE_LIMIT)
+        stop = self.stop.search(text, pos + len("call:"), limit)
+        if stop is None and not final and limit < pos + _INLINE_LIMIT:
+            tail = text[max(pos + len("call:"), len(text) - self.longest + 1) :]
+            return _InlineWatch(self, tail, pos + _INLINE_LIMIT - len(text))
+        line = text[pos : stop.start() if stop is not None else limit]
+        candidate = line[: max(line.rfind("}"), line.rfind(")")) + 1]
+        if not candidate or self.markers.quote in candidate:
+            return None
+        stream = Stream(self.syntax(self.markers), events=False)
+        stream.feed(candidate)
+        stream.close()
+        result = stream.result
+        if len(result.tool_calls) != 1 or result.reasoning or not candidate.endswith(result.content):
+            return None
+        if any(issue.kind in _NOT_A_CALL for issue in result.issues):
+            return None
+        (call,) = result.tool_calls
+        issues = tuple(
+            (issue.kind, issue.message, issue.pos, issue.text) for issue in result.issues if issue.kind != "bare_call"
+        )
+        arguments = call.function.arguments
+        assert isinstance(arguments, dict)
+        return _Inline(call.function.name, arguments, issues), pos + len(candidate) - len(result.content)
+
+
+#: A bare key, a JSON number, a literal, punctuation: the tokens of a call's arguments as the
+#: template writes them (no blanks), after a string between quote tokens.
+_WHOLE_TOKENS = (
+    r"|([A-Za-z_][\w\-.]*):|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+    r"|(true|false|None)|([{}\[\],])"
+)
+_LITERALS = {"true": "true", "false": "false", "None": "null"}
+#: The deepest nesting a whole-reply reader takes (well within the grammar's bound).
+_WHOLE_DEPTH = 16
+
+
+class WholeReplies:
+    """A whole reply in the template's shape, read at once (see ``Syntax.whole``): an optional
+    ``<|channel>thought\n...<channel|>``, prose, then calls one after the other and what ends a
+    turn's calls (``<|tool_response>``), or no call and the stop token (or neither).
+
+    Arguments are read only where they are spelled as the template writes them (bare keys, quoted
+    strings holding neither ``call:`` nor a marker that may end a call, JSON numbers,
+    ``true``/``false``/``None``, no blanks), as JSON with no repeated key; anything else is the
+    grammar's."""
+
+    def __init__(self, markers: Markers) -> None:
+        m = self.markers = markers
+        self.head = re.compile(re.escape(m.call_head) + r"([A-Za-z_][\w\-.]*)\{")
+        quote = re.escape(m.quote)
+        self.token = re.compile(quote + "(.*?)" + quote + _WHOLE_TOKENS, re.DOTALL)
+        # Prose that may be markup or a call the grammar reads: besides MARKUP's characters, a
+        # marker that starts with another, and ``call:`` where bare calls are read.
+        others = [re.escape(marker) for marker in m.frame if not MARKUP.match(marker)]
+        self.markup = re.compile("|".join([MARKUP.pattern, *others, *(["call:"] if m.bare else [])]))
+        #: What the grammar may read as the end of a string where a quote or brace precedes it.
+        self.string_ends = ("call:", *m.call_ends)
+
+    def __call__(self, text: str, tools: ToolsByName | None) -> WholeReading | None:
+        m = self.markers
+        if m.reasoning_open:
+            lead = leading_reasoning(text, m.reasoning_open + "\n", m.reasoning_close, self.markup)
+            if lead is None:
+                return None
+            reasoning, start = lead
+        else:
+            reasoning, start = "", 0
+        first = text.find(m.call_open, start)
+        if first < 0:
+            last = before_stop(text, m.stop)
+            prose = text[start:last]
+            return None if self.markup.search(prose) else (prose, reasoning, [])
+        prose = text[start:first]
+        if self.markup.search(prose):
+            return None
+        last = before_stop(text, m.calls_close or m.stop)
+        calls = []
+        pos = first
+        while pos < last:
+            head = self.head.match(text, pos)
+            if head is None:
+                return None
+            out = ["{"]
+            depth = 1
+            pos = head.end()
+            while depth:
+                token = self.token.match(text, pos)
+                if token is None:
+                    return None
+                string, key, number, literal, mark = token.groups()
+                if mark is not None:
+                    depth += 1 if mark in "{[" else -1 if mark in "}]" else 0
+                    if depth > _WHOLE_DEPTH:
+                        return None  # deep nesting is the grammar's to bound and report
+                    out.append(mark)
+                elif string is not None:
+                    if any(end in string for end in self.string_ends):
+                        return None  # the grammar may read a call's head (f(x)call:g) or a marker there
+                    out.append(json_text(string))
+                elif key is not None:
+                    out.append(json_text(key) + ":")
+                else:
+                    out.append(number if number is not None else _LITERALS[literal])
+                pos = token.end()
+            if not text.startswith(m.call_close, pos):
+                return None
+            pos += len(m.call_close)
+            try:
+                arguments = PLAIN_JSON_DECODER.decode("".join(out))
+            except ValueError:  # a repeated key, a number out of range, a misplaced comma or key
+                return None
+            calls.append((head.group(1), arguments))
+        return prose, reasoning, calls
