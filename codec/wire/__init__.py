@@ -230,9 +230,14 @@ def lark_literal(text: str) -> str:
     return f'"{escaped}"'
 
 
+#: Characters spelled otherwise inside a lark ``/.../`` terminal than ``re.escape`` spells them (it
+#: writes a backslash before a raw line break, which lark's regexp loader does not take as one).
+_REGEX_CHARS = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "/": "\\/"}
+
+
 def regex_literal(text: str) -> str:
     """``text`` as regex source matching exactly it, to go inside a lark ``/.../`` terminal."""
-    return re.escape(text).replace("/", "\\/").replace("\n", "\\n").replace("\t", "\\t")
+    return "".join(_REGEX_CHARS.get(char) or re.escape(char) for char in text)
 
 
 @functools.cache
