@@ -10,7 +10,7 @@ import pytest
 import codec
 from codec._lark import CompiledGrammar, load_grammar_text
 from codec.formats import _pythonic as pythonic
-from codec.formats import hermes
+from codec.wire import json_object
 
 interegular = pytest.importorskip("interegular", reason="lark's strict mode needs interegular")
 
@@ -68,7 +68,7 @@ def test_the_overlap_check_sees_free_text_that_starts_with_punctuation() -> None
     [
         ("gemma3_tool_code", pythonic.CLOSED_PUNCTUATION),
         ("deepseek_pythonic", pythonic.CLOSED_PUNCTUATION),
-        ("hermes", hermes.CLOSED_PUNCTUATION),
+        ("hermes", json_object.CLOSED_PUNCTUATION),
     ],
 )
 def test_closed_punctuation_cannot_be_extended_where_it_is_read(name: str, punctuation: tuple[str, ...]) -> None:
