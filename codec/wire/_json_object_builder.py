@@ -55,10 +55,11 @@ _OPENER_NEXT = tuple(blank + after for blank in ("", " ", "\t") for after in ("\
 CLOSED_PUNCTUATION = ("LBRACE", "RBRACE", "LBRACK", "RBRACK", "COMMA", "COLON")
 
 
-def opener_pattern(opener: str) -> str:
+def opener_pattern(opener: str, escape: Callable[[str], str] = re.escape) -> str:
     """The regex of a call opener where it opens a block: before a line break or a JSON object or
-    list (as ``CALL_OPEN`` in the grammar); elsewhere (``the <tool_call> tag``) it is text."""
-    return re.escape(opener) + "(?=" + OPENER_NEXT + ")"
+    list (``CALL_OPEN`` in the grammar); elsewhere (``the <tool_call> tag``) it is text.
+    ``escape``: how the opener is written as regex source (for lark, ``regex_literal``)."""
+    return escape(opener) + "(?=" + OPENER_NEXT + ")"
 
 
 class CallLexers:

@@ -51,7 +51,7 @@ def whole_characters(text: str, repairs: list[Repair]) -> str:
 
 
 class DecoderInput:
-    """How many characters hermes has handed JSON decoders, in all (``chars``; tests read it).
+    """How many characters the family has handed JSON decoders, in all (``chars``; tests read it).
 
     A decoder that fails counts the lines of the text it was given up to where it failed (for the
     error's ``lineno``), so each decode is handed a window of the text from where the value

@@ -186,7 +186,7 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
         ("THINK_OPEN", r"[ \t\r\n]*" + regex_literal(think_open) + r"\n?" if reasoning else _NEVER),
         ("THINK_CLOSE", r"\n?" + regex_literal(think_close) + r"\n*" if reasoning else _NEVER),
         ("STOP", lark_literal(m.stop)),
-        ("CALL_OPEN", regex_literal(m.open) + "(?=" + OPENER_NEXT + ")"),
+        ("CALL_OPEN", opener_pattern(m.open, regex_literal)),
         ("CALL_CLOSE", lark_literal(m.close)),
         ("NAME_KEY", lark_literal(_NAME_KEY)),
         ("ARGS_KEY", '"(?:' + "|".join(map(regex_literal, _ARGUMENTS_KEYS)) + ')"'),

@@ -1,0 +1,91 @@
+"""A toy ``json_object`` member: JSON call objects between ``<call>`` and ``</call>``, reasoning
+between ``<reason>`` and ``</reason>``, turns ended by ``<|end|>``; none of hermes' recoveries
+of other models' shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codec.wire import WireSpec
+
+SPEC = WireSpec(
+    "json_object",
+    call=("<call>", "</call>"),
+    stop="<|end|>",
+    reasoning=("<reason>", "</reason>"),
+    name=('"name"', ""),
+    arguments_keys=("arguments", "parameters"),
+    separator="\n",
+)
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search the web.",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+                "required": ["query"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "save_note",
+            "description": "Save a note with tags and metadata.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string"},
+                    "body": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "meta": {
+                        "type": "object",
+                        "properties": {
+                            "pinned": {"type": "boolean"},
+                            "score": {"type": "number"},
+                            "parent": {"type": ["string", "null"]},
+                        },
+                    },
+                },
+                "required": ["title", "body"],
+            },
+        },
+    },
+]
+
+
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+#: Calls come without content before them: a grammar with ``tool_choice="required"`` lets none come.
+MESSAGES: list[dict[str, Any]] = [
+    {"role": "assistant", "content": "Plain text, with <b>markup</b>, a line\n<break> and 2 < 3."},
+    {"role": "assistant", "content": "", "tool_calls": [_call("search", {"query": "wire kit", "limit": 3})]},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            _call("search", {"query": 'say "hi"\nthen </call> and <|end|>'}),
+            _call(
+                "save_note",
+                {
+                    "title": "Nested",
+                    "body": "line one\nline two\t<call>{}</call>",
+                    "tags": ["a", "b \\ c", ""],
+                    "meta": {"pinned": True, "score": -1.5e-3, "parent": None},
+                },
+            ),
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [_call("save_note", {"title": "ünïcødé ✓", "body": '{"json": [1, 2]}', "tags": []})],
+    },
+    {"role": "assistant", "content": 'No calls here; a JSON example: {"name": "search", "arguments": {}}'},
+]
