@@ -17,13 +17,9 @@ from codec.stream import Builder, BuildError
 from codec.wire._json_object_shapes import Markers, shape_contents
 from codec.wire._json_object_values import (
     ARGUMENT_REPEATED,
-    ARGUMENTS_STRING,
-    ARGUMENTS_TWICE,
     BLANKS,
     JSON_READING,
     KEY_REPEATED,
-    NAME_REPEATED,
-    PARAMETERS_KEY,
     SEVERAL_OBJECTS,
     UNUSED_KEY,
     WINDOW,
@@ -70,16 +66,17 @@ class CallLexers:
 
     def __init__(self, markers: Markers) -> None:
         self.markers = markers
-        self.opens_block, self.call_json, self.call_block = _call_lexers(markers.open, markers.close, markers.stop)
+        self.opens_block, self.call_json, self.call_block = _call_lexers(markers)
 
 
 #: A fast lexer that takes a whole value or nothing (no watch).
 CallLexer = Callable[[str, int, bool], "tuple[Any, int] | None"]
 
 
-def _call_lexers(open_: str, close: str, stop: str) -> tuple[Callable[[str, int], bool], CallLexer, CallLexer]:
+def _call_lexers(m: Markers) -> tuple[Callable[[str, int], bool], CallLexer, CallLexer]:
+    open_, close, name_key, arguments_key = m.open, m.close, m.keys.name, m.keys.arguments[0]
     open_length = len(open_)
-    after_object = (close, "{", stop)  # or a block's opener
+    after_object = (close, "{", m.stop)  # or a block's opener
 
     def opens_block(text: str, pos: int) -> bool:
         """Whether an opener that opens a block is at ``pos`` (:func:`opener_pattern` matches there)."""
@@ -88,7 +85,8 @@ def _call_lexers(open_: str, close: str, stop: str) -> tuple[Callable[[str, int]
     def lex_call_json(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
         """Fast path: a complete, ordinary call object at ``pos``, decoded in C.
 
-        Only ``{"name": str, "arguments": {...}}`` with no repeated key and no non-finite number is
+        Only ``{"name": str, "arguments": {...}}`` (the member's keys: the arguments' first) with
+        no repeated key and no non-finite number is
         taken; anything else, and an object still arriving (whose name and arguments should stream),
         is left to the grammar's rules.
         """
@@ -108,7 +106,9 @@ def _call_lexers(open_: str, close: str, stop: str) -> tuple[Callable[[str, int]
                 return None
         except (ValueError, RecursionError):
             return None
-        if not (len(value) == 2 and isinstance(value.get("name"), str) and isinstance(value.get("arguments"), dict)):
+        if not (
+            len(value) == 2 and isinstance(value.get(name_key), str) and isinstance(value.get(arguments_key), dict)
+        ):
             return None
         if text.find("\\u", pos, end) >= 0 and may_hold_surrogates(text, pos, end):
             return None
@@ -144,6 +144,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
     A member's builder is a subclass whose ``markers`` are its own (:func:`builder_of`)."""
 
     markers: ClassVar[Markers]
+    #: The arguments' key the renderer writes, as a key token spells it (any other is an alias).
+    _arguments_key: ClassVar[str]
 
     def __init__(self, sink: Sink) -> None:
         super().__init__(sink)
@@ -224,10 +226,10 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
     def name_member(self, key: Token, colon: Token, name: Any) -> None:
         call = self._current(key.start_pos)
         if call.name is not None:
-            self._issue("duplicate_key", NAME_REPEATED.format(kept=call.name), key.start_pos, name_text(name))
+            self._issue("duplicate_key", self.markers.keys.name_repeated(call.name), key.start_pos, name_text(name))
             return
         if not isinstance(name, str):
-            raise BuildError('"name" must be a string', key.start_pos)
+            raise BuildError(f"{key.value} must be a string", key.start_pos)
         call.start(name)
         pending, self._pending = self._pending, []
         for kind, message, pos, text in pending:
@@ -261,7 +263,7 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
             members = None
         if not isinstance(members, dict):
             raise BuildError("arguments string is not an object", string.start_pos)
-        self._issue("arguments_as_string", ARGUMENTS_STRING, string.start_pos)
+        self._issue("arguments_as_string", self.markers.keys.arguments_string, string.start_pos)
         for name, value in members_of(members):  # as add_arguments() reads them
             repairs: list[Repair] = []
             value = plain(value, repairs)
@@ -273,9 +275,9 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
     def _args_key(self, call: CallWriter, key: Token) -> None:
         self._args_seen += 1
         if self._args_seen > 1:
-            self._issue("duplicate_key", ARGUMENTS_TWICE, key.start_pos)
-        if key.value == '"parameters"':
-            self._issue("parameters_key", PARAMETERS_KEY, key.start_pos)
+            self._issue("duplicate_key", self.markers.keys.arguments_twice, key.start_pos)
+        if key.value != self._arguments_key:
+            self._issue("parameters_key", self.markers.keys.alias(json_value(key.value)), key.start_pos)
 
     def other_member(self, key: Token, colon: Token, value: Any) -> None:
         name = self._text(key)
@@ -286,21 +288,23 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         brace = children[0]
         call = self._current(brace.start_pos)
         if call.name is None:
-            raise BuildError('tool call object has no "name"', brace.start_pos)
+            raise BuildError(f"tool call object has no {json.dumps(self.markers.keys.name)}", brace.start_pos)
         self._object_read()
         self._object_done(brace.start_pos)
         call.end(brace.start_pos)
 
     def fast_call(self, token: ValueToken) -> None:
         found = token.decoded
-        self.sink.whole_call(found["name"], token.start_pos, found["arguments"])
+        keys = self.markers.keys
+        self.sink.whole_call(found[keys.name], token.start_pos, found[keys.arguments[0]])
         self._object_done(token.start_pos)
 
     def fast_block(self, token: ValueToken) -> None:
         self.sink.block(token.start_pos)  # a block read whole: the stream saw no opener of it
         found = token.decoded
         brace = token.start_pos + token.index("{")
-        self.sink.whole_call(found["name"], brace, found["arguments"])
+        keys = self.markers.keys
+        self.sink.whole_call(found[keys.name], brace, found[keys.arguments[0]])
         self._object_done(brace)
         self._done_in_block = 0
 
@@ -354,7 +358,7 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         # A list's elements are its calls: one that is no call is reported, the others kept.
         is_list = len(values) == 1 and isinstance(values[0], list)
         elements = values[0][skip:] if is_list else values[skip:]
-        calls = [call_parts(element) for element in elements]
+        calls = [call_parts(element, self.markers.keys) for element in elements]
         if not is_list and (not calls or None in calls):
             return self._cut(call, raw, error, pos)
         if is_list and not skip and not any(calls) and (call is None or call.name is None):
@@ -401,4 +405,5 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
 
 def builder_of(markers: Markers) -> type[JsonObjectBuilder]:
     """The builder of a member whose markers are ``markers``."""
-    return type("JsonObjectBuilder", (JsonObjectBuilder,), {"markers": markers, "__module__": __name__})
+    attributes = {"markers": markers, "_arguments_key": json.dumps(markers.keys.arguments[0]), "__module__": __name__}
+    return type("JsonObjectBuilder", (JsonObjectBuilder,), attributes)

@@ -22,6 +22,7 @@ from codec.wire._json_object_values import (
     PYTHON_READING,
     READINGS,
     SEVERAL_OBJECTS,
+    Keys,
     Repair,
     add_arguments,
     call_parts,
@@ -68,14 +69,19 @@ class Markers:
     #: ``unwrapped_calls``).
     foreign: bool
     unwrapped: bool
+    #: The keys of a call object.
+    keys: Keys
     #: A fence's closing line (up to three spaces of indentation, as Markdown has it) or the stop token.
     fence_end: re.Pattern[str] = field(init=False, repr=False, compare=False)
     #: What a block's opener looks like where the content goes on to one (ruled out first).
     block_openers: tuple[str, str] = field(init=False, repr=False, compare=False)
+    #: The keys a call object's head may start with (the name's first).
+    head_keys: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fence_end", re.compile(r"\n[ \t]{0,3}```|" + re.escape(self.stop)))
         object.__setattr__(self, "block_openers", (self.open, "\n" + self.open))
+        object.__setattr__(self, "head_keys", (self.keys.name, *self.keys.arguments))
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,9 +250,9 @@ def _value_end(t: _Text, depth: int = 0) -> _Step[bool]:
         yield
 
 
-def _call_head(t: _Text) -> _Step[int]:
-    """Read the head of a call object (``{`` and a quoted ``name``, ``arguments`` or ``parameters``
-    key), or of a list of them: the brackets it opened, 0 if none starts here."""
+def _call_head(t: _Text, keys: tuple[str, ...]) -> _Step[int]:
+    """Read the head of a call object (``{`` and one of its ``keys`` quoted), or of a list of
+    them: the brackets it opened, 0 if none starts here."""
     depth = 0
     if (yield from _peek(t)) == "[":
         t.i += 1
@@ -260,7 +266,7 @@ def _call_head(t: _Text) -> _Step[int]:
     if quote not in ('"', "'"):
         return 0
     t.i += 1
-    key = yield from _one_of(t, tuple(key + quote for key in ("name", "arguments", "parameters")))
+    key = yield from _one_of(t, tuple(key + quote for key in keys))
     return depth + 1 if key else 0
 
 
@@ -297,9 +303,9 @@ def _fence(t: _Text, m: Markers) -> _Step[Shape | None]:
         if not tag:
             return None
         yield from _skip(t, BLANKS, _HEAD_BLANKS)
-        if tag != m.open and not (yield from _call_head(t)):
+        if tag != m.open and not (yield from _call_head(t, m.head_keys)):
             return None
-    elif not (yield from _call_head(t)):
+    elif not (yield from _call_head(t, m.head_keys)):
         return None
     while True:
         end = m.fence_end.search(t.s, t.i)
@@ -336,7 +342,7 @@ def _tagged(t: _Text, m: Markers) -> _Step[Shape | None]:
     elif found:
         yield from _skip(t, BLANKS, _HEAD_BLANKS)
         body = t.at
-        depth = yield from _call_head(t)
+        depth = yield from _call_head(t, m.head_keys)
         body_end = (yield from _values_end(t, depth)) if depth else -1
         if body_end < 0:
             return None
@@ -377,7 +383,7 @@ def _scan_lead(t: _Text, m: Markers) -> _Step[Shape | None]:
     if not m.unwrapped:
         return None
     opener = t.at
-    depth = yield from _call_head(t)
+    depth = yield from _call_head(t, m.head_keys)
     end = (yield from _values_end(t, depth)) if depth else -1
     if end < 0:
         return None
@@ -521,7 +527,7 @@ def _objects(body: str, at: int, found: Found, m: Markers, *, strict: bool) -> b
         if listed:
             found.append((at + start, "call_list", "calls written as one JSON list", None, None))
         for element in value if listed else [value]:
-            call = call_parts(element, strict=strict)
+            call = call_parts(element, m.keys, strict=strict)
             if call is None:
                 return False
             name, arguments, repairs = call

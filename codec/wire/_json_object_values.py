@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from codec._lark import Token
@@ -173,15 +174,39 @@ def decode_objects(body: str) -> tuple[list[tuple[int, Any]], str] | None:
 #: What a call's name may be where nothing but the object says it is a call: no blank, quote,
 #: bracket or markup.
 CALL_NAME = re.compile(r"[\w.:/\-]{1,256}")
-#: The keys of a call object that needs no wrapper to be read as one.
-_CALL_KEYS = frozenset({"name", "arguments", "parameters"})
 #: A repair or a problem found reading a call object: (issue kind, message, text the issue keeps).
 Repair = tuple["IssueKind", str, "str | None"]
-#: The messages of the issues a call object's members raise, whichever path reads them.
-NAME_REPEATED = '"name" repeated; {kept!r} is kept'
-ARGUMENTS_TWICE = "arguments given twice; merged"
-PARAMETERS_KEY = "'parameters' used for 'arguments'"
-ARGUMENTS_STRING = "arguments given as a JSON string, decoded"
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The keys of a call object: its name's, and its arguments' (the first the one the renderer
+    writes, the others aliases a model may write, each reported: ``parameters_key``)."""
+
+    name: str
+    arguments: tuple[str, ...]
+
+    @property
+    def all(self) -> frozenset[str]:
+        """The keys of a call object that needs no wrapper to be read as one."""
+        return frozenset({self.name, *self.arguments})
+
+    # The messages of the issues a call object's members raise, whichever path reads them.
+    def name_repeated(self, kept: str) -> str:
+        return f"{json.dumps(self.name)} repeated; {kept!r} is kept"
+
+    @property
+    def arguments_twice(self) -> str:
+        return f"{self.arguments[0]} given twice; merged"
+
+    def alias(self, key: str) -> str:
+        return f"{key!r} used for {self.arguments[0]!r}"
+
+    @property
+    def arguments_string(self) -> str:
+        return f"{self.arguments[0]} given as a JSON string, decoded"
+
+
 UNUSED_KEY = "key {key!r} in a tool call object is not used"
 SEVERAL_OBJECTS = "several call objects in one {opener} block"  # the call opener
 KEY_REPEATED = "key {key!r} repeated; the last value is kept"  # as LiteralHandlers.mapping says it
@@ -258,27 +283,27 @@ def arguments_text(text: str) -> Any:
     return python_literal(text, object_pairs_hook=_members)
 
 
-def call_parts(obj: Any, *, strict: bool = False) -> tuple[str, dict[str, Any], list[Repair]] | None:
+def call_parts(obj: Any, keys: Keys, *, strict: bool = False) -> tuple[str, dict[str, Any], list[Repair]] | None:
     """(name, arguments, repairs) of a decoded call object, or None if it is not one.
 
     Its members are read in order as the grammar's rules read them, with the same repairs in the
     same order (those before the name once it has come: an object without one is no call, and
-    its text is reported whole): the first ``name`` is the call's; ``arguments`` and
-    ``parameters`` objects are merged (one given as a string is decoded), the first value of an
-    argument given twice kept; other keys are reported
-    with their text. Inside a call's markers an object with a string ``name`` is a call. ``strict``
-    is for objects that only their shape makes calls (a bare reply, a fence, another tag): the
-    keys are ``name`` and one of ``arguments`` / ``parameters``, the name looks like a function's,
-    and a ``parameters`` object that is a JSON schema makes a tool declaration, not a call.
+    its text is reported whole): the first name (``keys.name``: ``name``) is the call's; the
+    arguments objects (``keys.arguments``: ``arguments``, ``parameters``) are merged (one given as
+    a string is decoded), the first value of an argument given twice kept; other keys are
+    reported with their text. Inside a call's markers an object with a string name is a call.
+    ``strict`` is for objects that only their shape makes calls (a bare reply, a fence, another
+    tag): the keys are the name's and one of the arguments', the name looks like a function's,
+    and an arguments object that is a JSON schema makes a tool declaration, not a call.
     """
     if not isinstance(obj, dict):
         return None
     members = members_of(obj)
     if strict:
-        keys = {key for key, _ in members}
-        if not keys <= _CALL_KEYS or len(keys) != 2 or "name" not in keys:
+        found = {key for key, _ in members}
+        if not found <= keys.all or len(found) != 2 or keys.name not in found:
             return None
-        if any(key != "name" and _is_schema(value) for key, value in members):
+        if any(key != keys.name and _is_schema(value) for key, value in members):
             return None
     name: str | None = None
     arguments: dict[str, Any] = {}
@@ -287,20 +312,20 @@ def call_parts(obj: Any, *, strict: bool = False) -> tuple[str, dict[str, Any], 
     pending: list[Repair] = []  # before the name
     for key, value in members:
         out = repairs if name is not None else pending
-        if key == "name":
+        if key == keys.name:
             value = plain(value, out)
             if name is not None:
-                repairs.append(("duplicate_key", NAME_REPEATED.format(kept=name), name_text(value)))
+                repairs.append(("duplicate_key", keys.name_repeated(name), name_text(value)))
                 continue
             if not isinstance(value, str):
                 return None
             name = value
             repairs += pending
-        elif key in ("arguments", "parameters"):
+        elif key in keys.arguments:
             given += 1
-            heading: list[Repair] = [("duplicate_key", ARGUMENTS_TWICE, None)] if given > 1 else []
-            if key == "parameters":
-                heading.append(("parameters_key", PARAMETERS_KEY, None))
+            heading: list[Repair] = [("duplicate_key", keys.arguments_twice, None)] if given > 1 else []
+            if key != keys.arguments[0]:
+                heading.append(("parameters_key", keys.alias(key), None))
             if isinstance(value, dict):  # reported once the object is read, as its rule is reduced
                 add_arguments(arguments, value, out)
                 out += heading
@@ -312,7 +337,7 @@ def call_parts(obj: Any, *, strict: bool = False) -> tuple[str, dict[str, Any], 
                     return None
                 if not isinstance(decoded, dict):
                     return None
-                out.append(("arguments_as_string", ARGUMENTS_STRING, None))
+                out.append(("arguments_as_string", keys.arguments_string, None))
                 add_arguments(arguments, decoded, out)
             elif value is None and not strict:  # no arguments (a reading the grammar leaves to a repair)
                 out += heading

@@ -36,7 +36,7 @@ from codec.watch import Delimiter
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 from codec.wire._json_object_builder import CLOSED_PUNCTUATION, OPENER_NEXT, CallLexers, builder_of, opener_pattern
 from codec.wire._json_object_shapes import FOREIGN_LOOKAHEAD, FOREIGN_TAGS, Markers, shape_lexers
-from codec.wire._json_object_values import lex_json_container
+from codec.wire._json_object_values import Keys, lex_json_container
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,9 +52,8 @@ RECOVERIES = {
     + ', <function=NAME> or <function name="NAME"> around them',
     "unwrapped_calls": "call objects (or a JSON list of them) with no wrapper that are the whole reply",
 }
-#: How a call object names its keys (the grammar and the builder read these two).
-_NAME_KEY = '"name"'
-_ARGUMENTS_KEYS = ("arguments", "parameters")
+#: What a key may be: JSON writes it as it is between quotes.
+_KEY = re.compile(r"[A-Za-z_][\w\-]*")
 
 
 class JsonObject(Family):
@@ -67,17 +66,19 @@ class JsonObject(Family):
     @classmethod
     def check(cls, spec: WireSpec) -> None:
         """Refuse what :meth:`Family.check` refuses, a spec without call markers or stop token,
-        keys other than the family's, and recoveries it does not know."""
+        keys JSON would escape, and recoveries the family does not know."""
         super().check(spec)
         if not all(spec.call) or not spec.stop:
             raise ValueError("a json_object member needs a call opener, a call closer and a stop token")
         if spec.reasoning is not None and not all(spec.reasoning):
             raise ValueError("a json_object member's reasoning markers are an opener and a closer, or None")
-        if spec.name != (_NAME_KEY, "") or spec.arguments_keys != _ARGUMENTS_KEYS:
-            raise ValueError(
-                f'a json_object call is {{"name": ..., "arguments": ...}}: name={(_NAME_KEY, "")}, '
-                f"arguments_keys={_ARGUMENTS_KEYS}"
-            )
+        key, after = spec.name
+        name = key[1:-1] if key[:1] == key[-1:] == '"' else ""
+        if after or not _KEY.fullmatch(name):
+            raise ValueError(f"a json_object member's name is its quoted JSON key, then nothing: not {spec.name}")
+        keys = spec.arguments_keys
+        if not keys or not all(map(_KEY.fullmatch, keys)) or name in keys:
+            raise ValueError(f"a json_object member's arguments_keys are plain keys, not its name's: {keys}")
         unknown = sorted(set(spec.recover) - set(RECOVERIES))
         if unknown:
             known = ", ".join(RECOVERIES)
@@ -85,7 +86,8 @@ class JsonObject(Family):
 
     def __init__(self, spec: WireSpec) -> None:
         super().__init__(spec)
-        self.markers = _markers(spec.call, spec.stop, spec.reasoning, spec.recover)
+        self.keys = Keys(spec.name[0][1:-1], spec.arguments_keys)
+        self.markers = _markers(spec.call, spec.stop, spec.reasoning, spec.recover, self.keys)
 
     def syntax(self) -> Syntax:
         return _syntax(self.markers, self.spec.reasoning)
@@ -103,7 +105,8 @@ class JsonObject(Family):
         arguments = function.get("arguments") if isinstance(function, dict) else None
         args = arguments if isinstance(arguments, str) else jinja.tojson(arguments)
         opener, closer = self.spec.call
-        return f'{opener}\n{{"name": "{"" if name is None else name}", "arguments": {args}}}\n{closer}'
+        head = f'{{"{self.keys.name}": "{"" if name is None else name}", "{self.keys.arguments[0]}": '
+        return f"{opener}\n{head}{args}}}\n{closer}"
 
     def reply_text(self, message: dict[str, Any]) -> str:
         """The content, then each call's block (``separator`` before each, after any content), then the stop token."""
@@ -129,7 +132,8 @@ class JsonObject(Family):
         for tool in tools:
             name = tool_name(tool)
             arguments = values.value(parameters_schema(tool))
-            bodies.append(seq(f'\n{{"name": "{name}", "arguments": ', arguments, "}\n" + closer))
+            head = f'\n{{"{self.keys.name}": "{name}", "{self.keys.arguments[0]}": '
+            bodies.append(seq(head, arguments, "}\n" + closer))
         call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
         return CallSyntax(
             triggers=((opener, call),),
@@ -150,7 +154,9 @@ FAMILY = JsonObject
 
 
 @functools.cache
-def _markers(call: tuple[str, str], stop: str, reasoning: tuple[str, str] | None, recover: tuple[str, ...]) -> Markers:
+def _markers(
+    call: tuple[str, str], stop: str, reasoning: tuple[str, str] | None, recover: tuple[str, ...], keys: Keys
+) -> Markers:
     """The markers of a spec, and how long a token waits for what follows it before it is committed.
 
     The holdback is longer than any marker, and than what free text needs to see past a line
@@ -165,7 +171,7 @@ def _markers(call: tuple[str, str], stop: str, reasoning: tuple[str, str] | None
         lookaheads.append(len(reasoning[1]) + 2)
     if foreign:
         lookaheads.append(FOREIGN_LOOKAHEAD)
-    return Markers(opener, closer, stop, max(lookaheads), foreign, "unwrapped_calls" in recover)
+    return Markers(opener, closer, stop, max(lookaheads), foreign, "unwrapped_calls" in recover, keys)
 
 
 @functools.cache
@@ -188,8 +194,8 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
         ("STOP", lark_literal(m.stop)),
         ("CALL_OPEN", opener_pattern(m.open, regex_literal)),
         ("CALL_CLOSE", lark_literal(m.close)),
-        ("NAME_KEY", lark_literal(_NAME_KEY)),
-        ("ARGS_KEY", '"(?:' + "|".join(map(regex_literal, _ARGUMENTS_KEYS)) + ')"'),
+        ("NAME_KEY", lark_literal(f'"{m.keys.name}"')),
+        ("ARGS_KEY", '"(?:' + "|".join(map(regex_literal, m.keys.arguments)) + ')"'),
     )
     closers = {"THINK_CLOSE": think_close} if reasoning else {}
     return Syntax(
@@ -279,11 +285,11 @@ def _whole_reader(
     m = lexers.markers
     if m.stop != IM_END or reasoning != (THINK_MARKS[0].strip(), THINK_MARKS[1].strip()):
         return None
-    lex_block = lexers.call_block
+    lex_block, name, arguments = lexers.call_block, m.keys.name, m.keys.arguments[0]
 
     def read_block(text: str, pos: int) -> tuple[tuple[str, dict[str, Any]], int] | None:
         got = lex_block(text, pos, True)
-        return None if got is None else ((got[0]["name"], got[0]["arguments"]), got[1])
+        return None if got is None else ((got[0][name], got[0][arguments]), got[1])
 
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
         return read_whole_reply(text, m.open, read_block)

@@ -1,6 +1,7 @@
-"""A toy ``json_object`` member: JSON call objects between ``<call>`` and ``</call>``, reasoning
-between ``<reason>`` and ``</reason>``, turns ended by ``<|end|>``; none of hermes' recoveries
-of other models' shapes."""
+"""A toy ``json_object`` member: JSON call objects ``{"tool": NAME, "args": {...}}`` (``input``
+tolerated for ``args``) between ``<call>`` and ``</call>``, reasoning between ``<reason>`` and
+``</reason>``, turns ended by ``<|end|>``; of hermes' recoveries of other models' shapes, only
+bare call objects that are the whole reply."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ SPEC = WireSpec(
     call=("<call>", "</call>"),
     stop="<|end|>",
     reasoning=("<reason>", "</reason>"),
-    name=('"name"', ""),
-    arguments_keys=("arguments", "parameters"),
+    name=('"tool"', ""),
+    arguments_keys=("args", "input"),
     separator="\n",
+    recover=("unwrapped_calls",),
 )
 
 TOOLS: list[dict[str, Any]] = [
