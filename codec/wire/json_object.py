@@ -65,13 +65,15 @@ class JsonObject(Family):
 
     @classmethod
     def check(cls, spec: WireSpec) -> None:
-        """Refuse what :meth:`Family.check` refuses, a spec without call markers or stop token,
-        keys JSON would escape, and recoveries the family does not know."""
+        """Refuse what :meth:`Family.check` refuses, a spec without call markers or stop token (or
+        one that starts with a blank), keys JSON would escape, and recoveries the family does not know."""
         super().check(spec)
         if not all(spec.call) or not spec.stop:
             raise ValueError("a json_object member needs a call opener, a call closer and a stop token")
         if spec.reasoning is not None and not all(spec.reasoning):
             raise ValueError("a json_object member's reasoning markers are an opener and a closer, or None")
+        if any(marker[0].isspace() for marker in (*spec.call, spec.stop, *(spec.reasoning or ()))):
+            raise ValueError("a json_object member's markers start with other than a blank (free text owns those)")
         key, after = spec.name
         name = key[1:-1] if key[:1] == key[-1:] == '"' else ""
         if after or not _KEY.fullmatch(name):
@@ -221,7 +223,7 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
             **shape_lexers(m),
         },
         reasoning_open="THINK_OPEN" if reasoning else None,
-        preempt_starts=" \t\r\n" + think_open[:1],
+        preempt_starts=" \t\r\n" + think_open[0] if reasoning else "",
         prompt_opens_reasoning=(lambda prompt: prompt.rstrip().endswith(think_open)) if reasoning else None,
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=think_close or None,

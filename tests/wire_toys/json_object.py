@@ -64,13 +64,12 @@ def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-#: Calls come without content before them: a grammar with ``tool_choice="required"`` lets none come.
 MESSAGES: list[dict[str, Any]] = [
     {"role": "assistant", "content": "Plain text, with <b>markup</b>, a line\n<break> and 2 < 3."},
     {"role": "assistant", "content": "", "tool_calls": [_call("search", {"query": "wire kit", "limit": 3})]},
     {
         "role": "assistant",
-        "content": "",
+        "content": "Two calls:",
         "tool_calls": [
             _call("search", {"query": 'say "hi"\nthen </call> and <|end|>'}),
             _call(
@@ -86,8 +85,13 @@ MESSAGES: list[dict[str, Any]] = [
     },
     {
         "role": "assistant",
-        "content": "",
+        "content": "Let me look.\n",
         "tool_calls": [_call("save_note", {"title": "ünïcødé ✓", "body": '{"json": [1, 2]}', "tags": []})],
     },
-    {"role": "assistant", "content": 'No calls here; a JSON example: {"name": "search", "arguments": {}}'},
+    {"role": "assistant", "content": 'No calls here; a JSON example: {"tool": "search", "args": {}}'},
+    # hermes' shapes of other models' calls are not this member's: text, as written
+    {
+        "role": "assistant",
+        "content": 'A fence:\n```json\n{"tool": "search", "args": {}}\n```\n<tool>{"tool": "f", "args": {}}</tool>',
+    },
 ]
