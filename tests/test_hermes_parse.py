@@ -16,6 +16,7 @@ fix shows up as XPASS.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -38,6 +39,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import codec
+from codec import wire
 from codec.models import TextDelta
 from codec.wire import _json_object_values as values
 from codec.wire.json_object import opener_pattern
@@ -669,3 +671,44 @@ def test_surrogate_pairs_and_escaped_backslashes_are_no_lone_surrogates(reply: s
     result = FMT.parse(reply)
     assert result.issues == []
     assert result == FMT.parse(reply, strict=True) == parse_chunked(FMT, reply, 3).result
+
+
+# --------------------------------------------------------------------------- hermes' spec in its family
+
+
+def test_specs_that_parse_alike_share_one_syntax() -> None:
+    """A spec that differs from hermes' only in what the renderer writes between calls reads
+    replies the same: one Syntax (its grammar and lexers built once)."""
+    spaced = wire.compile_spec(dataclasses.replace(FMT.wire, separator="\n\n"))
+    assert spaced is not FMT.kit() and spaced.syntax() is FMT.syntax()
+    assert spaced.reply_text({"content": "a", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}).startswith(
+        "a\n\n<tool_call>"
+    )
+
+
+def test_the_shapes_of_other_models_are_recoveries_the_spec_names() -> None:
+    """Without ``foreign_shapes`` and ``unwrapped_calls``, hermes' markers read a fence, a
+    ``<tool>`` tag and a bare call object as the text they are."""
+    plain = wire.reply_format(dataclasses.replace(FMT.wire, recover=()), "plain_hermes")
+    call = '{"name": "get_weather", "arguments": {"city": "Lisboa"}}'
+    for reply in (call, "```json\n" + call + "\n```", "Veja: <tool>" + call + "</tool>"):
+        assert FMT.parse(reply).tool_calls
+        result = plain.parse(reply)
+        assert (result.content, result.tool_calls, result.issues) == (reply, [], [])
+        assert parse_char_by_char(plain, reply).result == result
+    assert plain.parse(OPEN + call + CLOSE + STOP).tool_calls
+
+
+@pytest.mark.parametrize(
+    ("change", "refused"),
+    [
+        ({"recover": ("fences",)}, "recovers no fences"),
+        ({"call": ("\n<tool_call>", "</tool_call>")}, "start with other than a blank"),
+        ({"stop": ""}, "needs a call opener, a call closer and a stop token"),
+        ({"name": ("name", "")}, "quoted JSON key"),
+        ({"arguments_keys": ('a"b',)}, "plain keys"),
+    ],
+)
+def test_a_spec_the_family_cannot_read_is_refused(change: dict[str, Any], refused: str) -> None:
+    with pytest.raises(ValueError, match=refused):
+        wire.compile_spec(dataclasses.replace(FMT.wire, **change))

@@ -90,9 +90,13 @@ class JsonObject(Family):
         super().__init__(spec)
         self.keys = Keys(spec.name[0][1:-1], spec.arguments_keys)
         self.markers = _markers(spec.call, spec.stop, spec.reasoning, spec.recover, self.keys)
+        self._syntax: Syntax | None = None
 
     def syntax(self) -> Syntax:
-        return _syntax(self.markers, self.spec.reasoning)
+        """The reply syntax, built once per kit and shared by the kits of specs that parse alike."""
+        if self._syntax is None:
+            self._syntax = _syntax(self.markers, self.spec.reasoning)
+        return self._syntax
 
     def lexers(self) -> CallLexers:
         """The fast lexers of ordinary call objects and blocks (the syntax's own)."""
