@@ -117,7 +117,7 @@ def _kit() -> JsonObject:
 
 def assistant_reply(message: dict[str, Any]) -> str:
     """What the model writes for ``message``, the family's reply for :data:`WIRE`: what follows
-    ``<|im_start|>assistant\n``, ``<|im_end|>`` included (the template writes no other)."""
+    ``<|im_start|>assistant\\n``, ``<|im_end|>`` included (the template writes no other)."""
     return _kit().reply_text(message)
 
 
