@@ -9,8 +9,7 @@ import pytest
 
 import codec
 from codec._lark import CompiledGrammar, load_grammar_text
-from codec.formats import hermes
-from codec.wire import call_list
+from codec.wire import call_list, json_object
 
 interegular = pytest.importorskip("interegular", reason="lark's strict mode needs interegular")
 
@@ -68,7 +67,7 @@ def test_the_overlap_check_sees_free_text_that_starts_with_punctuation() -> None
     [
         ("gemma3_tool_code", call_list.CLOSED_PUNCTUATION),
         ("deepseek_pythonic", call_list.CLOSED_PUNCTUATION),
-        ("hermes", hermes.CLOSED_PUNCTUATION),
+        ("hermes", json_object.CLOSED_PUNCTUATION),
     ],
 )
 def test_closed_punctuation_cannot_be_extended_where_it_is_read(name: str, punctuation: tuple[str, ...]) -> None:

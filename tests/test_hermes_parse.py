@@ -16,6 +16,7 @@ fix shows up as XPASS.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -38,8 +39,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import codec
-from codec.formats import hermes
+from codec import wire
 from codec.models import TextDelta
+from codec.wire import _json_object_values as values
+from codec.wire.json_object import opener_pattern
 
 FMT = codec.get_format("hermes")
 OPEN, CLOSE, STOP = "<tool_call>\n", "\n</tool_call>", "<|im_end|>"
@@ -261,7 +264,7 @@ def test_decoders_are_handed_work_in_proportion_to_the_reply(
     """A failed decode makes ``json`` count lines from the start of the text it was handed, up to
     the error: decoders are handed windows of a block, never the rest of the reply (1 MB of broken
     blocks took half a minute). Ten times the blocks, about ten times the characters handed
-    (``hermes.DecoderInput``) and counted through (every ``JSONDecodeError``'s position, whoever
+    (``DecoderInput``) and counted through (every ``JSONDecodeError``'s position, whoever
     decoded)."""
     counted = 0
     init = json.JSONDecodeError.__init__
@@ -275,12 +278,12 @@ def test_decoders_are_handed_work_in_proportion_to_the_reply(
 
     def work(n: int) -> tuple[int, int]:
         nonlocal counted
-        before, counted = hermes.DecoderInput.chars, 0
+        before, counted = values.DecoderInput.chars, 0
         if chunked:
             parse_chunked(FMT, block * n, 4096)
         else:
             FMT.parse(block * n)
-        return hermes.DecoderInput.chars - before, counted
+        return values.DecoderInput.chars - before, counted
 
     (handed, through), (handed_10, through_10) = work(100), work(1000)
     assert handed_10 <= 12 * handed  # (quadratic: 100 times; the windows near the reply's end make it over 10)
@@ -292,12 +295,12 @@ def test_a_value_decodes_in_windows_as_in_the_whole_text(size: int) -> None:
     """A value longer than the first window, or ending at its edge, reads as it does whole."""
     for value in ({"a": "x" * size}, {"a": [1] * size}, {"k" * size: -1.5e-7}, ["\u00e9" * size, None]):
         text = json.dumps(value) + " tail"
-        assert hermes.raw_decode(hermes.PLAIN_JSON_DECODER, text) == (value, len(text) - 5)
+        assert values.raw_decode(values.PLAIN_JSON_DECODER, text) == (value, len(text) - 5)
         for cut in (len(text) - 6, len(text) - 8):  # cut inside the value: the same error as whole
             with pytest.raises(json.JSONDecodeError) as whole:
-                hermes.PLAIN_JSON_DECODER.raw_decode(text[:cut])
-            with pytest.raises(hermes.Undecodable) as windowed:
-                hermes.raw_decode(hermes.PLAIN_JSON_DECODER, text[:cut])
+                values.PLAIN_JSON_DECODER.raw_decode(text[:cut])
+            with pytest.raises(values.Undecodable) as windowed:
+                values.raw_decode(values.PLAIN_JSON_DECODER, text[:cut])
             assert (windowed.value.msg, windowed.value.pos) == (whole.value.msg, whole.value.pos)
 
 
@@ -348,10 +351,11 @@ _AFTER_OPENER = ["", " ", "\t", "  ", "\n", "\r\n", " \n", "\t\r\n", "{", "[", "
 
 @pytest.mark.parametrize("after", _AFTER_OPENER)
 def test_the_fast_paths_open_blocks_where_the_grammar_does(after: str) -> None:
-    """``CALL_OPEN`` (the grammar) and ``CALL_OPENER`` (the fast paths) open a block before the same text."""
+    """``CALL_OPEN`` (the grammar) and ``opener_pattern`` (the fast paths) open a block before the same text."""
     text = "<tool_call>" + after
     grammar = FMT.syntax().grammar.pattern("CALL_OPEN")
-    assert bool(grammar.match(text)) == bool(re.match(hermes.CALL_OPENER, text)) == hermes._opens_block(text, 0)
+    opens_block = FMT.kit().lexers().opens_block
+    assert bool(grammar.match(text)) == bool(re.match(opener_pattern("<tool_call>"), text)) == opens_block(text, 0)
 
 
 def _text_before(reply: str, prefix: str, size: int = 3) -> str:
@@ -667,3 +671,44 @@ def test_surrogate_pairs_and_escaped_backslashes_are_no_lone_surrogates(reply: s
     result = FMT.parse(reply)
     assert result.issues == []
     assert result == FMT.parse(reply, strict=True) == parse_chunked(FMT, reply, 3).result
+
+
+# --------------------------------------------------------------------------- hermes' spec in its family
+
+
+def test_specs_that_parse_alike_share_one_syntax() -> None:
+    """A spec that differs from hermes' only in what the renderer writes between calls reads
+    replies the same: one Syntax (its grammar and lexers built once)."""
+    spaced = wire.compile_spec(dataclasses.replace(FMT.wire, separator="\n\n"))
+    assert spaced is not FMT.kit() and spaced.syntax() is FMT.syntax()
+    assert spaced.reply_text({"content": "a", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}).startswith(
+        "a\n\n<tool_call>"
+    )
+
+
+def test_the_shapes_of_other_models_are_recoveries_the_spec_names() -> None:
+    """Without ``foreign_shapes`` and ``unwrapped_calls``, hermes' markers read a fence, a
+    ``<tool>`` tag and a bare call object as the text they are."""
+    plain = wire.reply_format(dataclasses.replace(FMT.wire, recover=()), "plain_hermes")
+    call = '{"name": "get_weather", "arguments": {"city": "Lisboa"}}'
+    for reply in (call, "```json\n" + call + "\n```", "Veja: <tool>" + call + "</tool>"):
+        assert FMT.parse(reply).tool_calls
+        result = plain.parse(reply)
+        assert (result.content, result.tool_calls, result.issues) == (reply, [], [])
+        assert parse_char_by_char(plain, reply).result == result
+    assert plain.parse(OPEN + call + CLOSE + STOP).tool_calls
+
+
+@pytest.mark.parametrize(
+    ("change", "refused"),
+    [
+        ({"recover": ("fences",)}, "recovers no fences"),
+        ({"call": ("\n<tool_call>", "</tool_call>")}, "start with other than a blank"),
+        ({"stop": ""}, "needs a call opener, a call closer and a stop token"),
+        ({"name": ("name", "")}, "quoted JSON key"),
+        ({"arguments_keys": ('a"b',)}, "plain keys"),
+    ],
+)
+def test_a_spec_the_family_cannot_read_is_refused(change: dict[str, Any], refused: str) -> None:
+    with pytest.raises(ValueError, match=refused):
+        wire.compile_spec(dataclasses.replace(FMT.wire, **change))

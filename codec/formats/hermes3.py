@@ -2,7 +2,8 @@
 
 Reference template: ``hermes3-tool-use.jinja`` (``../shared/templates``, the ``tool_use`` entry of
 Hermes 3's tokenizer config). Replies are ``hermes``' JSON calls between ``<tool_call>`` tags: the
-reply side (grammar, builder, syntax, export, ``reply_text``) is hermes', not a copy.
+reply side is hermes' spec (``Hermes.wire``) as the ``json_object`` wire family compiles it
+(grammar, builder, syntax, export and the reply renderer), not a copy.
 
 Quirks of the template, cited by ID below:
 
@@ -59,11 +60,11 @@ from codec.format import Format, Functions
 from codec.formats._chatml import GENERATION_PROMPT, IM_END, IM_START, TURN_END
 from codec.formats._decode import bos_token, call_id, expected_error
 from codec.formats._render import Undefined, attr, concat, defined, is_iterable, items, iterate, lookup, string, trim
-from codec.formats.hermes import CALL_CLOSE, CALL_OPEN, STOP, Hermes, reply_text
+from codec.formats.hermes import CALL_CLOSE, CALL_OPEN, STOP, Hermes
 from codec.literals import PLAIN_JSON_DECODER
 from codec.models import Conversation, FunctionCall
 
-__all__ = ["Hermes3", "prompt_conversation", "prompt_text", "reply_text"]
+__all__ = ["Hermes3", "prompt_conversation", "prompt_text"]
 
 # ---------------------------------------------------------------------------- markers
 
@@ -216,9 +217,6 @@ def prompt_text(
         out.append(GENERATION_PROMPT)  # H10
     return "".join(out)
 
-
-# ---------------------------------------------------------------------------- reply
-# ``reply_text`` is hermes': the reply is what follows ``<|im_start|>assistant\n``.
 
 # ---------------------------------------------------------------------------- decode
 
@@ -491,5 +489,5 @@ class Hermes3(Format):
     #: hermes' markers and the signature macro only this template has: it wins over hermes on its own template.
     template_markers = (IM_START, CALL_OPEN, '"arguments"', "json_to_python_type", "<|im_start|>tool")
 
-    functions = Functions(prompt_text, prompt_conversation, reply_text)
+    functions = Functions(prompt_text, prompt_conversation)
     wire = Hermes.wire

@@ -1,12 +1,13 @@
 """``qwen3``: Qwen3's own prompt template around ``hermes``' JSON tool calls.
 
 Reference template: the official Qwen3 template (``qwen3.jinja``, the one the 0.6B-235B models
-ship). The reply side is ``hermes``' (grammar, builder, stream syntax and export are hermes'
-own, not copies): a reply is an optional ``<think>...</think>`` block, content and
+ship). The reply syntax is ``hermes``' spec (``Hermes.wire``), compiled by the ``json_object``
+wire family (grammar, builder, stream syntax and export are the family's, shared): a reply is an
+optional ``<think>...</think>`` block, content and
 ``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>`` blocks, then ``<|im_end|>``.
 Only the prompt differs, reproduced by :func:`prompt_text` and read back by
-:func:`prompt_conversation`; :func:`reply_text` is hermes' after the think block a reply with
-reasoning opens with (Q3's block).
+:func:`prompt_conversation`; :func:`reply_text` is hermes' reply after the think block a reply
+with reasoning opens with (Q3's block).
 
 Quirks of the reference template, reproduced by the renderer:
 
@@ -131,7 +132,7 @@ def _assistant_turn(message: dict[str, Any], thinks: bool, is_last: bool) -> str
         for i, call in enumerate(calls):
             if i or content:
                 out.append("\n")
-            out.append(hermes._render_call(call))  # Q6: the same block as hermes'
+            out.append(hermes.call_block(call))  # Q6: the same block as hermes'
     out.append(TURN_END)
     return "".join(out)
 
@@ -185,10 +186,10 @@ def reply_text(message: dict[str, Any]) -> str:
     reasoning (``<think>\nREASONING\n</think>\n\n``, as the template shows the turns it thinks in)."""
     reasoning = message.get("reasoning_content")
     if not isinstance(reasoning, str) or not reasoning.strip("\n"):
-        return hermes.reply_text(message)
+        return hermes.assistant_reply(message)
     content = message.get("content")
     content = content.lstrip("\n") if isinstance(content, str) else content
-    return THINK_OPEN + reasoning.strip("\n") + THINK_CLOSE + hermes.reply_text({**message, "content": content})
+    return THINK_OPEN + reasoning.strip("\n") + THINK_CLOSE + hermes.assistant_reply({**message, "content": content})
 
 
 # ---------------------------------------------------------------------------- decode

@@ -1,38 +1,303 @@
-"""The ``json_object`` family: each call a JSON object (name and arguments) between call markers."""
+"""The ``json_object`` family: each call a JSON object (name and arguments) between call markers.
+
+A member (``hermes`` and its prompt variants) writes::
+
+    [<think>reasoning</think>]content
+    <tool_call>
+    {"name": "get_weather", "arguments": {"city": "Paris"}}
+    </tool_call><|im_end|>
+
+and its spec gives the call opener and closer, the stop token and the reasoning markers; the
+grammar (``grammars/wire/json_object.lark``), the builder, the fast lexers, the recoveries, the
+whole-reply reader, the renderer and the constrained-decoding calls are made from them. Argument
+values are JSON and keep their JSON types. Tolerated (each reported as an Issue): a missing closer
+(or ``}``) before the end of the reply or before the next block; ``parameters`` for
+``arguments``; ``arguments`` given as a JSON string; Python-literal or single-quoted objects;
+raw control characters in strings; two JSON objects in one block, or a JSON list of them; a code
+fence around a block's JSON; text after the stop token. Where the spec's ``recover`` names them
+(:data:`RECOVERIES`), calls in other models' shapes too.
+"""
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import TYPE_CHECKING, Any
 
-from codec.wire import Family
+from codec import jinja
+from codec.errors import RenderError
+from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, Reasoning, alt, parameters_schema, seq
+from codec.formats._calls import THINK_MARKS
+from codec.formats._chatml import IM_END, read_whole_reply
+from codec.schema import tool_name
+from codec.sink import CONTENT, REASONING
+from codec.stream import Syntax, ToolsByName, WholeReading
+from codec.watch import Delimiter
+from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
+from codec.wire._json_object_builder import CLOSED_PUNCTUATION, OPENER_NEXT, CallLexers, builder_of, opener_pattern
+from codec.wire._json_object_shapes import FOREIGN_LOOKAHEAD, FOREIGN_TAGS, Markers, shape_lexers
+from codec.wire._json_object_values import Keys, lex_json_container
 
 if TYPE_CHECKING:
-    from codec.export import CallSyntax, GrammarBuilder
-    from codec.stream import Syntax
+    from collections.abc import Callable
+
+__all__ = ["CLOSED_PUNCTUATION", "FAMILY", "RECOVERIES", "JsonObject", "opener_pattern"]
+
+#: The deviations a member's ``recover`` may name, and what each reads. Both concern Hermes-style
+#: models, which write ``<tool_call>`` when they write a wrapper at all: a member with markers of
+#: its own leaves them out.
+RECOVERIES = {
+    "foreign_shapes": "calls in other models' shapes: a code fence at the start of a line, "
+    + ", ".join(f"<{tag}>" for tag in FOREIGN_TAGS)
+    + ', <function=NAME> or <function name="NAME"> around them',
+    "unwrapped_calls": "call objects (or a JSON list of them) with no wrapper that are the whole reply",
+}
+#: What a key may be: JSON writes it as it is between quotes.
+_KEY = re.compile(r"[A-Za-z_][\w\-]*")
 
 
 class JsonObject(Family):
+    """The ``json_object`` family compiled for one spec."""
+
     name = "json_object"
     parameters = frozenset({"call", "stop", "reasoning", "name", "arguments_keys", "separator", "recover"})
     content_style = "json"
 
-    def syntax(self) -> Syntax:
-        from codec.formats import hermes
+    @classmethod
+    def check(cls, spec: WireSpec) -> None:
+        """Refuse what :meth:`Family.check` refuses, a spec without call markers or stop token (or
+        one that starts with a blank), keys JSON would escape, and recoveries the family does not know."""
+        super().check(spec)
+        if not all(spec.call) or not spec.stop:
+            raise ValueError("a json_object member needs a call opener, a call closer and a stop token")
+        if spec.reasoning is not None and not all(spec.reasoning):
+            raise ValueError("a json_object member's reasoning markers are an opener and a closer, or None")
+        if any(marker[0].isspace() for marker in (*spec.call, spec.stop, *(spec.reasoning or ()))):
+            raise ValueError("a json_object member's markers start with other than a blank (free text owns those)")
+        key, after = spec.name
+        name = key[1:-1] if key[:1] == key[-1:] == '"' else ""
+        if after or not _KEY.fullmatch(name):
+            raise ValueError(f"a json_object member's name is its quoted JSON key, then nothing: not {spec.name}")
+        keys = spec.arguments_keys
+        if not keys or not all(map(_KEY.fullmatch, keys)) or name in keys:
+            raise ValueError(f"a json_object member's arguments_keys are plain keys, not its name's: {keys}")
+        unknown = sorted(set(spec.recover) - set(RECOVERIES))
+        if unknown:
+            known = ", ".join(RECOVERIES)
+            raise ValueError(f"the json_object family recovers no {', '.join(unknown)}; it knows {known}")
 
-        return hermes.reply_syntax()
+    def __init__(self, spec: WireSpec) -> None:
+        super().__init__(spec)
+        self.keys = Keys(spec.name[0][1:-1], spec.arguments_keys)
+        self.markers = _markers(spec.call, spec.stop, spec.reasoning, spec.recover, self.keys)
+        self._syntax: Syntax | None = None
+
+    def syntax(self) -> Syntax:
+        """The reply syntax, built once per kit and shared by the kits of specs that parse alike."""
+        if self._syntax is None:
+            self._syntax = _syntax(self.markers, self.spec.reasoning)
+        return self._syntax
+
+    def lexers(self) -> CallLexers:
+        """The fast lexers of ordinary call objects and blocks (the syntax's own)."""
+        return _lexers(self.markers)
+
+    def call_text(self, call: Any) -> str:
+        """One call block for an OpenAI tool call (or its bare ``function`` object)."""
+        if not isinstance(call, dict):
+            raise RenderError("tool_calls entries must be objects")
+        function = call.get("function") or call
+        name = function.get("name", "") if isinstance(function, dict) else ""
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        args = arguments if isinstance(arguments, str) else jinja.tojson(arguments)
+        opener, closer = self.spec.call
+        head = f'{{"{self.keys.name}": "{"" if name is None else name}", "{self.keys.arguments[0]}": '
+        return f"{opener}\n{head}{args}}}\n{closer}"
 
     def reply_text(self, message: dict[str, Any]) -> str:
-        from codec.formats import hermes
-
-        return hermes.reply_text(message)
+        """The content, then each call's block (``separator`` before each, after any content), then the stop token."""
+        content = message.get("content")
+        content = content if isinstance(content, str) else ""
+        out = [content]
+        for i, call in enumerate(message.get("tool_calls") or []):
+            if i or content:
+                out.append(self.spec.separator)
+            out.append(self.call_text(call))
+        out.append(self.spec.stop)
+        return "".join(out)
 
     def grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
-        from codec.formats import hermes
+        """Calls as the renderer writes them: the opener, ``\\n{"name": "NAME", "arguments": {...}}\\n``, the closer.
 
-        return hermes.grammar_calls(builder, tools)
+        The arguments are JSON constrained by the tool's parameters; parallel calls are separate
+        blocks, ``separator`` apart. Reasoning is a leading reasoning block.
+        """
+        opener, closer = self.spec.call
+        values = JsonValues(builder)
+        bodies = []
+        for tool in tools:
+            name = tool_name(tool)
+            arguments = values.value(parameters_schema(tool))
+            head = f'\n{{"{self.keys.name}": "{name}", "{self.keys.arguments[0]}": '
+            bodies.append(seq(head, arguments, "}\n" + closer))
+        call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+        return CallSyntax(
+            triggers=((opener, call),),
+            more=seq(self.spec.separator, Marker(opener), call),
+            text_forbid_markers=(opener, self.spec.stop),
+            reasoning=None if self.spec.reasoning is None else Reasoning(*self.spec.reasoning),
+            stops=(self.spec.stop,),
+        )
 
     def reply_markers(self) -> tuple[str, ...]:
-        return (r"<tool_call>\s*\{",)
+        return (re.escape(self.spec.call[0]) + r"\s*\{",)
 
 
 FAMILY = JsonObject
+
+
+# ---------------------------------------------------------------------------- the syntax of a spec
+
+
+@functools.cache
+def _markers(
+    call: tuple[str, str], stop: str, reasoning: tuple[str, str] | None, recover: tuple[str, ...], keys: Keys
+) -> Markers:
+    """The markers of a spec, and how long a token waits for what follows it before it is committed.
+
+    The holdback is longer than any marker, and than what free text needs to see past a line
+    break or a marker's first character to tell it from an opener (the opener's lookahead, the
+    stop token, the reasoning closer, a foreign opener such as ``<function_call>``): the
+    grammar's lookaheads fit in it.
+    """
+    opener, closer = call
+    foreign = "foreign_shapes" in recover
+    lookaheads = [len(opener) + 3, len(closer) + 2, len(stop) + 1]
+    if reasoning is not None:
+        lookaheads.append(len(reasoning[1]) + 2)
+    if foreign:
+        lookaheads.append(FOREIGN_LOOKAHEAD)
+    return Markers(opener, closer, stop, max(lookaheads), foreign, "unwrapped_calls" in recover, keys)
+
+
+@functools.cache
+def _lexers(markers: Markers) -> CallLexers:
+    return CallLexers(markers)
+
+
+@functools.cache
+def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
+    """The reply syntax of the members with these markers and reasoning (one per process: prompt
+    variants that reply alike share it)."""
+    lexers = _lexers(m)
+    think_open, think_close = reasoning or ("", "")
+    starts = [m.open[0], m.stop[0], *(["<"] if m.foreign else []), *([think_close[0]] if reasoning else [])]
+    values = (
+        ("TEXT", _text_pattern(m)),
+        ("THOUGHT", _thought_pattern(think_close) if reasoning else _NEVER),
+        ("THINK_OPEN", r"[ \t\r\n]*" + regex_literal(think_open) + r"\n?" if reasoning else _NEVER),
+        ("THINK_CLOSE", r"\n?" + regex_literal(think_close) + r"\n*" if reasoning else _NEVER),
+        ("STOP", lark_literal(m.stop)),
+        ("CALL_OPEN", opener_pattern(m.open, regex_literal)),
+        ("CALL_CLOSE", lark_literal(m.close)),
+        ("NAME_KEY", lark_literal(f'"{m.keys.name}"')),
+        ("ARGS_KEY", '"(?:' + "|".join(map(regex_literal, m.keys.arguments)) + ')"'),
+    )
+    closers = {"THINK_CLOSE": think_close} if reasoning else {}
+    return Syntax(
+        grammar=family_grammar("wire/json_object", values),
+        builder=builder_of(m),
+        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
+        blocks={"CALL_OPEN": "CALL_CLOSE"},
+        autoclose={"RBRACK": "]", "RBRACE": "}", "CALL_CLOSE": m.close, **closers},
+        autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "STOP"}),
+        resync_after=(m.close,),
+        resync_before=(m.open, m.stop),
+        delimiters=(Delimiter('"', '"', "\\"),),
+        # JSON punctuation no other terminal can extend: taken as soon as it arrives, not held back.
+        closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "STOP", *CLOSED_PUNCTUATION}),
+        holdback=m.holdback,
+        marker_starts="".join(dict.fromkeys([*starts, "\n"])),
+        nest_open=frozenset({"LBRACE", "LBRACK"}),
+        nest_close=frozenset({"RBRACE", "RBRACK"}),
+        fast_terminals={
+            "CALL_BLOCK": lexers.call_block,
+            "CALL_JSON": lexers.call_json,
+            "JSON_CONTAINER": lex_json_container,
+            **shape_lexers(m),
+        },
+        reasoning_open="THINK_OPEN" if reasoning else None,
+        preempt_starts=" \t\r\n" + think_open[0] if reasoning else "",
+        prompt_opens_reasoning=(lambda prompt: prompt.rstrip().endswith(think_open)) if reasoning else None,
+        # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
+        reasoning_close=think_close or None,
+        reasoning_not_opened=(think_open, m.open, m.stop) if reasoning else (),
+        whole=_whole_reader(lexers, reasoning),
+    )
+
+
+#: A regex that matches nothing (the terminals of reasoning, for a member without any).
+_NEVER = r"\x00(?!\x00)\x00"
+#: A code fence's opening backticks at the start of a line (up to three spaces of indentation).
+_FENCE_LINE = r"[ \t]{0,3}```"
+
+
+def _text_pattern(m: Markers) -> str:
+    """The free-text terminal: text up to a line break or a character that may start a marker,
+    where one does (the opener before a line break or JSON, the stop token; where the member
+    reads other models' shapes, their openers and a fence at the start of a line), and, where
+    none does, that text too. With those shapes, text may also start with one of their openers
+    (where the shape's lexer found no shape there)."""
+    #: What may not follow each character that can start a marker, by that character; what may
+    #: not follow a line break, likewise (and a fence), and what text may start with all the same.
+    after: dict[str, list[str]] = {m.open[0]: [regex_literal(m.open[1:]) + OPENER_NEXT]}
+    after.setdefault(m.stop[0], []).append(regex_literal(m.stop[1:]))
+    line: dict[str, list[str]] = {m.open[0]: [regex_literal(m.open[1:]) + OPENER_NEXT]}
+    fence: list[str] = []
+    lead: list[str] = []
+    if m.foreign:
+        tags = "|".join(FOREIGN_TAGS)
+        after.setdefault("<", []).extend([f"(?:{tags})>", "function[= ]"])
+        tagged = [f"{tag}>" for tag in FOREIGN_TAGS if tag != "function_call"] + ["function"]
+        line.setdefault("<", []).extend(tagged)
+        fence = [_FENCE_LINE]
+        lead = [f"<(?:{tags})>", "<function[= ]", r"\n" + _FENCE_LINE, r"\n<(?:" + "|".join(tagged) + ")"]
+    plain = "[^" + "".join(map(regex_literal, after)) + r"\n]+"
+    body = [plain, r"\n(?!" + "|".join([*map(_one_of, line.items()), *fence]) + ")"]
+    body += [regex_literal(c) + "(?!" + "|".join(rests) + ")" for c, rests in after.items()]
+    if not lead:
+        return "(?:" + "|".join(body) + ")+"
+    return "(?:" + "|".join(lead + body) + ")(?:" + "|".join(body) + ")*"
+
+
+def _one_of(first_and_rests: tuple[str, list[str]]) -> str:
+    """A regex of ``first`` followed by one of ``rests``."""
+    first, rests = first_and_rests
+    return regex_literal(first) + (rests[0] if len(rests) == 1 else "(?:" + "|".join(rests) + ")")
+
+
+def _thought_pattern(closer: str) -> str:
+    """Reasoning text: up to the reasoning closer (or a line break before it)."""
+    first = regex_literal(closer[0])
+    return f"(?:[^{first}\\n]+|\\n(?!{regex_literal(closer)})|{first}(?!{regex_literal(closer[1:])}))+"
+
+
+def _whole_reader(
+    lexers: CallLexers, reasoning: tuple[str, str] | None
+) -> Callable[[str, ToolsByName | None], WholeReading | None] | None:
+    """The whole-reply reader (``Syntax.whole``) of a member framed as ChatML writes replies (its
+    stop token and ``<think>`` reasoning): blocks of ordinary call objects (what the block's
+    fast lexer takes) after the prose. None for other frames: the grammar's path reads them."""
+    m = lexers.markers
+    if m.stop != IM_END or reasoning != (THINK_MARKS[0].strip(), THINK_MARKS[1].strip()):
+        return None
+    lex_block, name, arguments = lexers.call_block, m.keys.name, m.keys.arguments[0]
+
+    def read_block(text: str, pos: int) -> tuple[tuple[str, dict[str, Any]], int] | None:
+        got = lex_block(text, pos, True)
+        return None if got is None else ((got[0][name], got[0][arguments]), got[1])
+
+    def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
+        return read_whole_reply(text, m.open, read_block)
+
+    return whole_reply
