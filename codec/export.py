@@ -1112,14 +1112,10 @@ def structural_tag(
             gaps += [gap for gap in found if gap not in gaps]
             tags.append({"type": "tag", "begin": trigger, "content": {"type": "grammar", "grammar": gbnf}, "end": ""})
     for tool in chosen if style is not None else ():
-        name = str(tool_name(tool))
         content = {"type": "json_schema", "json_schema": standard_schema(parameters_schema(tool)), "style": style}
-        if style == "json":
-            begin = f'{triggers[0]}\n{{"name": {json.dumps(name, ensure_ascii=False)}, "arguments": '
-            tags.append({"type": "tag", "begin": begin, "content": content, "end": "}\n</tool_call>"})
-        else:
-            begin, end = f"{triggers[0]}\n<function={name}>\n", "</function>\n</tool_call>"
-            tags.append({"type": "tag", "begin": begin, "content": content, "end": end})
+        ends = fmt.kit().schema_tag(str(tool_name(tool)))
+        assert ends is not None, "a family with a content style writes its tags"
+        tags.append({"type": "tag", "begin": ends[0], "content": content, "end": ends[1]})
     calls_format: dict[str, Any] = {
         "type": "triggered_tags",
         "triggers": triggers,

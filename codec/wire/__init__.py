@@ -186,6 +186,12 @@ class Family:
         """Regular expressions that match only where a reply writes a call in this syntax (for detection)."""
         raise NotImplementedError
 
+    def schema_tag(self, name: str) -> tuple[str, str] | None:
+        """What comes before and after the arguments of a call of tool ``name`` in xgrammar's
+        structural tag, where xgrammar writes the arguments itself (:attr:`content_style`), or
+        None where it does not (codec's grammar of the calls is the tag's content then)."""
+        return None
+
     def __repr__(self) -> str:
         return f"<codec wire family {self.name!r}: {self.spec}>"
 

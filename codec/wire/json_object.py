@@ -21,6 +21,7 @@ fence around a block's JSON; text after the stop token. Where the spec's ``recov
 from __future__ import annotations
 
 import functools
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -148,6 +149,12 @@ class JsonObject(Family):
             reasoning=None if self.spec.reasoning is None else Reasoning(*self.spec.reasoning),
             stops=(self.spec.stop,),
         )
+
+    def schema_tag(self, name: str) -> tuple[str, str] | None:
+        """The block as :meth:`call_text` writes it around a call's arguments (JSON, xgrammar's ``json``)."""
+        opener, closer = self.spec.call
+        head = f'{{"{self.keys.name}": {json.dumps(name, ensure_ascii=False)}, "{self.keys.arguments[0]}": '
+        return f"{opener}\n{head}", "}\n" + closer
 
     def reply_markers(self) -> tuple[str, ...]:
         return (re.escape(self.spec.call[0]) + r"\s*\{",)

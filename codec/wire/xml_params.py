@@ -491,6 +491,13 @@ class XmlParams(Family):
         written = (tags.call_open, tags.call_close, tags.function, tags.name_end, *self.spec.parameter)
         return "qwen_xml" if self.spec.values == "text" and tags.value_lines and written == qwen else None
 
+    def schema_tag(self, name: str) -> tuple[str, str] | None:
+        """The call's head and tail around its parameters, where xgrammar writes them (``qwen_xml``)."""
+        if self.content_style is None:
+            return None
+        tags = self.tags
+        return f"{tags.call_open}\n{tags.function}{name}{tags.name_end}\n", f"{tags.function_close}\n{tags.call_close}"
+
     def syntax(self) -> Syntax:
         if self._syntax is None:  # the kit's own, once: the shared one of its markers
             self._syntax = reply_syntax(self.tags)
