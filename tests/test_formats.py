@@ -84,8 +84,6 @@ def test_has_a_decode_normal_form(name: str) -> None:
 #: assistant turn is the format's own, the prompt's decoder, the reply syntax (a wire spec), the class.
 SECTIONS = ("markers", "render", "reply", "decode", "wire", "format")
 OPTIONAL = {"reply"}
-#: Sections of the reply side that now belong to a wire family; gone once every format is a member.
-MOVING = {"parse", "export"}
 
 
 @pytest.mark.parametrize("name", FORMATS)
@@ -105,7 +103,6 @@ def test_has_the_module_shape(name: str) -> None:
     source = Path(module.__file__ or "").read_text(encoding="utf-8")
     found = [m[1] for m in re.finditer(r"^# -{20,} (\w+)", source, re.MULTILINE)]
     sections = [section for i, section in enumerate(found) if i == 0 or found[i - 1] != section]  # parts as one
-    sections = [section for section in sections if section not in MOVING]
     expected = [s for s in SECTIONS if s not in OPTIONAL or s in sections]
     assert sections == expected, f"{module.__name__}: sections {sections}, expected {expected}"
     last = re.findall(r"^class (\w+)", source, re.MULTILINE)[-1]

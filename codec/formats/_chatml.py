@@ -121,15 +121,16 @@ def read_whole_reply(
     read_block: BlockReader,
     *,
     stop: str = IM_END,
-    reasoning_marks: tuple[str, str] = THINK_MARKS,
+    reasoning_marks: tuple[str, str] | None = THINK_MARKS,
 ) -> WholeReading | None:
     """A whole ChatML reply in its template's shape, read at once (``Syntax.whole``): an optional
-    ``<think>\n...\n</think>\n\n`` (``reasoning_marks``), prose, then blocks (each starting with
-    ``opener`` and read by ``read_block``) one ``\n`` after the prose and after each other, then
-    nothing or ``<|im_end|>`` (``stop``). None for anything else: prose holding what may be markup,
-    reasoning that does too or starts or ends with a blank (where the grammar's rules decide what
-    the blanks are), text between or after the blocks, a block ``read_block`` declines."""
-    lead = leading_reasoning(text, *reasoning_marks)
+    ``<think>\n...\n</think>\n\n`` (``reasoning_marks``; None where replies have no reasoning),
+    prose, then blocks (each starting with ``opener`` and read by ``read_block``) one ``\n`` after
+    the prose and after each other, then nothing or ``<|im_end|>`` (``stop``). None for anything
+    else: prose holding what may be markup, reasoning that does too or starts or ends with a blank
+    (where the grammar's rules decide what the blanks are), text between or after the blocks, a
+    block ``read_block`` declines."""
+    lead = ("", 0) if reasoning_marks is None else leading_reasoning(text, *reasoning_marks)
     if lead is None:
         return None
     reasoning, start = lead

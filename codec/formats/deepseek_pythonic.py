@@ -553,7 +553,7 @@ def prompt_conversation(prompt: str) -> Conversation:
     return fallback
 
 
-# ---------------------------------------------------------------------------- wire (the reply syntax)
+# ---------------------------------------------------------------------------- wire
 
 WIRE = WireSpec(
     "call_list",

@@ -506,7 +506,7 @@ def prompt_conversation(prompt: str, *, corrected: bool = False) -> Conversation
     return conversation_of(choose_readings(prompt, turns, options), add_generation_prompt, variables)
 
 
-# ---------------------------------------------------------------------------- wire (the reply syntax)
+# ---------------------------------------------------------------------------- wire
 
 WIRE = WireSpec(
     "call_list",

@@ -389,7 +389,7 @@ def prompt_conversation(prompt: str) -> Conversation:
     return gemma4_decode.prompt_conversation(prompt)
 
 
-# ---------------------------------------------------------------------------- wire (the reply syntax)
+# ---------------------------------------------------------------------------- wire
 
 WIRE = WireSpec(
     "gemma4",

@@ -269,7 +269,7 @@ def _read_call(text: str, pos: int, end: int) -> tuple[tuple[str, dict[str, Any]
     return (text[name_start:name_end], got[0]), got[1] + len(_CALL_TAIL)
 
 
-# ---------------------------------------------------------------------------- wire (the reply syntax)
+# ---------------------------------------------------------------------------- wire
 
 WIRE = WireSpec(
     "json_object",

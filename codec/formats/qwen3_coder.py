@@ -461,7 +461,7 @@ def _argument(raw: str, schema: Any) -> Any:
     return json_as_written(raw)
 
 
-# ---------------------------------------------------------------------------- wire (the reply syntax)
+# ---------------------------------------------------------------------------- wire
 # The xml_params family (codec/wire/xml_params.py) reads, renders and exports these replies.
 
 WIRE = WireSpec(

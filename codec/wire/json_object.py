@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any
 from codec import jinja
 from codec.errors import RenderError
 from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, Reasoning, alt, parameters_schema, seq
-from codec.formats._calls import THINK_MARKS
-from codec.formats._chatml import IM_END, read_whole_reply
+from codec.formats._chatml import read_whole_reply
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING
 from codec.stream import Syntax, ToolsByName, WholeReading
@@ -291,13 +290,12 @@ def _thought_pattern(closer: str) -> str:
 
 def _whole_reader(
     lexers: CallLexers, reasoning: tuple[str, str] | None
-) -> Callable[[str, ToolsByName | None], WholeReading | None] | None:
-    """The whole-reply reader (``Syntax.whole``) of a member framed as ChatML writes replies (its
-    stop token and ``<think>`` reasoning): blocks of ordinary call objects (what the block's
-    fast lexer takes) after the prose. None for other frames: the grammar's path reads them."""
+) -> Callable[[str, ToolsByName | None], WholeReading | None]:
+    """The whole-reply reader (``Syntax.whole``): reasoning as ChatML templates write it
+    (``OPEN\n...\nCLOSE\n\n``), prose, then blocks of ordinary call objects (what the block's fast
+    lexer takes), one line break apart, then the stop token."""
     m = lexers.markers
-    if m.stop != IM_END or reasoning != (THINK_MARKS[0].strip(), THINK_MARKS[1].strip()):
-        return None
+    marks = None if reasoning is None else (f"{reasoning[0]}\n", f"\n{reasoning[1]}\n\n")
     lex_block, name, arguments = lexers.call_block, m.keys.name, m.keys.arguments[0]
 
     def read_block(text: str, pos: int) -> tuple[tuple[str, dict[str, Any]], int] | None:
@@ -305,6 +303,6 @@ def _whole_reader(
         return None if got is None else ((got[0][name], got[0][arguments]), got[1])
 
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
-        return read_whole_reply(text, m.open, read_block)
+        return read_whole_reply(text, m.open, read_block, stop=m.stop, reasoning_marks=marks)
 
     return whole_reply

@@ -1,0 +1,139 @@
+"""The wire kit: a toy member of every family, defined by a :class:`~codec.wire.WireSpec` alone.
+
+Each family has a toy in ``tests/wire_toys/<family>.py``: a spec whose markers no built-in
+member uses, the tools its replies call, and assistant messages. With no other code, the toy
+parses, streams (whole, in chunks and char by char, events append-only) and round-trips its
+messages, exports grammars that accept its replies, is detected by its reply markers, and marks
+a call its reply cuts short as damaged.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+import codec
+from codec import wire
+from codec.errors import ParseError, RenderError
+from codec.testing import grammars
+from codec.testing.assertions import assert_round_trip, assert_stream_matches_parse
+
+FAMILIES = sorted(wire.FAMILIES)
+#: The families with a toy (all of them: test_every_family_has_a_toy_member says which lacks one).
+TOYS = [family for family in FAMILIES if importlib.util.find_spec(f"wire_toys.{family}") is not None]
+
+
+def _toy(family: str) -> ModuleType:
+    return importlib.import_module(f"wire_toys.{family}")
+
+
+def _format(family: str) -> codec.Format:
+    return wire.reply_format(_toy(family).SPEC, f"toy_{family}")
+
+
+def _cases() -> list[tuple[str, int]]:
+    return [(family, i) for family in TOYS for i in range(len(_toy(family).MESSAGES))]
+
+
+def _message(family: str, index: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    entry = _toy(family).MESSAGES[index]
+    return (entry, None) if "role" in entry else (entry["message"], entry["expected"])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_has_a_toy_member_with_markers_of_its_own(family: str) -> None:
+    assert family in TOYS, f"add tests/wire_toys/{family}.py: SPEC, TOOLS, MESSAGES"
+    toy = _toy(family)
+    assert toy.SPEC.family == family
+    builtin = [codec.get_format(name).wire for name in codec.formats()]
+    assert toy.SPEC not in builtin
+    used = {marker for spec in builtin for marker in (*spec.call, *spec.block, spec.stop)}
+    assert {*toy.SPEC.call, *toy.SPEC.block, toy.SPEC.stop} - used - {""}, "the toy must write markers of its own"
+    assert wire.WireSpec.from_json(toy.SPEC.to_json()) == toy.SPEC
+    assert any(m.get("tool_calls") for m in (_message(family, i)[0] for i in range(len(toy.MESSAGES))))
+
+
+@pytest.mark.parametrize(("family", "index"), _cases())
+def test_a_toy_reads_its_own_replies_back_whole_and_streamed(family: str, index: int) -> None:
+    message, expected = _message(family, index)
+    assert_round_trip(_format(family), message, _toy(family).TOOLS, expected=expected)
+
+
+@pytest.mark.parametrize(("family", "index"), _cases())
+def test_a_toys_grammar_accepts_its_replies(family: str, index: int) -> None:
+    fmt, message = _format(family), _message(family, index)[0]
+    tools = _toy(family).TOOLS
+    reply = grammars.reply_without_stop(fmt, fmt.render_reply(message))
+    for dialect in ("llguidance", "gbnf", "lark"):
+        assert fmt.grammar(tools, dialect=dialect).strip()
+    if not grammars.available():
+        pytest.skip("llguidance is not installed")
+    # "required" lets only reasoning come before the calls: a reply with content is an "auto" one.
+    choice = "required" if message.get("tool_calls") and not message.get("content") else "auto"
+    specials = fmt.grammar_special_tokens
+    assert grammars.llguidance_accepts(fmt.grammar(tools, tool_choice=choice), reply, specials), reply
+    if message.get("tool_calls"):
+        assert not grammars.llguidance_accepts(fmt.grammar(tools, tool_choice="none"), reply, specials)
+
+
+@pytest.mark.parametrize(("family", "index"), _cases())
+def test_a_toys_replies_are_detected_by_its_markers(family: str, index: int) -> None:
+    fmt, message = _format(family), _message(family, index)[0]
+    reply = fmt.render_reply(message)
+    marked = any(re.search(pattern, reply) for pattern in fmt.reply_markers)
+    assert marked == bool(message.get("tool_calls")), reply
+
+
+@pytest.mark.parametrize(("family", "index"), _cases())
+def test_a_toy_marks_a_call_its_reply_cuts_short(family: str, index: int) -> None:
+    """The reply cut in the middle of the first call's first string value: that call is damaged."""
+    fmt, message = _format(family), _message(family, index)[0]
+    calls = message.get("tool_calls") or []
+    arguments = calls[0]["function"]["arguments"] if calls else {}
+    # A word of the value: written the same in every encoding, where the value's escapes are not.
+    words = [
+        m[0] for value in arguments.values() if isinstance(value, str) for m in [re.search("[A-Za-z]{2,}", value)] if m
+    ]
+    if not words:
+        pytest.skip("no string argument to cut")
+    reply = fmt.render_reply(message)
+    word_at = reply.index(words[0], reply.index(calls[0]["function"]["name"]))
+    cut = reply[: word_at + len(words[0]) // 2]
+    tools = _toy(family).TOOLS
+    result = assert_stream_matches_parse(fmt, cut, tools=tools)
+    assert any(issue.severity == "damaged" for issue in result.issues), (cut, result.issues)
+    assert result.intact_calls == [], cut  # the cut call is the reply's first
+    with pytest.raises(ParseError):
+        fmt.parse(cut, tools=tools, strict=True)
+
+
+@pytest.mark.parametrize("family", TOYS)
+def test_a_toy_has_no_prompts_of_its_own(family: str) -> None:
+    fmt = _format(family)
+    with pytest.raises(RenderError, match="no prompt template"):
+        fmt.render([{"role": "user", "content": "hi"}])
+    with pytest.raises(ParseError, match="no prompt template"):
+        fmt.decode("hi")
+    template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    assert fmt.render([{"role": "user", "content": "hi"}], template=template) == "hi"
+
+
+def test_a_spec_setting_what_its_family_does_not_read_is_refused() -> None:
+    with pytest.raises(ValueError, match="does not read quote"):
+        wire.compile_spec(wire.WireSpec("json_object", call=("<c>", "</c>"), quote="'"))
+    with pytest.raises(ValueError, match="no wire family 'nope'"):
+        wire.compile_spec(wire.WireSpec("nope"))
+    with pytest.raises(ValueError, match="not fields of a WireSpec: colour"):
+        wire.WireSpec.from_json({"family": "json_object", "colour": "red"})
+
+
+def test_formats_with_the_same_spec_share_one_kit() -> None:
+    assert codec.get_format("qwen3").kit() is codec.get_format("hermes").kit()
+    assert codec.get_format("hermes3").syntax() is codec.get_format("hermes").syntax()
+    families = {codec.get_format(name).wire.family for name in codec.formats()}
+    assert families <= set(wire.FAMILIES) and len(families) < len(codec.formats())
