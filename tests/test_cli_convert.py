@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import codec
-from codec import cli
+from codec import _cli_convert
 from codec.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +128,7 @@ def test_record_options_and_var(capsys: pytest.CaptureFixture[str], tmp_path: Pa
 def test_order_is_kept_with_two_jobs(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "_CHUNK_LINES", 7)  # many small chunks, finishing out of order
+    monkeypatch.setattr(_cli_convert, "_CHUNK_LINES", 7)  # many small chunks, finishing out of order
     lines = [json.dumps({"id": i, **conversation(i)}) if i % 50 else "{broken" for i in range(1, 301)]
     src = write_lines(tmp_path / "in.jsonl", lines)
     outputs = {}
@@ -240,7 +240,7 @@ def test_an_output_that_cannot_be_written_is_rejected(
     if jobs != "1" and multiprocessing.get_start_method() != "fork":
         pytest.skip("the --jobs processes see the test's format only when forked")
     monkeypatch.setattr(
-        cli, "get_format", lambda name: _Unwritable() if name == "unwritable" else codec.get_format(name)
+        _cli_convert, "get_format", lambda name: _Unwritable() if name == "unwritable" else codec.get_format(name)
     )
     lone = json.dumps({"messages": [{"role": "user", "content": "lone"}]})
     src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0)), lone, json.dumps({"text": "P"})])
@@ -268,7 +268,7 @@ def test_rejects_keep_what_utf8_cannot_write_as_json_escapes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        cli, "get_format", lambda name: _Unwritable() if name == "unwritable" else codec.get_format(name)
+        _cli_convert, "get_format", lambda name: _Unwritable() if name == "unwritable" else codec.get_format(name)
     )
     src = write_lines(tmp_path / "in.jsonl", [json.dumps({"messages": [{"role": "user", "content": "refuse"}]})])
     out = tmp_path / "out.jsonl"
@@ -382,7 +382,7 @@ def test_text_records_after_a_messages_record_are_rejected_one_by_one(
         out = tmp_path / "out.jsonl"
         code, _, err = run(capsys, "convert", "--to", "hermes", str(src), str(out))
         assert code == 0 and "rejected" in err
-        assert records(Path(f"{out}.rejects.jsonl"))[-1]["error"] == cli._NEEDS_FROM
+        assert records(Path(f"{out}.rejects.jsonl"))[-1]["error"] == _cli_convert._NEEDS_FROM
 
 
 def test_a_rejects_file_only_when_a_line_is_rejected(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -526,8 +526,8 @@ class _Terminal(io.StringIO):
 def test_progress_only_on_a_terminal(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "_CHUNK_LINES", 1)
-    monkeypatch.setattr(cli, "_PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(_cli_convert, "_CHUNK_LINES", 1)
+    monkeypatch.setattr(_cli_convert, "_PROGRESS_INTERVAL", 0.0)
     src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(i)) for i in range(3)])
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
@@ -562,7 +562,7 @@ def test_memory_stays_flat(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
 ) -> None:
     """The input is read as it is converted and nothing accumulates: the peak is a few chunks, not the file."""
-    monkeypatch.setattr(cli, "_CHUNK_LINES", 32)  # chunks much smaller than the file, as with a 1 GB input
+    monkeypatch.setattr(_cli_convert, "_CHUNK_LINES", 32)  # chunks much smaller than the file, as with a 1 GB input
     size, peak = _reads_lazily(tmp_path, jobs)
     assert size > 10_000_000
     assert peak < size / 10, (size, peak)
