@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from codec.wire import WireSpec
+from wire_toys import WEATHER, call
 
 SPEC = WireSpec(
     "call_list",
@@ -28,18 +29,7 @@ SPEC = WireSpec(
 )
 
 TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "The weather in a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                "required": ["city"],
-            },
-        },
-    },
+    WEATHER,
     {
         "type": "function",
         "function": {
@@ -66,21 +56,17 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "arguments": arguments}}
-
-
 #: (Calls come without content: a grammar of ``tool_choice="required"`` lets reasoning, not text, come first.)
 MESSAGES: list[dict[str, Any]] = [
     {"role": "assistant", "content": "It is sunny in Paris, 22 °C."},
     {"role": "assistant", "content": "Prose with [brackets] and <b>markup</b>, but no call."},
-    {"role": "assistant", "content": "", "tool_calls": [_call("get_weather", {"city": "Paris", "days": 3})]},
+    {"role": "assistant", "content": "", "tool_calls": [call("get_weather", {"city": "Paris", "days": 3})]},
     {
         "role": "assistant",
         "content": "",
         "tool_calls": [
-            _call("get_weather", {"city": 'São "Paulo"'}),
-            _call(
+            call("get_weather", {"city": 'São "Paulo"'}),
+            call(
                 "write_file",
                 {
                     "path": "notes/a [1].md",
@@ -94,7 +80,7 @@ MESSAGES: list[dict[str, Any]] = [
         "role": "assistant",
         "content": "",
         "reasoning_content": "The user wants the weather; get_weather takes a city.",
-        "tool_calls": [_call("get_weather", {"city": "Rome", "days": 1})],
+        "tool_calls": [call("get_weather", {"city": "Rome", "days": 1})],
     },
     {"role": "assistant", "content": "No call needed.", "reasoning_content": "Nothing to look up."},
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from codec.wire import WireSpec
+from wire_toys import WEATHER, call
 
 SPEC = WireSpec(
     "gemma4",
@@ -20,18 +21,7 @@ SPEC = WireSpec(
 )
 
 TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "The weather in a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                "required": ["city"],
-            },
-        },
-    },
+    WEATHER,
     {
         "type": "function",
         "function": {
@@ -60,10 +50,6 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "arguments": arguments}}
-
-
 #: Keys as the family writes them, sorted case-insensitively (a message with its keys in another
 #: order comes back sorted: the last entry). Messages with calls have no content: the grammar of
 #: tool_choice="required" has none before the calls.
@@ -74,14 +60,14 @@ MESSAGES: list[dict[str, Any]] = [
         "role": "assistant",
         "reasoning_content": "The user wants the weather.",
         "content": "",
-        "tool_calls": [_call("get_weather", {"city": "Paris", "days": 3})],
+        "tool_calls": [call("get_weather", {"city": "Paris", "days": 3})],
     },
     {
         "role": "assistant",
         "content": "",
         "tool_calls": [
-            _call("get_weather", {"city": "Zürich"}),
-            _call(
+            call("get_weather", {"city": "Zürich"}),
+            call(
                 "write_file",
                 {
                     "options": {"backup": False, "mode": "w", "owner": None, "size": 1.5, "tags": ["a", "b,c"]},
@@ -97,7 +83,7 @@ MESSAGES: list[dict[str, Any]] = [
             "role": "assistant",
             "reasoning_content": "Two at once.",
             "content": "",
-            "tool_calls": [_call("get_weather", {"days": 2, "city": "Oslo"}), _call("get_weather", {"city": "Rome"})],
+            "tool_calls": [call("get_weather", {"days": 2, "city": "Oslo"}), call("get_weather", {"city": "Rome"})],
         },
         "expected": {
             "content": "",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from codec.wire import WireSpec
+from wire_toys import call
 
 SPEC = WireSpec(
     "json_object",
@@ -60,19 +61,15 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "arguments": arguments}}
-
-
 MESSAGES: list[dict[str, Any]] = [
     {"role": "assistant", "content": "Plain text, with <b>markup</b>, a line\n<break> and 2 < 3."},
-    {"role": "assistant", "content": "", "tool_calls": [_call("search", {"query": "wire kit", "limit": 3})]},
+    {"role": "assistant", "content": "", "tool_calls": [call("search", {"query": "wire kit", "limit": 3})]},
     {
         "role": "assistant",
         "content": "Two calls:",
         "tool_calls": [
-            _call("search", {"query": 'say "hi"\nthen </call> and <|end|>'}),
-            _call(
+            call("search", {"query": 'say "hi"\nthen </call> and <|end|>'}),
+            call(
                 "save_note",
                 {
                     "title": "Nested",
@@ -86,7 +83,7 @@ MESSAGES: list[dict[str, Any]] = [
     {
         "role": "assistant",
         "content": "Let me look.\n",
-        "tool_calls": [_call("save_note", {"title": "ünïcødé ✓", "body": '{"json": [1, 2]}', "tags": []})],
+        "tool_calls": [call("save_note", {"title": "ünïcødé ✓", "body": '{"json": [1, 2]}', "tags": []})],
     },
     {"role": "assistant", "content": 'No calls here; a JSON example: {"tool": "search", "args": {}}'},
     # hermes' shapes of other models' calls are not this member's: text, as written

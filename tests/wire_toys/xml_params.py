@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from codec.wire import WireSpec
+from wire_toys import WEATHER, call
 
 SPEC = WireSpec(
     "xml_params",
@@ -37,18 +38,7 @@ SPEC = WireSpec(
 )
 
 TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "The weather in a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                "required": ["city"],
-            },
-        },
-    },
+    WEATHER,
     {
         "type": "function",
         "function": {
@@ -77,10 +67,6 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "arguments": arguments}}
-
-
 #: (Calls come without content: a grammar of ``tool_choice="required"`` lets reasoning, not text, come first.)
 MESSAGES: list[dict[str, Any]] = [
     {"role": "assistant", "content": "Hello! How can I help?"},
@@ -88,14 +74,14 @@ MESSAGES: list[dict[str, Any]] = [
     {
         "role": "assistant",
         "content": "",
-        "tool_calls": [_call("get_weather", {"city": "São Paulo", "days": 3})],
+        "tool_calls": [call("get_weather", {"city": "São Paulo", "days": 3})],
     },
     {
         "role": "assistant",
         "content": "",
         "tool_calls": [
-            _call("get_weather", {"city": "Paris"}),
-            _call(
+            call("get_weather", {"city": "Paris"}),
+            call(
                 "write_file",
                 {
                     "path": 'notes/a "quoted" name.txt',
@@ -106,19 +92,19 @@ MESSAGES: list[dict[str, Any]] = [
             ),
         ],
     },
-    {"role": "assistant", "content": "", "tool_calls": [_call("noop", {})]},
+    {"role": "assistant", "content": "", "tool_calls": [call("noop", {})]},
     {
         "role": "assistant",
         "content": "",
         "tool_calls": [
-            _call("write_file", {"path": "doc.md", "text": "A tag the tool lacks, <arg=mode>, and <fn=x> are text."})
+            call("write_file", {"path": "doc.md", "text": "A tag the tool lacks, <arg=mode>, and <fn=x> are text."})
         ],
     },
     {
         "message": {
             "role": "assistant",
             "content": "",
-            "tool_calls": [_call("write_file", {"path": "x", "text": "\nbody\n"})],
+            "tool_calls": [call("write_file", {"path": "x", "text": "\nbody\n"})],
         },
         "expected": {
             "content": "",
