@@ -19,6 +19,9 @@ A grammar is built once, as a small tree of expressions (:class:`Lit`, :class:`T
 :class:`Text`, :class:`Head`, :class:`Seq`...), and printed per dialect. Each format module
 describes its calls with a :class:`CallSyntax`; the frame around them (free text, reasoning, one
 or several calls, ``tool_choice``) is built here the same way for every format.
+The tree and its builder are :mod:`codec._export_tree`, the regexes of its lexemes (and the
+``pattern`` reader) :mod:`codec._export_regex`, the printers :mod:`codec._export_print`; this
+module re-exports them.
 
 What a dialect cannot say is built differently rather than left out:
 
@@ -55,13 +58,54 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from codec import jinja
+from codec._export_print import avoiding_automaton, gbnf_literal, gbnf_regex, print_grammar, regex
+from codec._export_regex import (
+    ANY,
+    DIGIT,
+    MAX_CHAR,
+    MAX_ITEMS,
+    WORD,
+    Chars,
+    RAlt,
+    Regex,
+    RRep,
+    RSeq,
+    Unsupported,
+    charset,
+    json_string_regex,
+    literal,
+    optional,
+    pattern_regex,
+    plus,
+    ralt,
+    rseq,
+    star,
+    string_pattern,
+)
+from codec._export_tree import (
+    EMPTY,
+    Alt,
+    Expr,
+    GrammarBuilder,
+    Head,
+    Lit,
+    Marker,
+    Ref,
+    Rep,
+    Seq,
+    Term,
+    Text,
+    alt,
+    many,
+    maybe,
+    seq,
+)
 from codec.errors import GrammarWarning
 from codec.models import Tool
 from codec.schema import tool_name, tool_parameters
@@ -69,307 +113,96 @@ from codec.schema import tool_name, tool_parameters
 if TYPE_CHECKING:
     from codec.format import Format
 
+# The names format modules and tests import from here: this module's own, and those of the tree,
+# regex and printing modules it is built on, re-exported.
+__all__ = [
+    "ANY",
+    "DIALECTS",
+    "DIGIT",
+    "EMPTY",
+    "INTEGER",
+    "LEFT_OUT",
+    "MAX_CHAR",
+    "MAX_ITEMS",
+    "MAX_RANGE",
+    "NAME",
+    "NUMBER",
+    "SERVERS",
+    "STRING",
+    "TOOL_CHOICES",
+    "WHITESPACE",
+    "WORD",
+    "Alt",
+    "CallSyntax",
+    "Chars",
+    "Expr",
+    "GrammarBuilder",
+    "Head",
+    "JsonValues",
+    "Lit",
+    "Marker",
+    "RAlt",
+    "RRep",
+    "RSeq",
+    "Reasoning",
+    "Ref",
+    "Regex",
+    "Rep",
+    "Seq",
+    "Term",
+    "Text",
+    "alt",
+    "avoiding_automaton",
+    "build",
+    "call_syntax",
+    "calls_frame",
+    "charset",
+    "check_tools",
+    "choose_tools",
+    "frame",
+    "gbnf_literal",
+    "gbnf_regex",
+    "grammar_text",
+    "integer_floor",
+    "integer_range",
+    "item_counts",
+    "json_string_regex",
+    "literal",
+    "many",
+    "maybe",
+    "optional",
+    "ordered_items",
+    "parameters_schema",
+    "pattern_regex",
+    "plus",
+    "print_grammar",
+    "properties",
+    "ralt",
+    "regex",
+    "request_fields",
+    "rseq",
+    "schema_gaps",
+    "schema_types",
+    "seq",
+    "standard_schema",
+    "star",
+    "string_pattern",
+    "structural_tag",
+    "warn_gaps",
+]
+
 DIALECTS = ("llguidance", "lark", "gbnf")
 #: The string forms of ``tool_choice``; OpenAI's named form ``{"type": "function", "function":
 #: {"name": NAME}}`` is taken too.
 TOOL_CHOICES = ("auto", "required", "none")
 SERVERS = ("vllm", "sglang", "llama.cpp")
-MAX_CHAR = 0x10FFFF
 #: Integer ranges written out value by value (``minimum``..``maximum``) up to this many values.
 MAX_RANGE = 256
-#: ``minItems``/``maxItems`` written out item by item up to this count.
-MAX_ITEMS = 64
 
 
-# ---------------------------------------------------------------------------- regular expressions
-# The portable subset every dialect can print: character sets, sequences, alternatives, repeats.
-
-
-@dataclass(frozen=True)
-class Chars:
-    """A set of characters, as sorted, disjoint, inclusive code-point ranges."""
-
-    ranges: tuple[tuple[int, int], ...]
-
-    def __contains__(self, code: int) -> bool:
-        return any(lo <= code <= hi for lo, hi in self.ranges)
-
-
-@dataclass(frozen=True)
-class RSeq:
-    items: tuple[Regex, ...]
-
-
-@dataclass(frozen=True)
-class RAlt:
-    options: tuple[Regex, ...]
-
-
-@dataclass(frozen=True)
-class RRep:
-    item: Regex
-    low: int
-    high: int | None
-
-
-Regex = Chars | RSeq | RAlt | RRep
-
-
-def charset(spec: str, *, negate: bool = False) -> Chars:
-    """The characters of ``spec`` (``"a-zA-Z_"``: single characters and ``x-y`` ranges)."""
-    ranges: list[tuple[int, int]] = []
-    i = 0
-    while i < len(spec):
-        if i + 2 < len(spec) and spec[i + 1] == "-":
-            ranges.append((ord(spec[i]), ord(spec[i + 2])))
-            i += 3
-        else:
-            ranges.append((ord(spec[i]), ord(spec[i])))
-            i += 1
-    merged = _merge(ranges)
-    return _complement(merged) if negate else Chars(merged)
-
-
-def _merge(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    out: list[tuple[int, int]] = []
-    for lo, hi in sorted(ranges):
-        if out and lo <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(hi, out[-1][1]))
-        else:
-            out.append((lo, hi))
-    return tuple(out)
-
-
-def _complement(ranges: tuple[tuple[int, int], ...]) -> Chars:
-    out, start = [], 0
-    for lo, hi in ranges:
-        if lo > start:
-            out.append((start, lo - 1))
-        start = hi + 1
-    if start <= MAX_CHAR:
-        out.append((start, MAX_CHAR))
-    return Chars(tuple(out))
-
-
-ANY = Chars(((0, MAX_CHAR),))
-DIGIT = charset("0-9")
-WORD = charset("A-Za-z0-9_")
-
-
-def literal(text: str) -> Regex:
-    """The regex that matches exactly ``text``."""
-    items = tuple(Chars(((ord(c), ord(c)),)) for c in text)
-    return items[0] if len(items) == 1 else RSeq(items)
-
-
-def rseq(*items: Regex | str) -> RSeq:
-    return RSeq(tuple(literal(item) if isinstance(item, str) else item for item in items))
-
-
-def ralt(*options: Regex | str) -> RAlt:
-    return RAlt(tuple(literal(o) if isinstance(o, str) else o for o in options))
-
-
-def star(item: Regex) -> RRep:
-    return RRep(item, 0, None)
-
-
-def plus(item: Regex) -> RRep:
-    return RRep(item, 1, None)
-
-
-def optional(item: Regex | str) -> RRep:
-    return RRep(literal(item) if isinstance(item, str) else item, 0, 1)
-
-
-# ---------------------------------------------------------------------------- JSON-schema patterns
-# A ``pattern`` (ECMA-262 syntax, matched anywhere in the string unless anchored) read into the
-# portable subset above: literals, classes, ``.``, groups, ``|`` and the repeats. Lookaround,
-# backreferences, word boundaries and anchors inside the pattern are no regular language of
-# this subset: such a pattern is left out (and reported).
-
-_LINE_ENDS = charset("\n\r\u2028\u2029")
-_CLASS_ESCAPES = {
-    "d": DIGIT,
-    "w": WORD,
-    "s": charset(" \t\n\r\x0b\x0c\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"),
-}
-_CHAR_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "f": "\x0c", "v": "\x0b", "0": "\x00"}
-
-
-class _Unsupported(Exception):
-    """A pattern outside the portable subset."""
-
-
-def _union(*sets: Chars) -> Chars:
-    return Chars(_merge(r for chars in sets for r in chars.ranges))
-
-
-class _PatternReader:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.i = 0
-
-    def peek(self) -> str:
-        return self.text[self.i] if self.i < len(self.text) else ""
-
-    def take(self) -> str:
-        char = self.peek()
-        if not char:
-            raise _Unsupported("unexpected end")
-        self.i += 1
-        return char
-
-    def alternatives(self) -> Regex:
-        options = [self.sequence()]
-        while self.peek() == "|":
-            self.i += 1
-            options.append(self.sequence())
-        return options[0] if len(options) == 1 else RAlt(tuple(options))
-
-    def sequence(self) -> Regex:
-        items: list[Regex] = []
-        while self.peek() not in ("", "|", ")"):
-            items.append(self.repeated(self.atom()))
-        return items[0] if len(items) == 1 else RSeq(tuple(items))
-
-    def repeated(self, item: Regex) -> Regex:
-        char = self.peek()
-        if char in ("*", "+", "?"):
-            self.i += 1
-            low, high = {"*": (0, None), "+": (1, None), "?": (0, 1)}[char]
-        elif char == "{" and re.match(r"\{\d+(,\d*)?\}", self.text[self.i :]):
-            match = re.match(r"\{(\d+)(,(\d*))?\}", self.text[self.i :])
-            assert match is not None
-            self.i += match.end()
-            low = int(match.group(1))
-            high = low if match.group(2) is None else (int(match.group(3)) if match.group(3) else None)
-            if (high is not None and high < low) or low > MAX_ITEMS or (high or 0) > MAX_ITEMS:
-                raise _Unsupported("repeat count")
-        else:
-            return item
-        if self.peek() == "?":  # lazy: the same language
-            self.i += 1
-        return RRep(item, low, high)
-
-    def atom(self) -> Regex:
-        char = self.take()
-        if char == "(":
-            if self.text.startswith("?:", self.i):
-                self.i += 2
-            elif self.peek() == "?":
-                raise _Unsupported("lookaround or named group")
-            inner = self.alternatives()
-            if self.take() != ")":
-                raise _Unsupported("unbalanced group")
-            return inner
-        if char == "[":
-            return self.char_class()
-        if char == ".":
-            return _complement(_LINE_ENDS.ranges)
-        if char == "\\":
-            return self.escape(in_class=False)
-        if char in "^$":
-            raise _Unsupported("anchor inside the pattern")
-        if char in "*+?{)":
-            raise _Unsupported("quantifier without an item")
-        return literal(char)
-
-    def escape(self, *, in_class: bool) -> Chars:
-        char = self.take()
-        if char.lower() in _CLASS_ESCAPES:
-            chars = _CLASS_ESCAPES[char.lower()]
-            return _complement(chars.ranges) if char.isupper() else chars
-        if char in _CHAR_ESCAPES and not (char == "0" and self.peek().isdigit()):
-            return charset(_CHAR_ESCAPES[char])
-        if char in "xu":
-            size = 2 if char == "x" else 4
-            digits = self.text[self.i : self.i + size]
-            if len(digits) != size or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise _Unsupported("bad escape")
-            self.i += size
-            code = int(digits, 16)
-            return Chars(((code, code),))
-        if char.isalnum() and not (in_class and char == "b"):
-            raise _Unsupported(f"escape \\{char}")  # \b, \B, backreferences, \p{...}
-        if in_class and char == "b":
-            return charset("\b")
-        return Chars(((ord(char), ord(char)),))
-
-    def class_item(self) -> Chars:
-        char = self.take()
-        return self.escape(in_class=True) if char == "\\" else Chars(((ord(char), ord(char)),))
-
-    def char_class(self) -> Chars:
-        negate = self.peek() == "^"
-        if negate:
-            self.i += 1
-        parts: list[Chars] = []
-        first = True
-        while first or self.peek() != "]":
-            first = False
-            low = self.class_item()
-            if self.peek() == "-" and self.text[self.i + 1 : self.i + 2] not in ("]", ""):
-                self.i += 1
-                high = self.class_item()
-                if len(low.ranges) != 1 or len(high.ranges) != 1 or low.ranges[0][0] != low.ranges[0][1]:
-                    raise _Unsupported("class range of a class")
-                if high.ranges[0][0] < low.ranges[0][0]:
-                    raise _Unsupported("reversed class range")
-                parts.append(Chars(((low.ranges[0][0], high.ranges[0][1]),)))
-            else:
-                parts.append(low)
-        self.take()  # "]"
-        chars = _union(*parts)
-        return _complement(chars.ranges) if negate else chars
-
-
-def pattern_regex(pattern: str) -> Regex | None:
-    """A JSON-schema ``pattern`` as a regex of the whole string; None if it is outside the subset."""
-    text = pattern
-    start = text.startswith("^")
-    end = text.endswith("$") and not text.endswith("\\$")
-    body = text[1 if start else 0 : len(text) - 1 if end else len(text)]
-    reader = _PatternReader(body)
-    try:
-        rx = reader.alternatives()
-        if reader.i != len(body):
-            return None
-    except _Unsupported:
-        return None
-    return rseq(*([] if start else [star(ANY)]), rx, *([] if end else [star(ANY)]))
-
-
-def string_pattern(schema: Mapping[str, Any]) -> Regex | None:
-    """The regex of the strings ``schema``'s ``pattern`` allows; None without one, or if it cannot be written."""
-    pattern = schema.get("pattern")
-    return pattern_regex(pattern) if isinstance(pattern, str) else None
-
-
-def _json_chars(rx: Regex) -> Regex:
-    """``rx`` over the characters of a JSON string's text: quotes, backslashes and controls escaped."""
-    if isinstance(rx, Chars):
-        escaped = [code for lo, hi in rx.ranges for code in range(max(lo, 0), min(hi, 0x1F) + 1)]
-        escaped += [code for code in (ord('"'), ord("\\")) if code in rx]
-        allowed = charset('"\\\x00-\x1f', negate=True)
-        plain = [
-            (max(lo, a), min(hi, b)) for lo, hi in rx.ranges for a, b in allowed.ranges if max(lo, a) <= min(hi, b)
-        ]
-        options: list[Regex] = [Chars(_merge(plain))] if plain else []
-        options += [literal(json.dumps(chr(code))[1:-1]) for code in sorted(escaped)]
-        if not options:
-            raise _Unsupported("no character")
-        return options[0] if len(options) == 1 else RAlt(tuple(options))
-    if isinstance(rx, RSeq):
-        return RSeq(tuple(_json_chars(item) for item in rx.items))
-    if isinstance(rx, RAlt):
-        return RAlt(tuple(_json_chars(option) for option in rx.options))
-    return RRep(_json_chars(rx.item), rx.low, rx.high)
-
-
-def json_string_regex(pattern: Regex) -> Regex:
-    """A JSON string literal (quotes included) whose value is a match of ``pattern``."""
-    return rseq('"', _json_chars(pattern), '"')
+# ---------------------------------------------------------------------------- integer bounds and item counts
+# What of a number's or an array's schema a grammar can write out: small ranges, a lone floor of
+# 0 or 1, few items.
 
 
 def _integral(value: Any) -> int | None:
@@ -420,181 +253,6 @@ def item_counts(schema: Mapping[str, Any]) -> tuple[int, int | None]:
     if low > MAX_ITEMS or (high is not None and (high < low or high > MAX_ITEMS)):
         return 0, None
     return low, high
-
-
-# ---------------------------------------------------------------------------- grammar expressions
-
-
-@dataclass(frozen=True)
-class Lit:
-    """Literal text."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Marker:
-    """A marker: a token in llguidance when the format's tokenizer has it as a special token, else text."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Term:
-    """A named lexeme (strings, numbers, names): one terminal in the Lark dialects."""
-
-    name: str
-    regex: Regex
-
-
-@dataclass(frozen=True)
-class Text:
-    """Free text (maybe empty) that contains none of ``forbid`` and does not start with ``forbid_start``.
-
-    ``forbid_markers`` are markers (text, or special tokens that no text can contain anyway).
-    """
-
-    name: str
-    forbid_markers: tuple[str, ...] = ()
-    forbid: tuple[Regex, ...] = ()
-    forbid_start: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Head:
-    """:class:`Text` followed by ``end``, which must be able to end it (``end`` starts with a forbidden match).
-
-    In llguidance this is one lexeme (it ends at the first ``end``).
-    """
-
-    name: str
-    text: Text
-    end: str
-
-
-@dataclass(frozen=True)
-class Ref:
-    name: str
-
-
-@dataclass(frozen=True)
-class Seq:
-    items: tuple[Expr, ...]
-
-
-@dataclass(frozen=True)
-class Alt:
-    options: tuple[Expr, ...]
-
-
-@dataclass(frozen=True)
-class Rep:
-    item: Expr
-    low: int  # 0 or 1
-    high: int | None  # 1 or None
-
-
-Expr = Lit | Marker | Term | Text | Head | Ref | Seq | Alt | Rep
-EMPTY = Seq(())
-
-
-def seq(*items: Expr | str) -> Expr:
-    """The items in order (strings are literal text); nested sequences and empty text are flattened.
-
-    Adjacent literals stay apart: merged, the same closing bracket would be a different lexeme in
-    each place it is used, which an LALR parser cannot always tell apart.
-    """
-    out: list[Expr] = []
-    for item in items:
-        expr = Lit(item) if isinstance(item, str) else item
-        if isinstance(expr, Seq):
-            out.extend(expr.items)
-        elif not (isinstance(expr, Lit) and not expr.text):
-            out.append(expr)
-    return out[0] if len(out) == 1 else Seq(tuple(out))
-
-
-def alt(*options: Expr | str) -> Expr:
-    """One of the options (duplicates dropped); an empty option makes the rest optional."""
-    out: list[Expr] = []
-    for option in options:
-        expr = seq(option)
-        for one in expr.options if isinstance(expr, Alt) else (expr,):
-            if one not in out:
-                out.append(one)
-    nullable = EMPTY in out
-    rest = [o for o in out if o != EMPTY]
-    if not rest:
-        return EMPTY
-    body = rest[0] if len(rest) == 1 else Alt(tuple(rest))
-    return maybe(body) if nullable else body
-
-
-def maybe(item: Expr) -> Expr:
-    return EMPTY if item == EMPTY else Rep(item, 0, 1)
-
-
-def many(item: Expr) -> Expr:
-    return Rep(item, 0, None)
-
-
-class GrammarBuilder:
-    """Named rules and lexemes of one grammar, with unique names."""
-
-    def __init__(self, specials: Iterable[str] = ()) -> None:
-        self.specials = frozenset(specials)
-        self.rules: dict[str, Expr] = {}
-        self._texts: dict[tuple[Any, ...], Text] = {}
-        self._heads: dict[tuple[Text, str], Head] = {}
-        self._terms: dict[Regex, Term] = {}
-        self._counts: dict[str, int] = {}
-        #: (id of a schema, what) for the schema constraints this grammar expresses ("pattern",
-        #: "range", "items"): what :func:`schema_gaps` does not report.
-        self.expressed: set[tuple[int, str]] = set()
-
-    def name(self, hint: str) -> str:
-        base = "".join(c if c.isalnum() else "_" for c in hint.lower()).strip("_") or "r"
-        if not base[0].isalpha():
-            base = "r_" + base
-        count = self._counts.get(base, 0)
-        self._counts[base] = count + 1
-        return base if count == 0 and base != "start" else f"{base}_{count}"
-
-    def rule(self, hint: str, expr: Expr) -> Ref:
-        """A new rule named after ``hint``."""
-        name = self.name(hint)
-        self.rules[name] = expr
-        return Ref(name)
-
-    def recursive(self, name: str, build: Callable[[Ref], Expr]) -> Ref:
-        """The rule called ``name``, built once by ``build(ref)`` (which may refer to itself)."""
-        ref = Ref(name)
-        if name not in self.rules:
-            self.rules[name] = EMPTY  # placeholder while it is built
-            self.rules[name] = build(ref)
-        return ref
-
-    def text(
-        self, forbid_markers: Sequence[str] = (), forbid: Sequence[Regex] = (), forbid_start: Sequence[str] = ()
-    ) -> Text:
-        key = (tuple(forbid_markers), tuple(forbid), tuple(forbid_start))
-        if key not in self._texts:
-            self._texts[key] = Text(self.name("TEXT").upper(), *key)
-        return self._texts[key]
-
-    def term(self, hint: str, regex: Regex) -> Term:
-        """A lexeme for ``regex``, named after ``hint`` (one per distinct regex)."""
-        if regex not in self._terms:
-            self._terms[regex] = Term(self.name(hint).upper(), regex)
-        return self._terms[regex]
-
-    def head(self, text: Text, end: str) -> Head:
-        if (text, end) not in self._heads:
-            self._heads[text, end] = Head(self.name(text.name + "_END").upper(), text, end)
-        return self._heads[text, end]
-
-
-# ---------------------------------------------------------------------------- values
 
 
 STRING = Term(
@@ -723,7 +381,7 @@ class JsonValues:
             if pattern is not None and type(self).string is JsonValues.string:
                 try:
                     term = self.b.term("PATTERN", json_string_regex(pattern))
-                except _Unsupported:  # a class no character matches: left out, reported
+                except Unsupported:  # a class no character matches: left out, reported
                     return self.string()
                 self.b.expressed.add((id(schema), "pattern"))
                 return term
@@ -1174,389 +832,3 @@ def request_fields(
         return fields, gaps
     gbnf, gaps = grammar_text(fmt, tools, tool_choice=tool_choice, parallel=parallel, dialect="gbnf")
     return ({"grammar": gbnf, "preserved_tokens": preserved} if preserved else {"grammar": gbnf}), gaps
-
-
-# ---------------------------------------------------------------------------- printing
-
-
-def print_grammar(b: GrammarBuilder, dialect: str, *, title: str = "") -> str:
-    """The grammar in ``dialect``: ``start``/``root`` first, then the rules, then the lexemes."""
-    printer = _GbnfPrinter(b) if dialect == "gbnf" else _LarkPrinter(b, tokens=dialect == "llguidance")
-    header = f"// {title} ({dialect})\n" if dialect != "gbnf" else f"# {title} ({dialect})\n"
-    return header + printer.print()
-
-
-def _reachable(b: GrammarBuilder) -> list[str]:
-    order, todo = [], ["start"]
-    while todo:
-        name = todo.pop(0)
-        if name in order:
-            continue
-        order.append(name)
-        todo.extend(_refs(b.rules[name]))
-    return order
-
-
-def _refs(expr: Expr) -> list[str]:
-    if isinstance(expr, Ref):
-        return [expr.name]
-    if isinstance(expr, Seq):
-        return [r for item in expr.items for r in _refs(item)]
-    if isinstance(expr, Alt):
-        return [r for option in expr.options for r in _refs(option)]
-    if isinstance(expr, Rep):
-        return _refs(expr.item)
-    return []
-
-
-# -- regexes for the Lark dialects (the syntax Python's re and Rust's regex share)
-
-_META = set("\\.^$|?*+()[]{}/")
-_CLASS_META = set("\\]-[^&~/")
-
-
-def _re_char(code: int, meta: set[str]) -> str:
-    char = chr(code)
-    if char == '"':
-        # lark's grammar loader reads \" in a regexp as ", which took the escaped backslash
-        # before a quote (JSON's \" escape) away: spelled so, no dialect can misread it.
-        return "\\x22"
-    if char in meta:
-        return "\\" + char
-    if code < 0x20 or code == 0x7F:
-        return f"\\x{code:02x}"
-    return char
-
-
-def _re_class(chars: Chars) -> str:
-    if chars == ANY:
-        return "[\\s\\S]"
-    negate = chars.ranges[-1][1] == MAX_CHAR
-    ranges = _complement(chars.ranges).ranges if negate else chars.ranges
-    if not negate and len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-        return _re_char(ranges[0][0], _META)
-    body = "".join(
-        _re_char(lo, _CLASS_META) + ("" if lo == hi else ("" if hi == lo + 1 else "-") + _re_char(hi, _CLASS_META))
-        for lo, hi in ranges
-    )
-    return f"[{'^' if negate else ''}{body}]"
-
-
-def regex(rx: Regex) -> str:
-    """``rx`` in the regex syntax of Python's ``re`` and Rust's ``regex``."""
-    if isinstance(rx, Chars):
-        return _re_class(rx)
-    if isinstance(rx, RSeq):
-        return "".join(f"(?:{regex(i)})" if isinstance(i, RAlt) else regex(i) for i in rx.items)
-    if isinstance(rx, RAlt):
-        return "|".join(regex(o) for o in rx.options)
-    inner = regex(rx.item)
-    if not (isinstance(rx.item, Chars) or (isinstance(rx.item, RSeq) and not rx.item.items)):
-        inner = f"(?:{inner})"
-    return inner + _repeat(rx.low, rx.high)
-
-
-def _repeat(low: int, high: int | None) -> str:
-    if (low, high) == (0, None):
-        return "*"
-    if (low, high) == (1, None):
-        return "+"
-    if (low, high) == (0, 1):
-        return "?"
-    if high is None:
-        return f"{{{low},}}"
-    return f"{{{low}}}" if low == high else f"{{{low},{high}}}"
-
-
-class _LarkPrinter:
-    """llguidance's Lark dialect (``tokens``) or the lark package's."""
-
-    def __init__(self, b: GrammarBuilder, *, tokens: bool) -> None:
-        self.b = b
-        self.tokens = tokens
-        self.terminals: dict[str, str] = {}
-        self.priorities: set[str] = set()
-
-    def print(self) -> str:
-        rules = [f"{name}: {self.expr(self.b.rules[name], top=True)}" for name in _reachable(self.b)]
-        terminals = [f"{n}{'.2' if n in self.priorities else ''}: {d}" for n, d in self.terminals.items()]
-        return "\n".join(rules) + "\n\n" + "\n".join(terminals) + "\n"
-
-    def special(self, marker: str) -> bool:
-        return self.tokens and marker in self.b.specials
-
-    def expr(self, e: Expr, top: bool = False) -> str:
-        if isinstance(e, Lit):
-            return json.dumps(e.text, ensure_ascii=False)
-        if isinstance(e, Marker):
-            return e.text if self.special(e.text) else json.dumps(e.text, ensure_ascii=False)
-        if isinstance(e, Term):
-            self.terminals.setdefault(e.name, "/" + regex(e.regex) + "/")
-            return e.name
-        if isinstance(e, Text):
-            self.define_text(e)
-            return e.name if self.tokens else e.name + "?"
-        if isinstance(e, Head):
-            return self.head(e)
-        if isinstance(e, Ref):
-            return e.name
-        if isinstance(e, Seq):
-            return " ".join(self.expr(i) for i in e.items) if e.items else '""'
-        if isinstance(e, Alt):
-            body = " | ".join(self.expr(o) for o in e.options)
-            return body if top else f"({body})"
-        inner = self.expr(e.item)
-        if (isinstance(e.item, Seq) and len(e.item.items) > 1) or (isinstance(e.item, Text) and not self.tokens):
-            inner = f"({inner})"
-        return inner + _repeat(e.low, e.high)
-
-    def forbidden(self, text: Text) -> tuple[list[Regex], list[Regex]]:
-        inside = [literal(m) for m in text.forbid_markers if not self.special(m)] + list(text.forbid)
-        start = [literal(m) for m in text.forbid_start if not self.special(m)]
-        return inside, start
-
-    def define_text(self, text: Text) -> None:
-        if text.name in self.terminals:
-            return
-        inside, start = self.forbidden(text)
-        if self.tokens:
-            definition = "/[\\s\\S]*/"
-            if inside:
-                definition += f" & ~/[\\s\\S]*(?:{regex(RAlt(tuple(inside)))})[\\s\\S]*/"
-            if start:
-                definition += f" & ~/(?:{regex(RAlt(tuple(start)))})[\\s\\S]*/"
-        else:
-            definition = "/" + self.lookahead_text(inside, start) + "+/"
-        self.terminals[text.name] = definition
-
-    @staticmethod
-    def lookahead_text(inside: list[Regex], start: list[Regex]) -> str:
-        lead = f"(?!{regex(RAlt(tuple(start)))})" if start else ""
-        char = f"(?:(?!{regex(RAlt(tuple(inside)))})[\\s\\S])" if inside else "[\\s\\S]"
-        return lead + char
-
-    def head(self, head: Head) -> str:
-        if self.special(head.end):
-            return f"{self.expr(head.text)} {head.end}"
-        if head.name not in self.terminals:
-            if self.tokens:
-                self.define_text(head.text)
-                self.terminals[head.name] = f"{head.text.name} {json.dumps(head.end, ensure_ascii=False)}"
-            else:
-                inside, start = self.forbidden(head.text)
-                end = regex(literal(head.end))
-                # lark's lexer takes the first terminal that matches, not the longest: the text that
-                # reaches its end marker goes first (it matches only where that marker follows).
-                self.terminals[head.name] = "/" + self.lookahead_text(inside, start) + "*" + end + "/"
-                self.priorities.add(head.name)
-        return head.name
-
-
-# -- GBNF
-
-
-_GBNF_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _gbnf_char(code: int, meta: str) -> str:
-    char = chr(code)
-    if char in meta:
-        return "\\" + char
-    if char in _GBNF_ESCAPES:
-        return _GBNF_ESCAPES[char]
-    if code < 0x20 or code == 0x7F:
-        return f"\\x{code:02X}"
-    return char
-
-
-def _gbnf_class_char(code: int) -> str:
-    # Class metacharacters as hex escapes: the one escape every GBNF reader takes in a class.
-    return f"\\x{code:02X}" if chr(code) in "]\\-^[" else _gbnf_char(code, "")
-
-
-def _hex_safe(atoms: Iterable[str]) -> str:
-    """The printed characters joined, a hex digit after a ``\\xHH`` escape escaped too: xgrammar reads
-    ``\\x`` with every hex digit that follows (``\\x5Cb`` is U+05CB), llama.cpp with two."""
-    out: list[str] = []
-    for atom in atoms:
-        if out and re.search(r"\\x[0-9A-F]{2}$", out[-1]) and len(atom) == 1 and atom in "0123456789abcdefABCDEF":
-            atom = f"\\x{ord(atom):02X}"
-        out.append(atom)
-    return "".join(out)
-
-
-def gbnf_literal(text: str) -> str:
-    return '"' + _hex_safe(_gbnf_char(ord(c), '"\\') for c in text) + '"'
-
-
-def _gbnf_class(chars: Chars) -> str:
-    if len(chars.ranges) == 1 and chars.ranges[0][0] == chars.ranges[0][1]:
-        return gbnf_literal(chr(chars.ranges[0][0]))
-    negate = chars.ranges[-1][1] == MAX_CHAR
-    ranges = _complement(chars.ranges).ranges if negate else chars.ranges
-    atoms = [
-        atom
-        for lo, hi in ranges
-        for atom in ([_gbnf_class_char(lo)] if lo == hi else [_gbnf_class_char(lo), "-", _gbnf_class_char(hi)])
-    ]
-    body = _hex_safe(atoms)
-    return f"[{'^' if negate else ''}{body}]"
-
-
-def gbnf_regex(rx: Regex) -> str:
-    """``rx`` as a GBNF expression."""
-    if isinstance(rx, Chars):
-        return _gbnf_class(rx)
-    if isinstance(rx, RSeq):
-        return "(" + " ".join(gbnf_regex(i) for i in rx.items) + ")"
-    if isinstance(rx, RAlt):
-        return "(" + " | ".join(gbnf_regex(o) for o in rx.options) + ")"
-    return gbnf_regex(rx.item) + _repeat(rx.low, rx.high)
-
-
-class _GbnfPrinter:
-    def __init__(self, b: GrammarBuilder) -> None:
-        self.b = b
-        self.extra: dict[str, str] = {}
-
-    @staticmethod
-    def rule_name(name: str) -> str:
-        return "root" if name == "start" else name.lower().replace("_", "-")
-
-    def print(self) -> str:
-        rules = [f"{self.rule_name(n)} ::= {self.expr(self.b.rules[n])}" for n in _reachable(self.b)]
-        return "\n".join(rules + [f"{n} ::= {d}" for n, d in self.extra.items()]) + "\n"
-
-    def expr(self, e: Expr) -> str:
-        if isinstance(e, Lit):
-            return gbnf_literal(e.text)
-        if isinstance(e, Marker):  # char by char, as a text's end (see Head)
-            return "(" + " ".join(gbnf_literal(c) for c in e.text) + ")"
-        if isinstance(e, Term):
-            name = self.rule_name(e.name)
-            self.extra.setdefault(name, gbnf_regex(e.regex))
-            return name
-        if isinstance(e, Text):
-            return self.text(e)
-        if isinstance(e, Head):
-            # The end char by char: the same language, and a reader that lexes literals greedily
-            # (llguidance's GBNF import) cannot take a longer literal where the text goes on.
-            return " ".join([self.text(e.text), *(gbnf_literal(c) for c in e.end)])
-        if isinstance(e, Ref):
-            return self.rule_name(e.name)
-        if isinstance(e, Seq):
-            return "(" + " ".join(self.expr(i) for i in e.items) + ")" if e.items else '""'
-        if isinstance(e, Alt):
-            return "(" + " | ".join(self.expr(o) for o in e.options) + ")"
-        return self.expr(e.item) + _repeat(e.low, e.high)
-
-    def text(self, text: Text) -> str:
-        name = self.rule_name(text.name)
-        if name not in self.extra:
-            inside = [literal(m) for m in text.forbid_markers] + list(text.forbid)
-            start = [literal(m) for m in text.forbid_start]
-            states = avoiding_automaton(inside, start)
-
-            def state(index: int) -> str:
-                return name if index == 0 else f"{name}-s{index}"
-
-            for index, moves in enumerate(states):
-                options = ['""'] + [f"{_gbnf_class(chars)} {state(target)}" for chars, target in moves]
-                self.extra[state(index)] = " | ".join(options)
-        return name
-
-
-# ---------------------------------------------------------------------------- text that avoids patterns
-# GBNF has no lookahead: "text that contains no match of P anywhere and does not start with a
-# match of S" is the complement of a regular language, written as its deterministic automaton
-# (subset construction over a Thompson NFA), one rule per state. States that complete a
-# forbidden match are left out, so the text can never contain one.
-
-
-class _Nfa:
-    def __init__(self) -> None:
-        self.eps: list[list[int]] = []
-        self.moves: list[list[tuple[Chars, int]]] = []
-
-    def state(self) -> int:
-        self.eps.append([])
-        self.moves.append([])
-        return len(self.eps) - 1
-
-    def add(self, rx: Regex, start: int) -> int:
-        """Wire ``rx`` from ``start``; return its end state."""
-        if isinstance(rx, Chars):
-            end = self.state()
-            self.moves[start].append((rx, end))
-            return end
-        if isinstance(rx, RSeq):
-            for item in rx.items:
-                start = self.add(item, start)
-            return start
-        if isinstance(rx, RAlt):
-            end = self.state()
-            for option in rx.options:
-                self.eps[self.add(option, start)].append(end)
-            return end
-        for _ in range(rx.low):
-            start = self.add(rx.item, start)
-        if rx.high is None:
-            loop = self.state()
-            self.eps[start].append(loop)
-            self.eps[self.add(rx.item, loop)].append(loop)
-            return loop
-        end = self.state()
-        self.eps[start].append(end)
-        for _ in range(rx.high - rx.low):
-            start = self.add(rx.item, start)
-            self.eps[start].append(end)
-        return end
-
-    def closure(self, states: Iterable[int]) -> frozenset[int]:
-        seen, todo = set(states), list(states)
-        while todo:
-            for nxt in self.eps[todo.pop()]:
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return frozenset(seen)
-
-
-def avoiding_automaton(inside: Sequence[Regex], start: Sequence[Regex]) -> list[list[tuple[Chars, int]]]:
-    """The automaton of texts with no match of ``inside`` and no leading match of ``start``.
-
-    One entry per state (state 0 first): its moves as (characters, next state). Every state
-    accepts (the text may end anywhere).
-    """
-    nfa = _Nfa()
-    anywhere, anchored = nfa.state(), nfa.state()
-    finals = set()
-    for rx in inside:
-        finals.add(nfa.add(rx, anywhere))
-    for rx in start:
-        finals.add(nfa.add(rx, anchored))
-    points = {0, MAX_CHAR + 1}
-    for moves in nfa.moves:
-        for chars, _ in moves:
-            for lo, hi in chars.ranges:
-                points.update((lo, hi + 1))
-    cuts = sorted(points)
-    intervals = list(zip(cuts[:-1], [c - 1 for c in cuts[1:]], strict=True))
-    first = nfa.closure([anywhere, anchored])
-    index = {first: 0}
-    table: list[list[tuple[Chars, int]]] = []
-    todo = [first]
-    while todo:
-        current = todo.pop(0)
-        targets: dict[int, list[tuple[int, int]]] = {}
-        for lo, hi in intervals:
-            moved = [to for s in current for chars, to in nfa.moves[s] if lo in chars]
-            nxt = nfa.closure([*moved, anywhere])
-            if nxt & finals:
-                continue
-            if nxt not in index:
-                index[nxt] = len(index)
-                todo.append(nxt)
-            targets.setdefault(index[nxt], []).append((lo, hi))
-        table.append([(Chars(_merge(ranges)), target) for target, ranges in sorted(targets.items())])
-    return table
