@@ -68,10 +68,10 @@ def reasoning_markers(fmt: Format) -> Reasoning | None:
     if calls.reasoning is not None:
         return calls.reasoning
     syntax = fmt.syntax()
-    if syntax.reasoning_close is None:
+    if syntax.reasoning_close is None or fmt.wire.reasoning is None:
         return None
-    # A format whose export leaves reasoning out still reads a think block in its replies.
-    return export.Reasoning("<think>", syntax.reasoning_close)
+    # A format whose export leaves reasoning out still reads a reasoning block in its replies.
+    return export.Reasoning(fmt.wire.reasoning[0], syntax.reasoning_close)
 
 
 def _marker_strings(fmt: Format) -> set[str]:
