@@ -543,3 +543,19 @@ def test_a_spec_the_family_cannot_write_is_refused() -> None:
         wire.compile_spec(dataclasses.replace(BLOCK_SPEC, recover=("nope",)))
     with pytest.raises(ValueError, match="free text cannot stop before it"):
         wire.compile_spec(dataclasses.replace(BLOCK_SPEC, stop="[end]"))
+
+
+_STRING_ATOMS = ['"', "\\", "a", ",", ")", " ", "=", "b=", ", k=", "\n", "```", "<end_of_turn>", ")]", '\\"', "é"]
+
+
+@examples(100)
+@given(st.lists(st.sampled_from(_STRING_ATOMS), max_size=16))
+def test_the_salvage_scan_of_a_string_argument_ends_where_its_regex_does(atoms: list[str]) -> None:
+    """The element cutter reads a JSON string argument with a linear scan (closing_quote), not
+    ARG_STRING's regex (which costs the rest of the text at each string): both end in one place."""
+    from codec.wire._call_list_fast import arg_string_closes, closing_quote
+
+    grammar = codec.get_format("gemma3_tool_code").syntax().grammar
+    text = '"' + "".join(atoms)
+    matched = grammar.pattern("ARG_STRING").match(text, 0)
+    assert closing_quote(text, 0, arg_string_closes(grammar)) == (matched.end() if matched else None)

@@ -356,6 +356,30 @@ class _ClosingQuoteWatch:
             i = at + 1
 
 
+def closing_quote(text: str, pos: int, closes: re.Pattern[str]) -> int | None:
+    """Where the string opened at ``text[pos]`` ends in a complete text, as ARG_STRING's regex reads
+    it: right after the first quote ``closes`` accepts what follows of (escapes skipped), else after
+    its first quote; None where it has none. Each character is looked at once, plus ``closes``'s
+    bounded lookahead at each quote (the regex, greedy, runs to the text's end and back from every
+    opening quote: quadratic over a rejected list of many strings)."""
+    i = pos + 1
+    while True:
+        at = _TO_QUOTE.match(text, i).end()  # type: ignore[union-attr]
+        if at == len(text) or text[at] != '"':
+            break
+        if closes.match(text, at + 1):
+            return at + 1
+        i = at + 1
+    first = JSON_STRING.match(text, pos)
+    return None if first is None else first.end()
+
+
+def arg_string_closes(grammar: CompiledGrammar) -> re.Pattern[str]:
+    """What must follow a quote for it to close ARG_STRING in ``grammar`` (its closing lookahead)."""
+    pattern = grammar.pattern("ARG_STRING").pattern
+    return re.compile(lookahead_text(pattern, pattern.index('"(?=') + 1))
+
+
 def closing_quote_lexer(closes: re.Pattern[str]) -> FastLexer:
     """The lexer of ARG_STRING: the token once the quote it closes at is decided (the first that
     ``closes`` accepts, with :data:`STRING_LOOKAHEAD` characters after it, or the end of the reply), as
@@ -364,20 +388,17 @@ def closing_quote_lexer(closes: re.Pattern[str]) -> FastLexer:
     def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
         if not text.startswith('"', pos):
             return None
+        if final:
+            end = closing_quote(text, pos, closes)
+            return None if end is None else (None, end)
         i = pos + 1
         while True:
             at = _TO_QUOTE.match(text, i).end()  # type: ignore[union-attr]
-            if at == len(text) or text[at] != '"':
-                break
-            if not final and len(text) - at - 1 < STRING_LOOKAHEAD:
+            if at == len(text) or text[at] != '"' or len(text) - at - 1 < STRING_LOOKAHEAD:
                 return _ClosingQuoteWatch(closes, text[at:])
             if closes.match(text, at + 1):
                 return None, at + 1
             i = at + 1
-        if not final:
-            return _ClosingQuoteWatch(closes, text[at:])
-        first = JSON_STRING.match(text, pos)
-        return None if first is None else (None, first.end())  # no quote closes: the first one does
 
     return lex
 
@@ -506,8 +527,7 @@ def string_reading(grammar: CompiledGrammar, frame_ends: str) -> StringReading:
             # A closing quote counts only where `, name=` or `)` follows: wake the lexer only there.
             Delimiter('"', '"', lookahead=STRING_LOOKAHEAD, follows=closes),
         )
-    pattern = grammar.pattern("ARG_STRING").pattern
-    quote_closes = re.compile(lookahead_text(pattern, pattern.index('"(?=') + 1))
+    quote_closes = arg_string_closes(grammar)
     return StringReading(
         # The fast paths read strings as JSON does, up to their first quote (a string with a quote left
         # unescaped in it is the rules' to read and report), once what follows settles where they end.
@@ -537,6 +557,10 @@ class ElementCutter:
 
     def __init__(self, grammar: CompiledGrammar) -> None:
         self._arg_string = grammar.pattern(string_terminal(grammar))
+        #: ARG_STRING's closing test, where the member's strings are JSON's: read by a scan, linear
+        #: (the regex costs the rest of the text at each string, a rejected list of many strings
+        #: quadratic time).
+        self._arg_closes = arg_string_closes(grammar) if string_terminal(grammar) == "ARG_STRING" else None
         #: A string argument written with escapes, which wins over RAW_STRING where it reads (values "json_raw").
         self._escaped_string = grammar.pattern("ESC_STRING") if "ESC_STRING" in grammar.terminals else None
         self._nested_string = grammar.pattern("DQ_STRING")
@@ -562,6 +586,10 @@ class ElementCutter:
             ch = text[i]
             if ch == "'" or ch == '"':
                 string = self._sq_string if ch == "'" else self._arg_string if depth == 1 else self._nested_string
+                if string is self._arg_string and self._arg_closes is not None:
+                    end = closing_quote(text, i, self._arg_closes)
+                    i = end if end is not None else n
+                    continue
                 escaped = self._escaped_string if string is self._arg_string else None
                 m = (escaped and escaped.match(text, i)) or string.match(text, i)
                 i = m.end() if m is not None else n
