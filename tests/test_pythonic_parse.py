@@ -559,3 +559,21 @@ def test_the_salvage_scan_of_a_string_argument_ends_where_its_regex_does(atoms: 
     text = '"' + "".join(atoms)
     matched = grammar.pattern("ARG_STRING").match(text, 0)
     assert closing_quote(text, 0, arg_string_closes(grammar)) == (matched.end() if matched else None)
+
+
+_LIST_ATOMS = [*_STRING_ATOMS, "(", "[", "]", "f(", "g(a=", "'", "{", "}"]
+
+
+@examples(100)
+@given(st.lists(st.sampled_from(_LIST_ATOMS), max_size=24))
+def test_the_element_cutter_cuts_a_rejected_list_where_the_regexes_would(atoms: list[str]) -> None:
+    """The cutter's scan of string arguments (closing_quote, with what earlier scans found kept)
+    cuts every list where reading each string with ARG_STRING's regex cuts it."""
+    from codec.wire._call_list_fast import ElementCutter
+
+    grammar = codec.get_format("gemma3_tool_code").syntax().grammar
+    text = "".join(atoms)
+    by_regex = ElementCutter(grammar)
+    by_regex._arg_closes = None  # the regex path, which reads every string with ARG_STRING
+    for bracketed in (True, False):
+        assert ElementCutter(grammar).cut(text, 0, bracketed) == by_regex.cut(text, 0, bracketed)

@@ -356,20 +356,27 @@ class _ClosingQuoteWatch:
             i = at + 1
 
 
-def closing_quote(text: str, pos: int, closes: re.Pattern[str]) -> int | None:
-    """Where the string opened at ``text[pos]`` ends in a complete text, as ARG_STRING's regex reads
-    it: right after the first quote ``closes`` accepts what follows of (escapes skipped), else after
-    its first quote; None where it has none. Each character is looked at once, plus ``closes``'s
-    bounded lookahead at each quote (the regex, greedy, runs to the text's end and back from every
-    opening quote: quadratic over a rejected list of many strings)."""
+def first_closing_quote(text: str, pos: int, closes: re.Pattern[str]) -> int | None:
+    """Right after the first quote past ``text[pos]`` that ``closes`` accepts what follows of (escapes
+    skipped), or None where none does. Scans started right after two quotes of one text meet at
+    the later one, so where one found none, none is found from any quote after its start."""
     i = pos + 1
     while True:
         at = _TO_QUOTE.match(text, i).end()  # type: ignore[union-attr]
         if at == len(text) or text[at] != '"':
-            break
+            return None
         if closes.match(text, at + 1):
             return at + 1
         i = at + 1
+
+
+def closing_quote(text: str, pos: int, closes: re.Pattern[str]) -> int | None:
+    """Where the string opened at ``text[pos]`` ends in a complete text, as ARG_STRING's regex reads
+    it: right after the first quote ``closes`` accepts, else after its first quote; None where it
+    has none. Each character is looked at once, plus ``closes``'s bounded lookahead at each quote."""
+    end = first_closing_quote(text, pos, closes)
+    if end is not None:
+        return end
     first = JSON_STRING.match(text, pos)
     return None if first is None else first.end()
 
@@ -577,6 +584,7 @@ class ElementCutter:
         """The non-blank elements from ``text[start]`` (offset, text), and where the list ends."""
         elements: list[tuple[int, str]] = []
         depth, i, begin, n = 0, start, start, len(text)
+        none_closes_from = n + 1
 
         def element(end: int) -> None:
             if text[begin:end].strip():
@@ -587,7 +595,13 @@ class ElementCutter:
             if ch == "'" or ch == '"':
                 string = self._sq_string if ch == "'" else self._arg_string if depth == 1 else self._nested_string
                 if string is self._arg_string and self._arg_closes is not None:
-                    end = closing_quote(text, i, self._arg_closes)
+                    # ARG_STRING's reading (closing_quote), with what an earlier scan found kept: past
+                    # where one found no closing quote, none is looked for again (linear overall).
+                    end = first_closing_quote(text, i, self._arg_closes) if i + 1 < none_closes_from else None
+                    if end is None:
+                        none_closes_from = min(none_closes_from, i + 1)
+                        first = JSON_STRING.match(text, i)  # no quote closes: the first one does
+                        end = first.end() if first is not None else None
                     i = end if end is not None else n
                     continue
                 escaped = self._escaped_string if string is self._arg_string else None
