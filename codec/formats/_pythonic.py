@@ -19,21 +19,17 @@ from codec.errors import parse_error_at
 from codec.formats._decode import call_id
 from codec.formats._reading import Readings, find_all
 from codec.models import FunctionCall, ToolCall
-from codec.wire._call_list_values import checked_string, leading_zeros, padded, raw_decode_from, resolve_padded
+from codec.wire._call_list_values import raw_decode_from
 
 __all__ = [
     "CallListSyntax",
     "ReadCall",
     "ValueReadings",
-    "checked_string",
     "decoded_call",
     "decoded_tool",
     "json_readings",
-    "leading_zeros",
-    "padded",
     "raw_string_readings",
     "read_call_list",
-    "resolve_padded",
 ]
 
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec._lark import Token
 from codec.formats._calls import MARKUP, LiteralHandlers, before_stop, leading_reasoning
-from codec.formats._pythonic import checked_string, leading_zeros, padded, resolve_padded
 from codec.issues import IssueKind
 from codec.literals import PLAIN_JSON_DECODER, json_text, json_value, python_literal
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Stream, Syntax, ToolsByName, WholeReading
 from codec.watch import Watch
+from codec.wire._call_list_values import checked_string, leading_zeros, padded, resolve_padded
 
 if TYPE_CHECKING:
     from codec.wire.gemma4 import Markers
