@@ -63,8 +63,6 @@ class Format:
     functions: Functions
     #: The reply syntax: a member of a wire family (an instance may hold another: a variant).
     wire: WireSpec
-    #: A subclass of the wire family's class that this format refines it with, or None.
-    wire_refinement: ClassVar[type[Family] | None] = None
 
     # ------------------------------------------------------------------ render
 
@@ -295,7 +293,7 @@ class Format:
             return cached[1]  # type: ignore[no-any-return]
         from codec.wire import compile_spec
 
-        kit = compile_spec(self.wire, self.wire_refinement)
+        kit = compile_spec(self.wire)
         self.__dict__["_kit"] = (self.wire, kit)
         return kit
 

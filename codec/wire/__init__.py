@@ -145,7 +145,7 @@ class Family:
     """What a family compiles a :class:`WireSpec` into: the reply side of every member with that spec.
 
     A family module defines one subclass (``name``, ``parameters``) and implements its methods
-    from the spec alone; a member refines it, where it must, by a subclass named in its module.
+    from the spec alone: what sets members apart is in their specs, not in code of theirs.
     """
 
     #: The family's name, as in :data:`FAMILIES` and :attr:`WireSpec.family`.
@@ -207,21 +207,14 @@ def family_class(name: str) -> type[Family]:
     return found
 
 
-_KITS: dict[tuple[WireSpec, type[Family] | None], Family] = {}
+_KITS: dict[WireSpec, Family] = {}
 
 
-def compile_spec(spec: WireSpec, refinement: type[Family] | None = None) -> Family:
-    """The kit of ``spec``: its family's compiled reply side, built once per spec (and refinement).
-
-    ``refinement`` is a member's subclass of the family's class, where the member refines it."""
-    kit = _KITS.get((spec, refinement))
+def compile_spec(spec: WireSpec) -> Family:
+    """The kit of ``spec``: its family's compiled reply side, built once per spec."""
+    kit = _KITS.get(spec)
     if kit is None:
-        cls = family_class(spec.family)
-        if refinement is not None:
-            if not issubclass(refinement, cls):
-                raise TypeError(f"{refinement.__name__} does not refine the {cls.name!r} family")
-            cls = refinement
-        kit = _KITS.setdefault((spec, refinement), cls(spec))
+        kit = _KITS.setdefault(spec, family_class(spec.family)(spec))
     return kit
 
 
@@ -269,7 +262,7 @@ def family_grammar(template: str, values: tuple[tuple[str, str], ...]) -> Compil
 # ---------------------------------------------------------------------------- formats of a spec
 
 
-def reply_format(spec: WireSpec, name: str, *, refinement: type[Family] | None = None) -> Format:
+def reply_format(spec: WireSpec, name: str) -> Format:
     """A format whose replies are ``spec``'s and which has no prompt template of its own.
 
     It parses, streams, renders replies (the family's renderer) and exports grammars as any
@@ -290,7 +283,6 @@ def reply_format(spec: WireSpec, name: str, *, refinement: type[Family] | None =
         "stop_token": spec.stop,
         "functions": Functions(prompt_text, prompt_conversation),
         "wire": spec,
-        "wire_refinement": refinement,
         "__doc__": f"Replies as {spec} writes them; no prompt template.",
     }
     cls = type(f"ReplyFormat_{name}", (Format,), attributes)
