@@ -449,15 +449,22 @@ JSON_VALUES = st.recursive(
 )
 
 
+@pytest.fixture
+def sound(folder: Path) -> tuple[Path, bytes]:
+    """The tiny grammar's cache file and its sound JSON (made once for all of a property's examples)."""
+    path = _cache_file(folder)
+    return path, _good_body(path)
+
+
 @examples(60)
 @given(where=st.integers(min_value=0), value=JSON_VALUES)
-def test_a_file_changed_anywhere_never_breaks_the_compile(where: int, value: object) -> None:
+def test_a_file_changed_anywhere_never_breaks_the_compile(sound: tuple[Path, bytes], where: int, value: object) -> None:
     """Any one value of a sound file replaced by any JSON value, behind a sound first line: the
     grammar compiles (loaded, or analysed again with the file replaced) and the file reads back."""
     import json
 
-    path = _SOUND[0]
-    tree = json.loads(_SOUND[1])
+    path, body = sound
+    tree = json.loads(body)
     places = _paths(tree)
     at = places[where % len(places)]
     if at:
@@ -471,19 +478,6 @@ def test_a_file_changed_anywhere_never_breaks_the_compile(where: int, value: obj
     grammar = CompiledGrammar(TINY, cache=True)
     assert grammar.states and grammar.start_state in grammar.states
     assert CompiledGrammar(TINY, cache=True).states
-
-
-@pytest.fixture(autouse=True)
-def _sound_tiny_file(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """For the property above: a folder with the tiny grammar's file, and its sound body."""
-    if request.node.originalname != "test_a_file_changed_anywhere_never_breaks_the_compile":
-        return
-    monkeypatch.setenv("CODEC_CACHE_DIR", str(tmp_path / "cache"))
-    path = _cache_file(tmp_path / "cache")
-    _SOUND[:] = [path, _good_body(path)]
-
-
-_SOUND: list[object] = []
 
 
 def test_a_damaged_file_leaves_the_next_process_working(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
