@@ -10,32 +10,28 @@ reductions, as named arguments (lark's ``v_args(inline=True)`` style).
 
 This relies on lark's ``ParserState``/``ParseConf`` and the parse table of its LALR frontend,
 which is why ``pyproject.toml`` pins lark's minor version. No other module reads the parser's
-stacks or its configuration.
+stacks or its configuration (:mod:`codec._grammar_cache` keeps lark's analysis as lark serialises
+it).
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import os
-import pickle
 import re
-import sys
-import threading
 from collections.abc import Callable, Iterable
-from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import MethodType
 from typing import Any
 
-import lark
 from lark import Lark, Token
 from lark.exceptions import UnexpectedToken
 from lark.lexer import Lexer
 from lark.parsers.lalr_analysis import Shift
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
+
+from codec._grammar_cache import cached_lark
 
 __all__ = [
     "Checkpoint",
@@ -250,7 +246,7 @@ class CompiledGrammar:
         }
         #: The grammar's text, as compiled.
         self.source = source
-        self.lark = _cached_lark(source, options) if cache and not strict else Lark(source, **options)
+        self.lark = cached_lark(source, options) if cache and not strict else Lark(source, **options)
         self.parse_table = _Table(self.lark.parser.parser._parse_table)
         self.start = start
         self.states: dict[Any, dict[str, Any]] = self.parse_table.states
@@ -543,63 +539,6 @@ class Parser:
 @cache
 def compile_grammar(name: str) -> CompiledGrammar:
     """``grammars/<name>.lark`` compiled once per process, its LALR tables kept in the cache folder
-    (:func:`cache_dir`) so that the next process loads them instead of analysing the grammar again."""
+    (:mod:`codec._grammar_cache`) so that the next process loads them instead of analysing the
+    grammar again."""
     return CompiledGrammar(load_grammar_text(name), cache=True)
-
-
-def cache_dir() -> Path | None:
-    """The folder compiled grammars are kept in, or None where there is none to use.
-
-    ``CODEC_CACHE_DIR`` names it (empty: no cache); otherwise ``$XDG_CACHE_HOME/codec`` or
-    ``~/.cache/codec``. It is made private to the user (mode 0700); a folder that another user owns
-    or may write to is not used, since what is read from it is unpickled."""
-    configured = os.environ.get("CODEC_CACHE_DIR")
-    if configured is not None:
-        if not configured:
-            return None
-        folder = Path(configured)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        folder = Path(base) / "codec"
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = folder.stat()
-    except OSError:
-        return None
-    getuid = getattr(os, "getuid", None)
-    if getuid is not None and (info.st_uid != getuid() or info.st_mode & 0o022):
-        return None
-    return folder
-
-
-#: Part of every cache key: bump it when what a cache file holds changes meaning.
-_CACHE_FORMAT = 1
-#: What reading a cache file raises when it is damaged, written by another version, or not one.
-_STALE = (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError, ImportError, pickle.UnpicklingError)
-
-
-def _cached_lark(source: str, options: dict[str, Any]) -> Lark:
-    """``Lark(source, **options)``, its analysis loaded from the cache folder where an earlier
-    process left it (``Lark.save``/``Lark.load``). The file's name is a hash of the grammar, its
-    options, lark's version and Python's, so a changed grammar or an upgrade never reads an old
-    file; a damaged one is analysed again and replaced. A new file is written beside its final
-    name and renamed into place, so that processes starting together (a test run on every core,
-    ``convert --jobs``) never read half a file."""
-    folder = cache_dir()
-    if folder is None:
-        return Lark(source, **options)
-    identity = (_CACHE_FORMAT, source, sorted(map(str, options.items())), lark.__version__, sys.version_info[:3])
-    path = folder / f"grammar-{hashlib.sha256(repr(identity).encode()).hexdigest()[:32]}.pickle"
-    with suppress(FileNotFoundError, *_STALE), path.open("rb") as file:
-        loaded: Lark = Lark.load(file)
-        return loaded
-    parser = Lark(source, **options)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-    try:
-        with partial.open("wb") as file:
-            parser.save(file)
-        os.replace(partial, path)
-    except OSError:  # a full disk or a read-only folder: the grammar still works, uncached
-        with suppress(OSError):
-            partial.unlink(missing_ok=True)
-    return parser
