@@ -81,6 +81,7 @@ from codec.wire._call_list_values import (
     checked_string,
     fitting_number,
     leading_zeros,
+    out_of_range,
     padded,
     quoted_string_value,
     raw_controls_string_value,
@@ -162,11 +163,7 @@ class CallListBuilder(LiteralHandlers, Builder):
             self._padded = True
             return padded(text, token.start_pos)
         value = fitting_number(text)
-        if value is None:
-            message = f"the number {text} does not fit a float: kept as the string {text!r}"
-            self.sink.issue("number_out_of_range", message, token.start_pos, text)
-            return text
-        return value
+        return out_of_range(self.sink, text, token.start_pos) if value is None else value
 
     def arg(self, name: Token, equals: Token, value: Any) -> None:
         call = self._started()
