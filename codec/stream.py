@@ -272,6 +272,11 @@ class Builder:
         """
         return None
 
+    def start_cut(self) -> None:
+        """The reply ends inside the block being read: start the call whose head was read but
+        that is not started yet (a builder that starts a call only once more of it arrives), so
+        that it is reported cut like any call being read."""
+
 
 @dataclass
 class _Block:
@@ -724,6 +729,7 @@ class Stream:
         # A handler refusing a reduction here leaves the parser as it was (the closer meets it again).
         with suppress(BuildError):
             self._parser.settle()
+        self._builder.start_cut()
         index = self._out.open_call()
         if index is not None:
             self._out.cut_call(index, pos)

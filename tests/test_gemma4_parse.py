@@ -221,3 +221,31 @@ def test_a_lone_surrogate_escape_is_replaced_and_reported(value: str) -> None:
     assert "\ufffd" in json.dumps(result.tool_calls[0].function.arguments, ensure_ascii=False)
     assert "lone_surrogate" in [issue.kind for issue in result.issues]
     result.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("body", "arguments", "missing"),
+    [
+        (f"{{filters:{{city:Tokyo{Q}}},query:{Q}x{Q}}}", {"filters": {"city": "Tokyo"}, "query": "x"}, ["Tokyo"]),
+        (f"{{query:[{Q}a{Q},b{Q}]}}", {"query": ["a", "b"]}, ["b"]),
+        (
+            f"{{query:[a{Q}, {Q}b{Q}],n:{{k:5{Q},j:{Q}y{Q}}}}}",
+            {"query": ["a", "b"], "n": {"k": "5", "j": "y"}},
+            ["a", "5"],
+        ),
+        (f"{{city:Tokyo{Q}}}", {"city": "Tokyo"}, ["Tokyo"]),  # (at the top level, as before)
+    ],
+)
+def test_a_nested_value_without_its_opening_quote_is_read_up_to_its_closer(
+    body: str, arguments: dict[str, Any], missing: list[str]
+) -> None:
+    """As at the top level: ``Tokyo<|"|>`` inside an object or a list is the string ``Tokyo``,
+    reported (``missing_open_quote``), not a call broken to ``{}``."""
+    reply = f"{OPEN}call:f{body}{CLOSE}"
+    result = FMT.parse(reply)
+    assert [(call.function.name, call.function.arguments) for call in result.tool_calls] == [("f", arguments)]
+    assert [(issue.kind, issue.pos) for issue in result.issues] == [
+        ("missing_open_quote", reply.index(word + Q)) for word in missing
+    ]
+    for size in (1, 2, 5):
+        assert_streams_like(parse_chunked(FMT, reply, size), result)

@@ -712,3 +712,27 @@ def test_the_shapes_of_other_models_are_recoveries_the_spec_names() -> None:
 def test_a_spec_the_family_cannot_read_is_refused(change: dict[str, Any], refused: str) -> None:
     with pytest.raises(ValueError, match=refused):
         wire.compile_spec(dataclasses.replace(FMT.wire, **change))
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        '{"name": "", "arguments": {}}',
+        '{"name": "  ", "arguments": {"a": 1}}',
+        '{"arguments": {}, "name": ""}',
+        "{'name': '', 'arguments': {}}",
+        '{"name": "", "arguments": {"a": 1}',
+    ],
+)
+def test_a_call_object_with_an_empty_name_is_no_call(block: str) -> None:
+    """No tool is called ``""``: the block gives no call, kept as content and reported, as a
+    name that is no string is; a call after it is still read."""
+    after = '<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call>'
+    reply = f"<tool_call>\n{block}\n</tool_call>{after}"
+    result = FMT.parse(reply)
+    assert [(call.function.name, call.function.arguments) for call in result.tool_calls] == [("g", {})]
+    assert [(issue.kind, issue.call_index) for issue in result.issues] == [("invalid_tool_call", None)]
+    assert result.content == reply[: -len(after)]
+    assert_streams_like(parse_chunked(FMT, reply, 1), result)
+    with pytest.raises(codec.ParseError):
+        FMT.parse(reply, strict=True)

@@ -271,6 +271,33 @@ def test_leading_zeros_are_reported_with_their_digits(name: str, reply: str) -> 
         assert raised.value.kind == "leading_zeros"
 
 
+#: A call list whose calls each hold a list and nested values, for the cuts below.
+_CUT_LIST = '[f(a=[1, 2], b={"k": [3]}, c="x(y)"), g(d=[[4], 5], e=6), h()]'
+
+
+@pytest.mark.parametrize("name", ["gemma3_tool_code", "deepseek_pythonic"])
+@pytest.mark.parametrize("fenced", [False, True])
+def test_a_call_the_reply_ends_inside_is_never_intact(name: str, fenced: bool) -> None:
+    """Wherever the reply ends inside a call (right after ``name(``, inside its first argument's
+    list...), that call is reported cut (``truncated_call``) and is not among the intact calls:
+    only a call whose ``)`` arrived may be, as in every other format."""
+    fmt = codec.get_format(name)
+    lead = FENCE if fenced else ""
+    closes = [lead + _CUT_LIST[:at] for at in (_CUT_LIST.index("), g"), _CUT_LIST.index("), h"), len(_CUT_LIST) - 2)]
+    names = ["f", "g", "h"]
+    text = lead + _CUT_LIST
+    for cut in range(len(lead) + 1, len(text)):
+        result = fmt.parse(text[:cut])
+        whole = [n for n, closed in zip(names, closes, strict=True) if cut > len(closed)]
+        intact = [call.function.name for call in result.intact_calls]
+        assert set(intact) <= set(whole), (text[:cut], intact)
+        cut_calls = {issue.call_index for issue in result.issues if issue.kind == "truncated_call"}
+        for index, call in enumerate(result.tool_calls):
+            if call.function.name not in whole:
+                assert index in cut_calls, (text[:cut], result.issues)
+        assert_streams_like(parse_chunked(fmt, text[:cut], 3), result)
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("value", ['"a\\ud800"', "'a\\udfff'", '{"k": "\\ud800"}', '["x\\udbff"]'])
 def test_a_lone_surrogate_escape_is_replaced_and_reported(name: str, value: str) -> None:
@@ -524,12 +551,44 @@ def test_a_member_with_a_block_marks_a_call_cut_short_and_keeps_a_list_its_close
 
 
 def test_members_that_parse_alike_share_a_syntax() -> None:
-    """The separators change what the renderer and the exporter write, not how replies parse."""
-    other = dataclasses.replace(BLOCK_SPEC, separator=",", argument_separator="")
+    """The separators change what the renderer and the exporter write, not how replies parse, but
+    for whether a comma between arguments is the member's own (one missing is then reported)."""
+    other = dataclasses.replace(BLOCK_SPEC, separator=",", argument_separator=",")
     assert wire.compile_spec(other) is not wire.compile_spec(BLOCK_SPEC)
     assert wire.compile_spec(other).syntax() is BLOCK_MEMBER.syntax()
-    assert CORRECTED.syntax() is GEMMA3.syntax() and CORRECTED.wire != GEMMA3.wire
+    uncommaed = wire.compile_spec(dataclasses.replace(BLOCK_SPEC, argument_separator=" "))
+    assert uncommaed.syntax() is not BLOCK_MEMBER.syntax()
+    assert CORRECTED.syntax() is not GEMMA3.syntax() and CORRECTED.wire != GEMMA3.wire
     assert DEEPSEEK.syntax() is not GEMMA3.syntax()
+
+
+@pytest.mark.parametrize(
+    ("name", "reply", "reported"),
+    [
+        ("deepseek_pythonic", "[f(a=1b=2)]", True),
+        ("deepseek_pythonic", '[f(a=1 b="x", c=[1]d=2)]', True),
+        ("deepseek_pythonic", "[f(a=1, b=2,)]", False),
+        ("gemma3_tool_code", '```tool_code\n[f(a=1b="x"c=2)]\n```', False),  # the template's own
+        ("corrected", '```tool_code\n[f(a=1b="x"c=2)]\n```', True),
+    ],
+)
+def test_an_argument_without_its_comma_is_reported_where_the_template_writes_one(
+    name: str, reply: str, reported: bool
+) -> None:
+    fmt = CORRECTED if name == "corrected" else codec.get_format(name)
+    result = fmt.parse(reply)
+    names = re.findall(r"([a-z])=", reply)
+    assert [list(call.function.arguments) for call in result.tool_calls] == [names]
+    expected = [
+        ("missing_comma", reply.index(key + "="))
+        for key, before in zip(names[1:], names, strict=False)
+        if not re.search(re.escape(before) + r"=[^,]*,\s*" + key + "=", reply)
+    ]
+    assert [(issue.kind, issue.pos) for issue in result.issues] == (expected if reported else [])
+    assert_streams_like(parse_chunked(fmt, reply, 1), result)
+    if reported:
+        with pytest.raises(codec.ParseError, match="without ','"):
+            fmt.parse(reply, strict=True)
 
 
 def test_a_spec_the_family_cannot_write_is_refused() -> None:

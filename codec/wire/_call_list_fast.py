@@ -29,8 +29,8 @@ from codec.wire._call_list_values import (
 
 
 def lookahead_text(pattern: str, start: int) -> str:
-    """The text of the lookahead group ``(?=...)`` that opens at ``pattern[start]`` (a terminal's
-    closing test, shared with the code that follows the same token), its parentheses balanced."""
+    """The text of the lookahead group ``(?=...)`` (or ``(?!...)``) that opens at ``pattern[start]``
+    (a terminal's test, shared with the code that follows the same token), its parentheses balanced."""
     depth, i, in_class = 0, start, False
     while i < len(pattern):
         ch = pattern[i]
@@ -130,7 +130,11 @@ class CallListReader:
     tuples, containers that are not plain JSON, a list that has not arrived whole.
     """
 
-    def __init__(self, grammar: CompiledGrammar, strings: StringArguments) -> None:
+    def __init__(self, grammar: CompiledGrammar, strings: StringArguments, *, commas: bool = False) -> None:
+        #: Free text, which outranks a list: a ``[`` it takes (``[f(x) for x in xs]``) opens none.
+        self._text = grammar.pattern("TEXT")
+        #: Whether arguments are separated by commas (an argument without one is the rules' to report).
+        self._commas = commas
         self._name = grammar.pattern("NAME")
         self._key = re.compile(f"({self._name.pattern})[ \\t\\r\\n]*=[ \\t\\r\\n]*")
         self._arg_string = grammar.pattern(strings.terminal)
@@ -146,7 +150,7 @@ class CallListReader:
         def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | None:
             if not text.startswith("[", pos):
                 return None
-            if in_text and _inline_code(text, pos, final):
+            if in_text and (_inline_code(text, pos, final) or self._text.match(text, pos, pos + TEXT_LOOKAHEAD)):
                 return None  # text, or it may still be: the rules decide
             try:
                 calls, end = self._list(text, pos)
@@ -235,7 +239,10 @@ class CallListReader:
             if key[1] in args:
                 raise _Unusual  # the rules report it
             args[key[1]] = value
-            i = _SEPARATOR.match(text, i).end()  # type: ignore[union-attr]
+            after = _SEPARATOR.match(text, i).end()  # type: ignore[union-attr]
+            if self._commas and not text.startswith(")", after) and text.find(",", i, after) < 0:
+                raise _Unusual  # an argument without the comma before it: the rules report it
+            i = after
         return args, i + 1
 
     def _value(self, text: str, i: int) -> tuple[Any, int]:
@@ -312,10 +319,19 @@ def followed_by(marker: str) -> Callable[[str, int, bool], bool]:
     return follows
 
 
-#: How a call list starts, ``[`` and a call's name and ``(``: a marker, for the reasoning lookahead,
-#: that a reply writes first only outside reasoning (names as long as the holdback's test allows).
-CALL_LIST_START = re.compile(r"\[[ \t]*[A-Za-z_][\w\-.]{0,31}\(")
-CALL_LIST_START_SPAN = 36
+#: How far free text's tests at a ``[`` read (TEXT's lookaheads: "every lookahead fits in the
+#: holdback", the grammar says), and so how far a call list's start (:func:`call_list_start`) reaches.
+TEXT_LOOKAHEAD = 80
+
+
+def call_list_start(grammar: CompiledGrammar) -> re.Pattern[str]:
+    """How a call list starts, as ``grammar``'s free text tells it: a ``[`` that TEXT's first test
+    does not take as text (``[``, a name and ``(``, with the blanks and the name's length it allows).
+    A marker, for the reasoning lookahead, that a reply writes first only outside reasoning; it
+    matches at most :data:`TEXT_LOOKAHEAD` characters."""
+    pattern = grammar.pattern("TEXT").pattern
+    return re.compile(r"\[" + lookahead_text(pattern, pattern.index(r"\[(?!") + 2))
+
 
 # --------------------------------------------------------------------------- string arguments
 

@@ -23,6 +23,7 @@ __all__ = [
     "checked_string",
     "fitting_number",
     "leading_zeros",
+    "out_of_range",
     "padded",
     "quoted_string_value",
     "raw_controls_string_value",
@@ -58,13 +59,21 @@ class _Padded:
 
     __slots__ = ("pos", "text", "value")
 
-    def __init__(self, text: str, pos: int, value: int | float) -> None:
-        self.text, self.pos, self.value = text, pos, value
+    def __init__(self, text: str, pos: int, value: int | float | None) -> None:
+        self.text, self.pos, self.value = text, pos, value  # value None: no float holds it
 
 
 def padded(text: str, pos: int) -> _Padded:
     """The number ``text`` with leading zeros (see :func:`leading_zeros`), written at ``pos``."""
-    return _Padded(text, pos, number_literal(text.lstrip("+")))
+    return _Padded(text, pos, fitting_number(text.lstrip("+")))
+
+
+def out_of_range(sink: Sink, text: str, pos: int) -> str:
+    """The number ``text`` (written at ``pos``) that no float holds, as its text, reported
+    (``number_out_of_range``)."""
+    message = f"the number {text} does not fit a float: kept as the string {text!r}"
+    sink.issue("number_out_of_range", message, pos, text)
+    return text
 
 
 def resolve_padded(sink: Sink, name: str | None, key: str, value: Any) -> Any:
@@ -73,6 +82,10 @@ def resolve_padded(sink: Sink, name: str | None, key: str, value: Any) -> Any:
     or, as the whole value of a parameter the tools declare a string and not a number, as its text
     (``zip=02134`` is ``"02134"``); each reported (``leading_zeros``)."""
     if isinstance(value, _Padded):
+        if value.value is None:  # both reported, the text kept: there is no number to read
+            message = f"the number {value.text} has leading zeros, and no float holds it"
+            sink.issue("leading_zeros", message, value.pos, value.text)
+            return out_of_range(sink, value.text, value.pos)
         schema = sink.tool_schema(name) if name is not None else None
         properties = schema.get("properties") if isinstance(schema, Mapping) else None
         types = declared_types(properties.get(key)) if isinstance(properties, Mapping) else []

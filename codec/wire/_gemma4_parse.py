@@ -294,6 +294,12 @@ class Gemma4Builder(LiteralHandlers, Builder):
         self.sink.issue("quoted_string", message, token.start_pos)
         return self._quoted(token)
 
+    def unopened_nested(self, token: Token) -> str:
+        """A nested value without its opening quote token, read up to its closer (UNOPENED)."""
+        message = f"string without its opening {self.markers.quote}, read up to its closer"
+        self.sink.issue("missing_open_quote", message, token.start_pos)
+        return str(token)[: -len(self.markers.quote)]
+
     def bareword(self, token: Token) -> str:
         message = f"value {str(token)!r} is not quoted; read as a string{_stripped_hint(self.markers.quote)}"
         self.sink.issue("unquoted_value", message, token.start_pos)

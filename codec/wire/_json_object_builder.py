@@ -107,7 +107,10 @@ def _call_lexers(m: Markers) -> tuple[Callable[[str, int], bool], CallLexer, Cal
         except (ValueError, RecursionError):
             return None
         if not (
-            len(value) == 2 and isinstance(value.get(name_key), str) and isinstance(value.get(arguments_key), dict)
+            len(value) == 2
+            and isinstance(value.get(name_key), str)
+            and value[name_key].strip()
+            and isinstance(value.get(arguments_key), dict)
         ):
             return None
         if text.find("\\u", pos, end) >= 0 and may_hold_surrogates(text, pos, end):
@@ -230,6 +233,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
             return
         if not isinstance(name, str):
             raise BuildError(f"{key.value} must be a string", key.start_pos)
+        if not name.strip():  # no tool is called that: the object names none
+            raise BuildError(f"{key.value} is empty", key.start_pos)
         call.start(name)
         pending, self._pending = self._pending, []
         for kind, message, pos, text in pending:

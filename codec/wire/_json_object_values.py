@@ -317,7 +317,7 @@ def call_parts(obj: Any, keys: Keys, *, strict: bool = False) -> tuple[str, dict
             if name is not None:
                 repairs.append(("duplicate_key", keys.name_repeated(name), name_text(value)))
                 continue
-            if not isinstance(value, str):
+            if not isinstance(value, str) or not value.strip():  # no name, or an empty one: no call
                 return None
             name = value
             repairs += pending

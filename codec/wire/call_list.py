@@ -19,7 +19,9 @@ Whatever the spec, a list's values read as Python or JSON literals (``True`` / `
 quote, tuples), arguments separated by commas or by nothing, and a markdown code fence with a
 language tag holds content. ``separator`` and ``argument_separator`` are what the reply renderer
 and the constrained-decoding grammar write between calls and between arguments; they do not change
-how replies parse (members that differ only there share one :class:`~codec.stream.Syntax`).
+how replies parse (members that differ only there share one :class:`~codec.stream.Syntax`), but for
+one thing: where ``argument_separator`` holds a comma, an argument written without one before it is
+read, reported (``missing_comma``).
 
 The stop token, the reasoning markers and the block's opener start with a character that is not
 blank, not ``[`` and, but for a fence's opener, not a backtick (free text stops before them).
@@ -30,7 +32,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from codec import jinja
 from codec._lark import Token, ValueToken, make_token
@@ -66,11 +68,11 @@ from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, FastLexer
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 from codec.wire._call_list_fast import (
-    CALL_LIST_START,
-    CALL_LIST_START_SPAN,
     JSON_STRING,
     QUOTE_OR_ESCAPE,
+    TEXT_LOOKAHEAD,
     CallListReader,
+    call_list_start,
     element_cutter,
     followed_by,
     raw_string,
@@ -81,6 +83,7 @@ from codec.wire._call_list_values import (
     checked_string,
     fitting_number,
     leading_zeros,
+    out_of_range,
     padded,
     quoted_string_value,
     raw_controls_string_value,
@@ -111,6 +114,10 @@ _NOTHING = "(?!)"
 class CallListBuilder(LiteralHandlers, Builder):
     """Builds calls from the ``call_list`` rules. Values are typed as written; string arguments are
     JSON (or Python) strings, where quotes left unescaped inside one are the value's own, reported."""
+
+    #: Whether the member writes a comma between arguments (an argument without one before it is
+    #: reported); else they run together, as the template writes them. A member's syntax sets it.
+    argument_commas: ClassVar[bool] = False
 
     def __init__(self, sink: Sink) -> None:
         super().__init__(sink)
@@ -154,6 +161,11 @@ class CallListBuilder(LiteralHandlers, Builder):
             self._call = self.sink.call(name, pos)
         return self._call
 
+    def start_cut(self) -> None:
+        # A name and "(" the reply ends after (or inside the first argument's value): a call cut.
+        if self._pending is not None:
+            self._started()
+
     def number(self, token: Token) -> Any:
         """A number as written; one that a float cannot hold, or with leading zeros, is kept as its
         text, a string, reported."""
@@ -162,18 +174,22 @@ class CallListBuilder(LiteralHandlers, Builder):
             self._padded = True
             return padded(text, token.start_pos)
         value = fitting_number(text)
-        if value is None:
-            message = f"the number {text} does not fit a float: kept as the string {text!r}"
-            self.sink.issue("number_out_of_range", message, token.start_pos, text)
-            return text
-        return value
+        return out_of_range(self.sink, text, token.start_pos) if value is None else value
 
-    def arg(self, name: Token, equals: Token, value: Any) -> None:
+    def arg(self, name: Token, equals: Token, value: Any) -> tuple[str, int]:
         call = self._started()
         if self._padded:
             self._padded = False
             value = resolve_padded(self.sink, call.name, str(name), value)
         call.argument(str(name), value, name.start_pos)
+        return str(name), name.start_pos
+
+    def args(self, *children: Any) -> None:
+        """Arguments: where the member writes a comma between two and one is missing (``a=1b=2``),
+        the argument after it is read, reported."""
+        if len(children) == 2 and self.argument_commas:
+            key, pos = children[1]
+            self.sink.issue("missing_comma", f"argument {key!r} written without ',' before it", pos)
 
     def fast_call(self, *children: Any) -> None:
         self._wrapped()
@@ -184,9 +200,10 @@ class CallListBuilder(LiteralHandlers, Builder):
 
     fast_next_call = fast_call
 
-    def fast_arg(self, token: ValueToken) -> None:
+    def fast_arg(self, token: ValueToken) -> tuple[str, int]:
         key, value = token.decoded
         self._started().argument(key, value, token.start_pos)
+        return key, token.start_pos
 
     def call(self, *children: Any) -> None:
         call = self._started()
@@ -468,15 +485,22 @@ def grammar_values(spec: WireSpec) -> tuple[tuple[str, str], ...]:
 
 #: How much of a reply the stream holds back at least: as long as the grammar's lookaheads in free
 #: text (where a "[" opens a call list).
-_HOLDBACK = 80
+_HOLDBACK = TEXT_LOOKAHEAD
 
 
 def _parsing(spec: WireSpec) -> WireSpec:
     """``spec`` reduced to the fields that change how replies parse: the key members share a syntax by."""
     values = "json_raw" if spec.values == "json_raw" else "json"
     recover = tuple(sorted(spec.recover))
+    commas = "," if "," in spec.argument_separator else ""  # whether a missing one is reported
     return WireSpec(
-        "call_list", block=spec.block, stop=spec.stop, reasoning=spec.reasoning, values=values, recover=recover
+        "call_list",
+        block=spec.block,
+        stop=spec.stop,
+        reasoning=spec.reasoning,
+        values=values,
+        argument_separator=commas,
+        recover=recover,
     )
 
 
@@ -494,7 +518,8 @@ def _syntax(spec: WireSpec) -> Syntax:
     (opener, closer), stop, reasoning = spec.block, spec.stop, spec.reasoning
     strings = "raw" if spec.values == "json_raw" else "json"
     strings_read = string_reading(grammar, _frame_ends(spec))
-    reader = CallListReader(grammar, strings_read.arguments)
+    commas = "," in spec.argument_separator
+    reader = CallListReader(grammar, strings_read.arguments, commas=commas)
     fast: dict[str, FastLexer] = {
         **strings_read.lexers,
         "CALL_LIST": reader.lexer(in_text=True),
@@ -525,7 +550,7 @@ def _syntax(spec: WireSpec) -> Syntax:
     )
     return Syntax(
         grammar=grammar,
-        builder=RawStringsBuilder if strings == "raw" else CallListBuilder,
+        builder=_builder(RawStringsBuilder if strings == "raw" else CallListBuilder, commas),
         text_terminals=text_terminals,
         blocks={"FENCE_OPEN": "FENCE_CLOSE", "LBRACK": None} if opener else {"LBRACK": None},
         autoclose=autoclose,
@@ -547,12 +572,21 @@ def _syntax(spec: WireSpec) -> Syntax:
         # Without a prompt, "...</think>" before any call list, block or the stop token: the prompt
         # opened it (R1's templates end the prompt with "<think>\n").
         reasoning_close=reasoning[1] if reasoning else None,
-        reasoning_not_opened=(reasoning[0], CALL_LIST_START, *((opener,) if opener else ()), stop) if reasoning else (),
-        reasoning_marker_span=CALL_LIST_START_SPAN,
+        reasoning_not_opened=(
+            (reasoning[0], call_list_start(grammar), *((opener,) if opener else ()), stop) if reasoning else ()
+        ),
+        reasoning_marker_span=TEXT_LOOKAHEAD,
         preempt_starts=" \t\r\n" + _firsts((stop, *(reasoning[:1] if reasoning else ()))),
         fast_terminals=fast,
         whole=whole,
     )
+
+
+def _builder(base: type[CallListBuilder], commas: bool) -> type[CallListBuilder]:
+    """``base``, for a member that writes a comma between arguments (``commas``) or none."""
+    if not commas:
+        return base
+    return type(base.__name__, (base,), {"argument_commas": True, "__module__": __name__})
 
 
 def _prompt_opens(opener: str) -> Callable[[str], bool]:

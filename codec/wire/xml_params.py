@@ -49,6 +49,7 @@ from codec.formats._render import attr, concat, defined, is_iterable, is_mapping
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 
 if TYPE_CHECKING:
+    from codec._lark import CompiledGrammar
     from codec.export import CallSyntax, Expr, GrammarBuilder, JsonValues
     from codec.stream import Syntax, ToolsByName, WholeReading
 
@@ -273,7 +274,7 @@ def reply_syntax(tags: Tags) -> Syntax:
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=tags.think_close,
         reasoning_not_opened=(tags.think_open, tags.call_open, tags.function, tags.stop),
-        whole=functools.partial(whole_reply, _WholeShape.of(tags)),
+        whole=functools.partial(whole_reply, _WholeShape.of(tags, grammar)),
     )
 
 
@@ -287,15 +288,19 @@ class _WholeShape:
     end: str
 
     @classmethod
-    def of(cls, tags: Tags) -> _WholeShape:
+    def of(cls, tags: Tags, grammar: CompiledGrammar) -> _WholeShape:
         r, line = regex_literal, tags.value_break
         name = r"([A-Za-z_][\w.\-]*)"
         # A one-line value holds no '<' (no tag may start in it) and no line break.
         value = r"([^<\n]*)"
+        # Where the grammar's tags read them (a name within their bounds): the tags' own patterns.
+        function, parameter = (f"(?={grammar.pattern(t).pattern})" for t in ("FUNCTION_OPEN", "PARAM_OPEN"))
         return cls(
             tags,
-            re.compile(f"{r(tags.call_open)}\n{r(tags.function)}{name}{r(tags.name_end)}\n"),
-            re.compile(f"{r(tags.parameter)}{name}{r(tags.key_end)}{line}{value}{line}{r(tags.parameter_close)}\n"),
+            re.compile(f"{r(tags.call_open)}\n{function}{r(tags.function)}{name}{r(tags.name_end)}\n"),
+            re.compile(
+                f"{parameter}{r(tags.parameter)}{name}{r(tags.key_end)}{line}{value}{line}{r(tags.parameter_close)}\n"
+            ),
             f"{tags.function_close}\n{tags.call_close}",
         )
 
