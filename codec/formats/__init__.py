@@ -7,6 +7,7 @@ from codec.format import Format
 from codec.formats.deepseek_pythonic import DeepseekPythonic
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
+from codec.formats.gemma4_31b import Gemma4_31b
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
 from codec.formats.qwen2_5 import Qwen2_5
@@ -17,7 +18,14 @@ from codec.formats.qwq import Qwq
 
 #: Every built-in format class. Adding a format is one module, one grammar and one line here.
 BUILTINS: tuple[type[Format], ...] = (DeepseekPythonic, Gemma3ToolCode, Gemma4, Hermes, Qwen3Coder)
-BUILTINS += (Hermes3, Qwen3, Qwen3CoderOfficial, Qwen2_5, Qwq)  # variants of a format's prompts, one line each
+BUILTINS += (
+    Hermes3,
+    Qwen3,
+    Qwen3CoderOfficial,
+    Qwen2_5,
+    Qwq,
+    Gemma4_31b,
+)  # variants of a format's prompts, one line each
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}
