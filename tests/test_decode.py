@@ -10,6 +10,7 @@ the golden renders. Per-format tests (readings of ambiguous text, where errors p
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,11 @@ def test_a_siblings_prompt_with_tools_is_never_read_without_them(source: str, re
         conversation = codec.get_format(reader).decode(prompt)
     except codec.ParseError as exc:
         if "reads as a" in str(exc):
-            assert repr(source) in str(exc)
+            # The writer, or a format that writes this very prompt too (Qwen2.5's and Qwen3's
+            # templates write the same prompt for a system message and tools).
+            named = re.search(r"decode it with '(\w+)'", str(exc))
+            assert named is not None, str(exc)
+            writes_it = codec.get_format(named[1]).render(messages, tools, add_generation_prompt=True) == prompt
+            assert named[1] == source or writes_it, str(exc)
         return
     assert conversation.tools

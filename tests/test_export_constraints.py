@@ -17,6 +17,7 @@ from test_export import FORMATS, SETTINGS, Grammars, all_accept, all_reject, rep
 import codec
 from codec import GrammarWarning, export
 from codec.export import json_string_regex, pattern_regex
+from codec.formats import reply_owner
 
 
 def _tool(name: str, properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -224,7 +225,7 @@ def test_keywords_left_out_are_named_once_with_their_place(fmt_name: str) -> Non
         # written out, but in qwen3_coder_official's str() lists, which are not constrained
         assert ("book.names: maxItems" in message) == (fmt_name == "qwen3_coder_official"), message
         # JSON strings hold the pattern; gemma4's <|"|> strings and raw string arguments do not.
-        raw = fmt_name in ("gemma4", "qwen3_coder", "qwen3_coder_official", "deepseek_pythonic")
+        raw = reply_owner(fmt_name) in ("gemma4", "qwen3_coder", "qwen3_coder_official", "deepseek_pythonic")
         assert ("book.code: pattern" in message) == raw, message
 
 

@@ -109,13 +109,28 @@ def test_has_the_module_shape(name: str) -> None:
     assert last == type(fmt).__name__, f"{module.__name__}: the Format class comes last, not {last}"
 
 
-@pytest.mark.parametrize("name", ["qwen2_5", "qwen25", "deepseek", "pythonic"])
+@pytest.mark.parametrize("name", ["deepseek", "pythonic"])
 def test_an_alias_that_was_not_true_is_refused_with_what_to_use(name: str) -> None:
     """An alias must be true of the prompts too: these named formats whose templates are not
     those models' own, and now say so."""
     with pytest.raises(codec.UnknownFormat, match="is not an alias any more") as info:
         codec.get_format(name)
-    assert "hermes" in str(info.value) or "deepseek_pythonic" in str(info.value)
+    assert "deepseek_pythonic" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [
+        ("qwen2_5", "qwen2_5"),
+        ("qwen25", "qwen2_5"),
+        ("Qwen2.5", "qwen2_5"),
+        ("qwen2.5-coder", "qwen2_5"),
+        ("QwQ-32B", "qwq"),
+    ],
+)
+def test_qwen2_5_names_are_formats_of_their_own_prompts(name: str, canonical: str) -> None:
+    """Qwen2.5's names, once refused (hermes' prompts were not Qwen2.5's), name its own template's format."""
+    assert codec.get_format(name).name == canonical
 
 
 @pytest.mark.parametrize("name", codec.formats())

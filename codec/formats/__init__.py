@@ -7,15 +7,25 @@ from codec.format import Format
 from codec.formats.deepseek_pythonic import DeepseekPythonic
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
+from codec.formats.gemma4_31b import Gemma4_31b
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
+from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_coder import Qwen3Coder
 from codec.formats.qwen3_coder_official import Qwen3CoderOfficial
+from codec.formats.qwq import Qwq
 
 #: Every built-in format class. Adding a format is one module, one grammar and one line here.
 BUILTINS: tuple[type[Format], ...] = (DeepseekPythonic, Gemma3ToolCode, Gemma4, Hermes, Qwen3Coder)
-BUILTINS += (Hermes3, Qwen3, Qwen3CoderOfficial)  # variants of a format's prompts, one line each
+BUILTINS += (
+    Hermes3,
+    Qwen3,
+    Qwen3CoderOfficial,
+    Qwen2_5,
+    Qwq,
+    Gemma4_31b,
+)  # variants of a format's prompts, one line each
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}
@@ -24,8 +34,6 @@ _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls
 #: Names that were aliases of formats whose templates are not those models' own: refused, with
 #: what to use instead (an alias must be true of the prompt as well as of the reply).
 RETIRED: dict[str, str] = {
-    "qwen2_5": "hermes has Qwen2.5's reply syntax, but its prompts are the Tucano2 template's, not Qwen2.5's",
-    "qwen25": "hermes has Qwen2.5's reply syntax, but its prompts are the Tucano2 template's, not Qwen2.5's",
     "deepseek": "deepseek_pythonic spells DeepSeek's role tokens in ASCII; DeepSeek V3's own template "
     "uses full-width tokens and another call syntax",
     "pythonic": "deepseek_pythonic writes Python-list calls after DeepSeek-style tokens; vLLM's 'pythonic' "

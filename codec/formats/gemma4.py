@@ -62,6 +62,8 @@ Quirks of the reference template, reproduced by the renderer (FORMATS.md §2.9):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from codec.format import Format, Functions
@@ -140,14 +142,16 @@ def _required(names: Any) -> str:
     return "required:[" + ",".join(quote_string(string(name)) for name in iterate(names)) + "]"
 
 
-def _items_schema(schema: dict[str, Any]) -> str:
-    """The fields of an array's ``items`` schema: every non-null key, sorted; nested keys quoted."""
+def _items_schema(schema: dict[str, Any], everywhere: bool = False) -> str:
+    """The fields of an array's ``items`` schema: every non-null key, sorted; nested keys quoted
+    (``everywhere``: see :func:`render_properties`)."""
     fields = []
     for key, value in dictsort(schema):
         if value is None:
             continue
         if key == "properties":
-            fields.append("properties:{" + (render_properties(value) if is_mapping(value) else "") + "}")
+            nested = render_properties(value, everywhere=everywhere) if is_mapping(value) else ""
+            fields.append("properties:{" + nested + "}")
         elif key == "required":
             fields.append(_required(value))
         elif key == "type":
@@ -158,8 +162,9 @@ def _items_schema(schema: dict[str, Any]) -> str:
     return ",".join(fields)
 
 
-def _property(schema: Any) -> str:
-    """One property's ``{description:...,...,type:<|"|>TYPE<|"|>}`` body (without the braces)."""
+def _property(schema: Any, everywhere: bool = False) -> str:
+    """One property's ``{description:...,...,type:<|"|>TYPE<|"|>}`` body (without the braces;
+    ``everywhere``: see :func:`render_properties`)."""
     fields = []
     description = attr(schema, "description")
     if description:
@@ -172,15 +177,16 @@ def _property(schema: Any) -> str:
     elif kind == "ARRAY":
         items_schema = attr(schema, "items")
         if is_mapping(items_schema) and items_schema:
-            fields.append("items:{" + _items_schema(items_schema) + "}")
+            fields.append("items:{" + _items_schema(items_schema, everywhere) + "}")
     if attr(schema, "nullable"):
         fields.append("nullable:true")
     if kind == "OBJECT":
         properties = attr(schema, "properties")
         if defined(properties) and is_mapping(properties):
-            fields.append("properties:{" + render_properties(properties) + "}")
+            fields.append("properties:{" + render_properties(properties, everywhere=everywhere) + "}")
         elif is_mapping(schema):
-            fields.append("properties:{" + render_properties(schema, skip_standard_keys=True) + "}")
+            own = render_properties(schema, skip_standard_keys=True, everywhere=everywhere)
+            fields.append("properties:{" + own + "}")
         required = attr(schema, "required")
         if required:
             fields.append(_required(required))
@@ -188,24 +194,28 @@ def _property(schema: Any) -> str:
     return ",".join(fields)
 
 
-def render_properties(properties: Any, *, skip_standard_keys: bool = False) -> str:
+def render_properties(properties: Any, *, skip_standard_keys: bool = False, everywhere: bool = False) -> str:
     """``name:{...}`` for each property, sorted case-insensitively, comma-separated.
 
     ``skip_standard_keys`` is the template's reading of an object schema without ``properties``:
     its own keys other than description/type/properties/required/nullable become properties.
+    ``everywhere``: properties with those names are left out at every level (Gemma 4 31B's
+    templates), not only there.
     """
+    skip = skip_standard_keys or everywhere
     return ",".join(
-        string(name) + ":{" + _property(schema) + "}"
+        string(name) + ":{" + _property(schema, everywhere) + "}"
         for name, schema in dictsort(properties)
-        if not (skip_standard_keys and name in _STANDARD_KEYS)
+        if not (skip and name in _STANDARD_KEYS)
     )
 
 
-def render_declaration(tool: Any) -> str:
+def render_declaration(tool: Any, everywhere: bool = False) -> str:
     """``declaration:NAME{description:<|"|>...<|"|>,parameters:{...},response:{...}}`` for one tool.
 
     As in the template, ``parameters:{`` is closed only by a ``type`` and ``response:{`` only by
-    an ``OBJECT`` type; otherwise the final ``}`` is all there is.
+    an ``OBJECT`` type; otherwise the final ``}`` is all there is. ``everywhere``: see
+    :func:`render_properties`.
     """
     function = attr(tool, "function")
     out = ["declaration:", string(lookup(function, "name"))]
@@ -215,7 +225,7 @@ def render_declaration(tool: Any) -> str:
         out.append(",parameters:{")
         properties = attr(parameters, "properties")
         if properties:
-            out.append("properties:{" + render_properties(properties) + "},")
+            out.append("properties:{" + render_properties(properties, everywhere=everywhere) + "},")
         required = attr(parameters, "required")
         if required:
             out.append(_required(required) + ",")
@@ -299,6 +309,22 @@ def _thought(message: dict[str, Any]) -> Any:
     return message.get("reasoning") or message.get("reasoning_content")
 
 
+@dataclass(frozen=True)
+class Dialect:
+    """Where a Gemma 4 template writes its prompts otherwise than the reference template (the
+    31B templates: :mod:`codec.formats.gemma4_31b`); :data:`REFERENCE` is the reference's own."""
+
+    #: The first system (or developer) message's text: Q11's, or Python's ``str`` trimmed.
+    system_text: Callable[[Any], str]
+    #: Whether an answered assistant turn is closed, given the message and its text as written
+    #: (Q5: where that text is not blank; the 31B templates: where the message's content is truthy).
+    closes_answered: Callable[[dict[str, Any], str], bool]
+    #: Properties named after the schema keys that Q12 skips are left out at every level.
+    skips_schema_keys: bool = False
+    #: What follows the generation prompt unless ``enable_thinking`` is truthy.
+    thoughtless: str = ""
+
+
 def prompt_text(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
@@ -310,6 +336,17 @@ def prompt_text(
     Template variables: ``bos_token`` (the template writes the variable, not a literal ``<bos>``:
     pass ``bos_token="<bos>"`` for the real prompt) and ``enable_thinking``.
     """
+    return render_prompt(messages, tools, add_generation_prompt, variables, REFERENCE)
+
+
+def render_prompt(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    variables: dict[str, Any],
+    dialect: Dialect,
+) -> str:
+    """The prompt as a Gemma 4 template of ``dialect`` renders it (:func:`prompt_text`: the reference's)."""
     out = [string(variables["bos_token"])] if "bos_token" in variables else []
     thinking = bool(variables.get("enable_thinking"))
     state: str | None = None  # the template's ns.prev_message_type
@@ -321,10 +358,11 @@ def prompt_text(
             out.append(THINK)
             state = "think"
         if first_is_system:
-            out.append(_system_text(attr(messages[0], "content")))
+            out.append(dialect.system_text(attr(messages[0], "content")))
             turns = messages[1:]
         if tools:
-            out.extend(DECLARATION_OPEN + render_declaration(tool) + DECLARATION_CLOSE for tool in tools)
+            declarations = (render_declaration(tool, dialect.skips_schema_keys) for tool in tools)
+            out.extend(DECLARATION_OPEN + declaration + DECLARATION_CLOSE for declaration in declarations)
             state = "tool"
         out.append(TURN_END)
 
@@ -369,12 +407,18 @@ def prompt_text(
         out.append(text)  # after the tool responses (Q3)
         if state == "tool_call" and not responded:
             out.append(RESPONSE_OPEN)  # Q5
-        elif not responded or text.strip():
+        elif not responded or dialect.closes_answered(message, text):
             out.append(TURN_END)
 
     if add_generation_prompt and state not in ("tool_response", "tool_call"):  # Q4, Q5
         out.append(GENERATION_PROMPT)
+        if dialect.thoughtless and not variables.get("enable_thinking"):
+            out.append(dialect.thoughtless)
     return "".join(out)
+
+
+#: The reference template's dialect.
+REFERENCE = Dialect(_system_text, lambda message, text: bool(text.strip()))
 
 
 # ---------------------------------------------------------------------------- decode

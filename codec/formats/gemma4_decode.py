@@ -15,6 +15,7 @@ This module is loaded by :func:`codec.formats.gemma4.prompt_conversation` on fir
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import re
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from codec.format import PromptText
 from codec.formats._decode import bos_token, call_id, rendering
 from codec.formats._reading import Reader, Readings
 from codec.formats.gemma4 import (
@@ -55,6 +57,23 @@ _MEDIA_TOKEN = re.compile("(" + "|".join(map(re.escape, _MEDIA_TOKENS)) + ")")
 _SCALAR = re.compile(r"[^,}\]]*")
 #: Complete readings of an ambiguous prompt rendered back before the first one is returned as is.
 _MAX_READINGS = 16
+
+
+@dataclass(frozen=True)
+class PromptDialect:
+    """What reading the prompts of a Gemma 4 template needs to know where they differ from the
+    reference template's (:data:`REFERENCE`; the 31B templates: :mod:`codec.formats.gemma4_31b`)."""
+
+    #: The format's name, for errors.
+    name: str
+    #: The template's renderer: a reading is the conversation when it renders back to the prompt.
+    render: PromptText
+    #: What the generation prompt may be (the first that renders back wins).
+    generation_prompts: tuple[str, ...] = (GENERATION_PROMPT,)
+
+
+#: The reference template's dialect.
+REFERENCE = PromptDialect("gemma4", prompt_text)
 
 
 @dataclass(frozen=True)
@@ -149,8 +168,9 @@ class _PromptReader(Reader):
     refusal = "not a gemma4 prompt: no reading of it gets past here"
     gave_up = "; the search gave up there: the prompt reads too many ways to try them all"
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, dialect: PromptDialect = REFERENCE) -> None:
         super().__init__(text)
+        self.dialect = dialect
         #: (offset, previous role) from which no reading of the turns reached the end.
         self._dead: set[tuple[int, str | None]] = set()
 
@@ -507,7 +527,10 @@ class _PromptReader(Reader):
                         path.pop()
                 else:
                     at = here[0]
-                    generation = size - at == len(GENERATION_PROMPT) and self.starts(at, GENERATION_PROMPT)
+                    generation = any(
+                        size - at == len(prompt) and self.starts(at, prompt)
+                        for prompt in self.dialect.generation_prompts
+                    )
                     if at == size or generation:
                         completed += 1
                         yield list(path), generation
@@ -560,6 +583,18 @@ class _PromptReader(Reader):
         if isinstance(value, list):
             return [self._texts(item) for item in value]
         return value
+
+
+@functools.cache
+def _reader_class(name: str) -> type[_PromptReader]:
+    """The reader of format ``name``'s prompts: gemma4's, whose errors name that format."""
+    if name == REFERENCE.name:
+        return _PromptReader
+
+    class Named(_PromptReader):
+        refusal = f"not a {name} prompt: no reading of it gets past here"
+
+    return Named
 
 
 # ---------------------------------------------------------------------------- the conversation of a reading
@@ -668,18 +703,19 @@ def _conversation(bos: str, header: _Header | None, turns: list[_Gemma4Turn], ge
     return Conversation(messages=messages, tools=tools, add_generation_prompt=generation, variables=variables)
 
 
-def prompt_conversation(prompt: str) -> Conversation:
-    """The conversation ``prompt`` renders from: the first reading that renders back to it exactly.
+def prompt_conversation(prompt: str, dialect: PromptDialect = REFERENCE) -> Conversation:
+    """The conversation ``prompt`` renders from: the first reading that renders back to it exactly
+    (with ``dialect``'s renderer: the reference template's by default).
 
     With none, the first complete reading (the caller reports where its rendering departs), or a
     ParseError at the farthest point any reading reached.
     """
-    reader = _PromptReader(prompt)
+    reader = _reader_class(dialect.name)(prompt, dialect)
     first: Conversation | None = None
     try:
         for count, conversation in enumerate(reader.conversations()):
             first = first or conversation
-            if rendering(conversation, prompt_text) == prompt:
+            if rendering(conversation, dialect.render) == prompt:
                 return conversation
             if count + 1 >= _MAX_READINGS:
                 break

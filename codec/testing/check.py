@@ -291,6 +291,11 @@ class _Checker:
             # (Not inside a marker both begin alike: a trailing "<..." fragment is the turn's.)
             common = written[: first_difference(prompt, written)]
             start = len(re.sub(r"<[^<>\n]*\Z", "", common))
+            opened = self.fmt.syntax().opened_reasoning
+            if opened(written[:start]) and not opened(prompt) and self.fmt.wire.reasoning:
+                # The generation prompt closes at once a reasoning block (thinking off) that the turn
+                # fills: a model that reasons writes that block itself, so the turn starts at its opener.
+                start = max(len(before), written.rfind(self.fmt.wire.reasoning[0], len(before), start))
             if start <= len(before):  # the turn does not open as the generation prompt does
                 return None
         else:  # the template writes the earlier turns differently once this one follows: no reply to read

@@ -431,6 +431,94 @@ CASES: dict[str, dict[str, Any]] = {
 
 #: Cases of one format only, for what its template does that the shared cases do not show.
 FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
+    # gemma4_31b: parameters named after schema keys left out (G1), system parts printed (G2), an
+    # answered turn with a blank content closed (G3), the generation prompt's thought with thinking on (G4)
+    "gemma4_31b": {
+        "gemma4_31b_schema_key_parameters": {
+            "messages": [USER],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "classify",
+                        "description": "Classify a thing.",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {
+                                "type": {"type": "string", "description": "The kind."},
+                                "description": {"type": "string"},
+                                "label": {"type": "object", "properties": {"required": {"type": "boolean"}}},
+                            },
+                            "required": ["type"],
+                        },
+                    },
+                }
+            ],
+            "add_generation_prompt": True,
+        },
+        "gemma4_31b_system_parts_and_blank_answered_turn": {
+            "messages": [
+                {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+                USER,
+                {"role": "assistant", "content": " ", "tool_calls": [call("c1", "get_weather", {"city": "Paris"})]},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "user", "content": "Thanks."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "gemma4_31b_thinking_enabled": {
+            "messages": [USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"enable_thinking": True},
+        },
+    },
+    # qwen2_5: the default system prompt (and a system message that is it), arguments given as a JSON
+    # string written as a JSON string literal
+    "qwen2_5": {
+        "qwen2_5_default_system_prompt": {
+            "messages": [
+                {"role": "system", "content": "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."},
+                USER,
+            ],
+            "tools": None,
+            "add_generation_prompt": True,
+        },
+        "qwen2_5_string_arguments": {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": "", "tool_calls": [call("c1", "get_weather", '{"city": "Paris"}')]},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
+    # qwq: reasoning cut from the turns before the last, a content cut to nothing before calls, the
+    # generation prompt's think block left open
+    "qwq": {
+        "qwq_reasoning_cut_before_the_last": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "<think>\nTwo cities.\n</think>\n\n",
+                    "tool_calls": [call("c1", "get_weather", {"city": "Paris"})],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "assistant", "content": "<think>\nDone.\n</think>\n\nParis is sunny."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+        "qwq_thinking_enabled": {
+            "messages": [SYSTEM, USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"enable_thinking": True},
+        },
+    },
     # qwen3: every assistant turn needs a content; reasoning shows only after the last user query
     "qwen3": {
         "qwen3_reasoning_after_last_query": {
