@@ -3,8 +3,10 @@
 The input is read in chunks of whole lines (:class:`_Chunk`), converted in this process or by
 ``--jobs`` processes (:class:`_Converter`, a few chunks read ahead of what is written), and written
 in input order; rejected lines go to the rejects file (:class:`_Rejects`), progress to a terminal
-(:class:`_Progress`). Before anything is written, the files are checked to be distinct and the
-first record to be one the options can convert.
+(:class:`_Progress`). Before anything is written, the files are checked to be distinct and
+writable and the first record to be one the options can convert. The output and the rejects file
+are written beside where they go and renamed there after the last line (:class:`_Destination`):
+a run that stops (a full disk, Ctrl-C, SIGTERM) leaves what was there before, and says so.
 
 The command's arguments are declared with the others in :mod:`codec.cli`, whose input helpers and
 :class:`~codec.cli.CLIError` this module uses; the parser imports :func:`_cmd_convert` from here.
@@ -13,6 +15,7 @@ The command's arguments are declared with the others in :mod:`codec.cli`, whose 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import itertools
 import json
@@ -21,9 +24,11 @@ import os
 import signal
 import stat
 import sys
+import tempfile
+import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import IO, Any, NamedTuple
 
 from codec.cli import CLIError, _dumps_line, _Named, _open_binary, _parse_var, _path_file, _stream_file
@@ -102,9 +107,11 @@ _worker_converter: _Converter | None = None
 
 
 def _init_worker(converter: _Converter) -> None:
-    """Set up a --jobs process: it keeps the converter, and leaves Ctrl-C to the main process."""
+    """Set up a --jobs process: it keeps the converter, leaves Ctrl-C to the main process, and ends
+    quietly on SIGTERM (the main process's handler, which a forked process inherits, is not its own)."""
     global _worker_converter
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _worker_converter = converter
 
 
@@ -134,7 +141,9 @@ def _chunks(stream: Iterable[bytes], blank: list[int]) -> Iterator[_Chunk]:
         yield _Chunk(start, lines, size)
 
 
-def _converted(chunks: Iterator[_Chunk], converter: _Converter, jobs: int) -> Iterator[tuple[_Chunk, list[_Outcome]]]:
+def _converted(
+    chunks: Iterator[_Chunk], converter: _Converter, jobs: int
+) -> Generator[tuple[_Chunk, list[_Outcome]], None, None]:
     """Each chunk with its outcomes, in input order. With several jobs, at most
     ``_IN_FLIGHT_PER_JOB * jobs`` chunks are read ahead (``Pool.imap`` would read the whole input)."""
     if jobs == 1:
@@ -180,14 +189,84 @@ class _Progress:
             self.shown = False
 
 
+class _Destination:
+    """A file the run writes: a temporary file beside it, renamed over it by :meth:`commit` after the
+    last line, so that a run that stops leaves the file as it was (or absent). What is not a regular
+    file (``/dev/null``, a pipe) is written in place. A symbolic link's file is the one written."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.target = os.path.realpath(path)
+        self.temporary: str | None = None
+        self.existed = os.path.exists(self.target)
+        self.file: IO[bytes] | None = None
+        self.committed = False
+
+    def open(self) -> None:
+        try:
+            info: os.stat_result | None = os.stat(self.target)
+        except FileNotFoundError:
+            info = None
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            self.file = open(self.path, "wb")  # noqa: SIM115
+            return
+        folder, name = os.path.split(self.target)
+        descriptor, self.temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
+        self.file = os.fdopen(descriptor, "wb")
+        # The mode a file opened for writing would have: the one it has, or the umask's.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self.temporary, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~umask)
+
+    def write(self, data: bytes) -> None:
+        assert self.file is not None
+        try:
+            self.file.write(data)
+        except OSError as exc:
+            raise self._named(exc) from None
+
+    def flush(self) -> None:
+        """Nothing to do: :meth:`commit` flushes."""
+
+    def commit(self) -> None:
+        """Put what was written in place: flushed, synced to the disk, renamed over the file."""
+        assert self.file is not None
+        try:
+            self.file.flush()
+            if self.temporary is not None:
+                os.fsync(self.file.fileno())
+            self.file.close()
+            if self.temporary is not None:
+                os.replace(self.temporary, self.target)
+        except OSError as exc:
+            raise self._named(exc) from None
+        self.temporary = None
+        self.committed = True
+
+    def discard(self) -> None:
+        """Drop what was written: the temporary file goes (a file written in place is only closed)."""
+        if self.file is not None:
+            with contextlib.suppress(OSError):  # closing flushes: the disk may still be full
+                self.file.close()
+        if self.temporary is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.temporary)
+            self.temporary = None
+
+    def _named(self, exc: OSError) -> OSError:
+        """``exc`` naming the file as the user named it (a write's error names none)."""
+        return OSError(exc.errno, exc.strerror or str(exc), self.path)
+
+
 class _Rejects:
-    """Where rejected lines go: a JSON-lines file, created when the first line is rejected (a run that
-    rejects nothing leaves no file), or standard error when the output is standard output."""
+    """Where rejected lines go: a JSON-lines file, created when the first line is rejected and put in
+    place when the run completes (a run that rejects nothing leaves no file), or a standard stream:
+    standard error when the output is standard output, standard output with ``--rejects -``."""
 
     def __init__(self, path: str | None, progress: _Progress) -> None:
         self.path = path
         self.progress = progress
-        self.file: IO[bytes] | None = None
+        self.destination: _Destination | None = None
         self.count = 0
 
     def add(self, number: int, raw: bytes, error: str) -> None:
@@ -195,28 +274,70 @@ class _Rejects:
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         # The reason may quote the record: a lone surrogate in it is written as its JSON escape.
         line = _dumps_line({"line": number, "error": error, "input": text}).encode("utf-8", "backslashreplace")
-        if self.path is None:
+        if self.path is None or self.path == "-":
             self.progress.clear()
-            sys.stderr.write(line.decode("utf-8"))
+            stream = sys.stderr if self.path is None else sys.stdout
+            stream.write(line.decode("utf-8"))
             return
-        if self.file is None:
-            self.file = open(self.path, "wb")  # noqa: SIM115
-        self.file.write(line)
+        if self.destination is None:
+            self.destination = _Destination(self.path)
+            self.destination.open()
+        self.destination.write(line)
 
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-        elif self.path is not None and isinstance(_path_file(self.path), tuple):
+    @property
+    def pending(self) -> bool:
+        """Whether rejected lines wait to be put in their file."""
+        return self.destination is not None and not self.destination.committed
+
+    def commit(self) -> None:
+        if self.destination is not None:
+            self.destination.commit()
+        elif self.path not in (None, "-") and isinstance(_path_file(self.path), tuple):
             # A rejects file an earlier run left (a regular file): what is there must be this run's
             # rejects, and it has none; a run that rejects a line writes over it all the same.
             os.unlink(self.path)
 
+    def discard(self) -> None:
+        if self.destination is not None:
+            self.destination.discard()
+
 
 def _check_writable(path: str) -> None:
-    """Refuse, before any line is converted, a rejects file that could not be created when a line is rejected."""
-    target = path if os.path.exists(path) else (os.path.dirname(path) or ".")
-    if not os.access(target, os.W_OK):
+    """Refuse, before any line is converted, a file that could not be written: in a folder that does
+    not exist, a folder itself, or where the run may not create the file it renames into place."""
+    target = os.path.realpath(path)
+    folder = os.path.dirname(path) or "."
+    if os.path.isdir(target):
+        raise CLIError(f"{path}: is a folder; give the path of a file to write")
+    if not os.path.isdir(os.path.dirname(target)):
+        raise CLIError(f"{path}: cannot be written: there is no folder {folder}")
+    in_place = os.path.exists(target) and not os.path.isfile(target)  # a device, a pipe
+    if in_place and not os.access(target, os.W_OK):
         raise CLIError(f"{path}: cannot be written (permission denied)")
+    if not in_place and not os.access(os.path.dirname(target), os.W_OK | os.X_OK):
+        raise CLIError(f"{path}: cannot be written: the folder {folder} is not writable (permission denied)")
+
+
+class _Stopped(BaseException):
+    """SIGTERM, raised in the main process so that a run stops the way Ctrl-C stops it (a BaseException,
+    like KeyboardInterrupt, so that nothing that rejects a line takes it for the line's error)."""
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise _Stopped
+
+
+@contextlib.contextmanager
+def _stopping_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises :class:`_Stopped` while the run converts (where a handler can be set: the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _first_record(stream: IO[bytes]) -> tuple[list[bytes], Any]:
@@ -248,14 +369,35 @@ def _input_size(stream: IO[bytes]) -> int | None:
     return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
+class _Tally:
+    """What the run has done so far: lines converted, blank lines skipped (in a list, for :func:`_chunks`)."""
+
+    def __init__(self) -> None:
+        self.converted = 0
+        self.blank = [0]
+
+    def summary(self, rejected: int) -> str:
+        text = f"converted {self.converted}, rejected {rejected}"
+        if self.blank[0]:
+            text += f", skipped {self.blank[0]} blank line{'s' if self.blank[0] != 1 else ''}"
+        return text
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     converter = _converter(args)
     to_stdout = args.output_file == "-"
     rejects_path: str | None = args.rejects
+    if rejects_path == "-" and to_stdout:
+        raise CLIError(
+            "--rejects -: standard output is already the output (without --rejects, the rejected lines go to "
+            "standard error)"
+        )
     if rejects_path is None and not to_stdout:
         rejects_path = args.output_file + ".rejects.jsonl"
     _check_distinct(args.input, args.output_file, rejects_path)
-    if rejects_path is not None:
+    if not to_stdout:
+        _check_writable(args.output_file)
+    if rejects_path is not None and rejects_path != "-":
         _check_writable(rejects_path)
     stream, name, owned = _open_binary(args.input)
     try:
@@ -268,26 +410,51 @@ def _cmd_convert(args: argparse.Namespace) -> int:
                 f'{name}: line {len(head)} is a {{"text": ...}} record: give --from, the format to decode it with'
             )
         progress = _Progress(_input_size(stream))
-        out: Any = _stdout_binary() if to_stdout else open(args.output_file, "wb")  # noqa: SIM115
         rejects = _Rejects(rejects_path, progress)
-        try:
-            lines = itertools.chain(head, stream)
-            converted, blank = _write_converted(lines, out, rejects, converter, args.jobs, progress)
-        finally:
-            rejects.close()
-            if not to_stdout:
-                out.close()
+        out = None if to_stdout else _Destination(args.output_file)
+        tally = _Tally()
+        with _stopping_on_sigterm():
+            try:
+                if out is not None:
+                    out.open()
+                lines = itertools.chain(head, stream)
+                _write_converted(lines, out or _stdout_binary(), rejects, converter, args.jobs, progress, tally)
+                rejects.commit()  # the rejects first: once the output is in place, the run is complete
+                if out is not None:
+                    out.commit()
+            except BaseException as exc:
+                stopped = _stopped(out, rejects)
+                rejects.discard()
+                if out is not None:
+                    out.discard()
+                progress.clear()
+                print(f"stopped: {tally.summary(rejects.count)}; {stopped}", file=sys.stderr)
+                if isinstance(exc, _Stopped):
+                    return 128 + signal.SIGTERM
+                raise
     finally:
         if owned:
             stream.close()
     progress.clear()
-    summary = f"converted {converted}, rejected {rejects.count}"
-    if blank[0]:
-        summary += f", skipped {blank[0]} blank line{'s' if blank[0] != 1 else ''}"
-    if rejects.count and rejects_path is not None:
+    summary = tally.summary(rejects.count)
+    if rejects.count and rejects_path is not None and rejects_path != "-":
         summary += f" (see {rejects_path})"
     print(summary, file=sys.stderr)
     return 1 if args.strict and rejects.count else 0
+
+
+def _stopped(out: _Destination | None, rejects: _Rejects) -> str:
+    """What a run that stops leaves, in words."""
+    if out is None:
+        return "the output written is incomplete"
+    if out.committed:
+        return f"{out.path} was written"
+    if out.temporary is None and out.file is not None:  # written in place
+        return f"{out.path} is incomplete"
+    kept = f"the {out.path} that was there is left as it was" if out.existed else "nothing was written"
+    if rejects.pending:
+        return f"neither {out.path} nor {rejects.path} was written ({kept})"
+    return f"{out.path} was not written ({kept})"
 
 
 def _converter(args: argparse.Namespace) -> _Converter:
@@ -315,7 +482,7 @@ def _check_distinct(source: str, output: str, rejects: str | None) -> None:
     if rejects is None:  # standard error: it may share the output's terminal or log, not be the input
         pairs.append((read, ("<stderr>", _stream_file(sys.stderr))))
     else:
-        rejected: _Named = (rejects, _path_file(rejects))
+        rejected: _Named = ("<stdout>", _stream_file(sys.stdout)) if rejects == "-" else (rejects, _path_file(rejects))
         pairs += [(read, rejected), (out, rejected)]
     for (first, file), (second, other) in pairs:
         if file is not None and file == other:
@@ -328,21 +495,27 @@ def _stdout_binary() -> Any:
 
 
 def _write_converted(
-    stream: Iterable[bytes], out: Any, rejects: _Rejects, converter: _Converter, jobs: int, progress: _Progress
-) -> tuple[int, list[int]]:
-    """Convert every line of ``stream`` to ``out`` (bytes, or text for a text-only stdout), in order."""
+    stream: Iterable[bytes],
+    out: Any,
+    rejects: _Rejects,
+    converter: _Converter,
+    jobs: int,
+    progress: _Progress,
+    tally: _Tally,
+) -> None:
+    """Convert every line of ``stream`` to ``out`` (bytes, or text for a text-only stdout), in order,
+    counting in ``tally``. However it ends, the --jobs processes are gone when it returns or raises."""
     binary = not isinstance(out, io.TextIOBase)
-    blank = [0]
-    converted = done_bytes = 0
-    for chunk, outcomes in _converted(_chunks(stream, blank), converter, jobs):
-        lines = [outcome.output for outcome in outcomes if outcome.output is not None]
-        data = b"".join(lines)
-        out.write(data if binary else data.decode("utf-8"))
-        converted += len(lines)
-        for outcome in outcomes:
-            if outcome.error is not None:
-                rejects.add(outcome.number, chunk.lines[outcome.number - chunk.start], outcome.error)
-        done_bytes += chunk.size
-        progress.update(converted + rejects.count, rejects.count, done_bytes)
+    done_bytes = 0
+    with contextlib.closing(_converted(_chunks(stream, tally.blank), converter, jobs)) as converted:
+        for chunk, outcomes in converted:
+            lines = [outcome.output for outcome in outcomes if outcome.output is not None]
+            data = b"".join(lines)
+            out.write(data if binary else data.decode("utf-8"))
+            tally.converted += len(lines)
+            for outcome in outcomes:
+                if outcome.error is not None:
+                    rejects.add(outcome.number, chunk.lines[outcome.number - chunk.start], outcome.error)
+            done_bytes += chunk.size
+            progress.update(tally.converted + rejects.count, rejects.count, done_bytes)
     out.flush()
-    return converted, blank

@@ -15,7 +15,8 @@ import itertools
 import operator
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from contextvars import ContextVar
 from functools import wraps
 from typing import Any
@@ -37,15 +38,16 @@ class Limits:
 
     The defaults are far above what the reference templates need for a conversation that fits
     a model's context (but for gemma4's, which loops over every earlier message for each message:
-    about 1,400 messages), and stop a template that would exhaust the process within seconds and
-    a few hundred megabytes.
+    about 1,400 messages), and stop a template that would exhaust the process within half a minute
+    of CPU and a few hundred megabytes.
     """
 
     #: Characters of the rendered text.
     output: int = 10_000_000
     #: What the template builds, in total, about in bytes: a character counts 1, an item of a list or
     #: dict 64. What ``~``, ``+``, ``*``, ``%``, methods, ``format``, filters, slices and macro or
-    #: block bodies make counts; a value that would not fit is refused before it is built.
+    #: block bodies make counts, and the lists of words or lines filters make on their way; a value
+    #: that would not fit is refused before it is built.
     built: int = 100_000_000
     #: Loop iterations, in total (nested loops multiply).
     iterations: int = 1_000_000
@@ -55,11 +57,18 @@ class Limits:
     integer_bits: int = 4_096
     #: Items of a ``range()``.
     range_size: int = 100_000
+    #: Seconds of CPU time of the thread that renders, while the template runs (not what the caller of
+    #: ``generate()`` does between pieces). Read at loop iterations, calls and filters, about every
+    #: thousand items they go through: an operation under way finishes first.
+    seconds: float = 30.0
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if type(value) is not int or value < 0:
+            if field.name == "seconds":
+                if type(value) not in (int, float) or not value >= 0:  # NaN is not >= 0
+                    raise ValueError(f"Limits.seconds must be a non-negative number, not {value!r}")
+            elif type(value) is not int or value < 0:
                 raise ValueError(f"Limits.{field.name} must be a non-negative int, not {value!r}")
 
 
@@ -71,7 +80,11 @@ _UNITS = {
     "calls": "macro calls",
     "integer_bits": "bits in an integer",
     "range_size": "items in a range",
+    "seconds": "seconds of CPU time",
 }
+#: The work (loop iterations, macro calls, items a filter goes through) between two readings of the
+#: clock: reading it costs about as much as a thousand iterations' bookkeeping.
+_CLOCK_STRIDE = 1_000
 
 
 class _OverLimit(RenderError):
@@ -91,6 +104,29 @@ class _Budget:
         self.built = 0
         self.iterations = 0
         self.calls = 0
+        #: Work done, and the count at which the clock is read next (at the first piece of work, then
+        #: every :data:`_CLOCK_STRIDE`).
+        self.work = 0
+        self.next_reading = 0
+        #: CPU seconds spent in the render's earlier runs, and the thread's CPU time when this one began.
+        self.spent = 0.0
+        self.resumed = time.thread_time()
+
+    def resume(self) -> None:
+        """The template runs again (after the caller took a piece)."""
+        self.resumed = time.thread_time()
+
+    def pause(self) -> None:
+        """The template stops running (a piece goes to the caller)."""
+        self.spent += time.thread_time() - self.resumed
+
+    def advance(self, work: int, what: str) -> None:
+        """``work`` more items gone through by ``what``: past :attr:`Limits.seconds`, it stops the render."""
+        self.work += work
+        if self.work >= self.next_reading:
+            self.next_reading = self.work + _CLOCK_STRIDE
+            if self.spent + time.thread_time() - self.resumed > self.limits.seconds:
+                raise _OverLimit("seconds", self.limits, what)
 
     @property
     def room(self) -> int:
@@ -118,12 +154,14 @@ class _Budget:
         self.iterations += 1
         if self.iterations > self.limits.iterations:
             raise _OverLimit("iterations", self.limits, what)
+        self.advance(1, what)
 
     def call(self, what: str) -> None:
         """One more macro call."""
         self.calls += 1
         if self.calls > self.limits.calls:
             raise _OverLimit("calls", self.limits, what)
+        self.advance(1, what)
 
     def integer(self, bits: int, what: str) -> None:
         """Refuse an integer of ``bits`` bits."""
@@ -165,6 +203,36 @@ _DIGITS = re.compile(r"\d+")
 def _size(value: str | bytes | list[Any] | tuple[Any, ...] | dict[Any, Any]) -> int:
     """What a value built counts for in :attr:`Limits.built`: its characters, or :data:`_ITEM` per item."""
     return len(value) if isinstance(value, (str, bytes)) else _ITEM * len(value)
+
+
+def _length(value: Any) -> int:
+    """The items (or characters) of a value that has them, else 0."""
+    return len(value) if isinstance(value, Sized) else 0
+
+
+#: The blanks (what ``str.isspace()`` and a pattern's ``\\s`` match), the line breaks of
+#: ``str.splitlines()``, and the other characters Jinja's ``title`` filter cuts a text at.
+_BLANKS = (
+    "\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+_LINE_BREAKS = "\n\v\f\r\x1c\x1d\x1e\x85\u2028\u2029"
+_TITLE_BREAKS = _BLANKS + "-({[<"
+
+
+def _count(text: str | bytes, characters: str) -> int:
+    """How many of ``text``'s characters are among ``characters``, counted in place (no list, no copy)."""
+    if isinstance(text, bytes):
+        return sum(text.count(ord(char)) for char in characters if ord(char) < 256)
+    return sum(text.count(char) for char in characters)
+
+
+def _pieces(text: str | bytes, name: str, separator: Any = None, most: int = -1) -> int:
+    """At most how many pieces ``text.split(separator, most)`` (``rsplit``, ``splitlines``) makes."""
+    if name == "splitlines":
+        return _count(text, _LINE_BREAKS) + 1
+    count = _count(text, _BLANKS) + 1 if separator is None else text.count(separator) + 1
+    return count if most < 0 else min(count, most + 1)
 
 
 def _leaf_size(value: Any) -> int:
@@ -294,7 +362,8 @@ def _percent_bound(template: str | bytes, values: Any) -> int:
 def _string_method_bound(text: str | bytes, name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> int:
     """An upper bound of the length of ``text.name(*args)`` for the methods that build more than they are given.
 
-    0 for the others, and for arguments the method itself refuses (it raises its own error).
+    0 for the others, and for arguments the method itself refuses (it raises its own error). The
+    ``split`` methods count the list they make (:data:`_ITEM` an item).
     """
     try:
         if name in ("center", "ljust", "rjust", "zfill"):
@@ -307,6 +376,10 @@ def _string_method_bound(text: str | bytes, name: str, args: tuple[Any, ...], kw
             count = operator.index(args[2] if len(args) > 2 else kwargs.get("count", -1))
             found = text.count(old) if old else len(text) + 1
             return len(text) + (found if count < 0 else min(found, count)) * max(len(new) - len(old), 0)
+        if name in ("split", "rsplit", "splitlines"):  # a list: an item per piece
+            separator = args[0] if args else kwargs.get("sep")
+            most = operator.index(args[1] if len(args) > 1 else kwargs.get("maxsplit", -1))
+            return _ITEM * _pieces(text, name, None if name == "splitlines" else separator, most)
         if name == "translate":
             table = args[0]
             values = table.values() if isinstance(table, Mapping) else table
@@ -505,7 +578,32 @@ _FILTER_BOUNDS: dict[str, Callable[..., int]] = {
         value, indent, separators
     ),
     "pprint": _pprint_bound,
+    # jinja's wordcount lists the words: at most one a character and a separator
+    "wordcount": lambda s: _ITEM * ((len(_text(s)) + 1) // 2),
 }
+
+
+def _wordwrap_pieces(s: Any, width: int = 79, *rest: Any, **more: Any) -> int:
+    """At most the chunks textwrap cuts ``s`` into (a chunk ends at a blank or a hyphen), and its lines."""
+    text = _text(s)
+    chunks = 2 * _count(text, _BLANKS + "-") + 1
+    return chunks + len(text) // max(operator.index(width), 1) + chunks
+
+
+#: The items of the lists a filter makes on its way to its result (a list of words, of lines), from
+#: its arguments (the value first): each counts :data:`_ITEM` in :attr:`Limits.built`, charged before
+#: the filter runs.
+_FILTER_LISTS: dict[str, Callable[..., int]] = {
+    # jinja's title splits at its breaks (a word and a break each a piece), then lists the pieces recased
+    "title": lambda s: 2 * (2 * _count(_text(s), _TITLE_BREAKS) + 1),
+    "striptags": lambda value: _count(_text(value), _BLANKS) + 1,
+    "indent": lambda s, *rest, **more: _count(_text(s), _LINE_BREAKS) + 2,
+    "wordwrap": _wordwrap_pieces,
+}
+#: Filters that list their value's items (its characters, for a text) on their way: those items must
+#: fit before they are listed (``sort`` also lists a key per item, each in a list of its own).
+_LISTING = {"list": 1, "sort": 3, "unique": 1, "groupby": 3, "dictsort": 2}
+
 #: Filters that turn their value into text: a container's text must fit before it is built.
 _STRINGIFYING = frozenset(
     (
@@ -522,6 +620,8 @@ def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., An
     """``function`` as the ``name`` filter: refused when what it builds cannot fit, what it built charged."""
     skip = 1 if getattr(function, "jinja_pass_arg", None) is not None else 0  # the context or environment
     bound = _FILTER_BOUNDS.get(name)
+    lists = _FILTER_LISTS.get(name)
+    listing = _LISTING.get(name, 0)
     stringifies = name in _STRINGIFYING
     charged = name not in _SELECTING
     what = f"the {name} filter"
@@ -530,8 +630,17 @@ def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., An
     def bounded(*args: Any, **kwargs: Any) -> Any:
         budget = _budget()
         given = args[skip:]
+        budget.advance(1 + (_length(given[0]) if given else 0), what)
         if stringifies and given:
             _require_text(budget, given[0], what)
+        if listing and given:
+            budget.require(listing * _ITEM * _length(given[0]), what)
+        if lists is not None and given:
+            try:
+                pieces = lists(*given, **kwargs)
+            except (TypeError, ValueError):  # arguments the filter refuses: it raises its own error
+                pieces = 0
+            budget.build(_ITEM * pieces, what)
         if bound is not None:
             try:
                 size = bound(*given, **kwargs)
@@ -549,6 +658,8 @@ def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., An
 @pass_eval_context
 def _join(eval_ctx: EvalContext, value: Any, d: Any = "", attribute: str | int | None = None) -> str:
     """The ``join`` filter (jinja's), refused before joining when the items' text and separators would not fit."""
+    if isinstance(value, str):  # listed character by character
+        _budget().require(_ITEM * len(value), "the join filter")
     try:
         items = list(value)
     except TypeError:  # not iterable: join raises its own error

@@ -17,7 +17,7 @@ Files may be ``-`` or left out to read standard input. Replies and prompts are r
 (UTF-8, no newline translation, no stripping), and ``render`` writes the prompt's bytes with
 nothing added. Exit status: 0 success, 1 a strict parse failed (or ``detect`` recognized nothing,
 and wrote ``no known format``, or ``convert --strict`` rejected a line), 2 bad input or usage, 130
-interrupted. Every error is one ``codec: error: ...`` line on standard error.
+interrupted (143: ``convert`` stopped by SIGTERM). Every error is one ``codec: error: ...`` line on standard error.
 
 The machinery of ``convert`` (chunks, --jobs processes, the rejects file, progress) is
 :mod:`codec._cli_convert`; its arguments are declared here, with the other commands'.
@@ -481,7 +481,8 @@ def _add_transcoding_commands(sub: Any, fmt_help: str) -> None:
         'and written as {"text": ...}, other keys of the record kept. Lines that cannot be converted go to the '
         'rejects file (created only then) as {"line", "error", "input"}, and a summary is printed at the end. '
         'Without --from, an input whose first record is a {"text": ...} record is refused before anything is '
-        "written.",
+        "written. OUT and the rejects file are written beside where they go and renamed there after the last line: "
+        "a run that stops (a full disk, Ctrl-C, SIGTERM) leaves them as they were.",
     )
     p_convert.add_argument("--from", dest="source", metavar="NAME", help="the format of the text records")
     p_convert.add_argument("--to", dest="target", metavar="NAME", help="the format to render into")
@@ -493,7 +494,9 @@ def _add_transcoding_commands(sub: Any, fmt_help: str) -> None:
     )
     p_convert.add_argument("--jobs", type=_jobs, default=1, metavar="N", help="processes to convert with (default 1)")
     p_convert.add_argument(
-        "--rejects", metavar="PATH", help="where rejected lines go (default: OUT.rejects.jsonl; stderr if OUT is -)"
+        "--rejects",
+        metavar="PATH",
+        help="where rejected lines go (default: OUT.rejects.jsonl; stderr if OUT is -; - for stdout)",
     )
     p_convert.add_argument("--strict", action="store_true", help="exit 1 if any line was rejected")
     p_convert.add_argument(

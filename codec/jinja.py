@@ -17,15 +17,16 @@ Template failures (``raise_exception``, undefined attributes, type errors, synta
 as :class:`~codec.errors.RenderError` carrying the template's own message.
 
 Unlike transformers, a render is bounded (:class:`Limits`): the text it writes, the strings and
-lists it builds, its loop iterations and macro calls, the integers its arithmetic makes and its
-ranges. Every operation that can build more than it is given (``*``, ``+``, ``%``, ``~``,
-``**``, padding, ``str.format``, joins, ``replace``, ``tojson``, filters, macro bodies...) is
-checked against what is left before it runs, so a template that would exhaust the process fails
-with a :class:`~codec.errors.RenderError` naming the limit instead. The checks see everything a
-template runs: the code generator routes loops, ``~`` and slices through the environment, the
-sandbox routes calls and operators through it, and every filter and global is checked. The limits,
-the sizes reckoned before building and the bounded operations are :mod:`codec._jinja_limits`; the
-code generator and the environment that route a template's operations through them are here.
+lists it builds, its loop iterations and macro calls, the integers its arithmetic makes, its
+ranges and its CPU time. Every operation that can build more than it is given (``*``, ``+``,
+``%``, ``~``, ``**``, padding, ``str.format``, joins, ``replace``, ``tojson``, filters, macro
+bodies...) is checked against what is left before it runs, so a template that would exhaust the
+process fails with a :class:`~codec.errors.RenderError` naming the limit instead. The checks see
+everything a template runs: the code generator routes loops, ``~`` and slices through the
+environment, the sandbox routes calls and operators through it, and every filter and global is
+checked. The limits, the sizes reckoned before building and the bounded operations are
+:mod:`codec._jinja_limits`; the code generator and the environment that route a template's
+operations through them are here.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from codec._jinja_limits import (
     _BUDGET,
     _BUILT,
     _CONTAINERS,
+    _ITEM,
     Limits,
     _bounded_filter,
     _Budget,
@@ -64,6 +66,7 @@ from codec._jinja_limits import (
     _EscapeFormatter,
     _Formatter,
     _join,
+    _length,
     _lipsum,
     _LoopItems,
     _range,
@@ -219,23 +222,37 @@ class BoundedTemplate(Template):
 
     def render(self, *args: Any, **kwargs: Any) -> str:
         """The template's text, rendered within the default :class:`Limits`."""
-        return "".join(self.pieces(Limits(), dict(*args, **kwargs)))
+        return self.text(Limits(), dict(*args, **kwargs))
 
     def generate(self, *args: Any, **kwargs: Any) -> Iterator[str]:
         """The template's text piece by piece, rendered within the default :class:`Limits`."""
         return self.pieces(Limits(), dict(*args, **kwargs))
 
+    def text(self, limits: Limits, variables: dict[str, Any]) -> str:
+        """The rendered text, within ``limits``."""
+        return "".join(self._run(limits, variables, paced=False))
+
     def pieces(self, limits: Limits, variables: dict[str, Any]) -> Iterator[str]:
-        """The rendered text piece by piece, within ``limits``: the budget is active only while the template runs."""
+        """The rendered text piece by piece, within ``limits``: the budget is active only while the template
+        runs, and what the caller does between pieces does not count (its time included)."""
+        return self._run(limits, variables, paced=True)
+
+    def _run(self, limits: Limits, variables: dict[str, Any], paced: bool) -> Iterator[str]:
+        """The pieces; ``paced`` when the caller may take time between them (which the clock then leaves
+        out, at two readings a piece: a render joined at once reads it only as it goes)."""
         budget = _Budget(limits)
         rendering = self.root_render_func(self.new_context(variables))
         while True:
             token = _BUDGET.set(budget)
+            if paced:
+                budget.resume()
             try:
                 piece = next(rendering, None)
             except Exception:
                 self.environment.handle_exception()
             finally:
+                if paced:
+                    budget.pause()
                 _BUDGET.reset(token)
             if piece is None:
                 return
@@ -329,6 +346,7 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
     def call(self, context: Any, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         """``obj(*args, **kwargs)``: a macro call is an iteration, a method that builds is checked and charged."""
         budget = _budget()
+        budget.advance(1 + _length(getattr(obj, "__self__", None)), "a call")
         if isinstance(obj, (Macro, BlockReference)):
             budget.call("a macro call")
         elif isinstance(obj, LoopContext):  # loop(children) in a recursive loop
@@ -347,6 +365,8 @@ def _check_call(budget: _Budget, function: Any, args: tuple[Any, ...], kwargs: M
     owner = getattr(function, "__self__", None)
     name = getattr(function, "__name__", "")
     if isinstance(owner, (str, bytes)) and name == "join" and args:
+        if isinstance(args[0], (str, bytes)):  # listed character by character
+            budget.require(_ITEM * len(args[0]), "join()")
         try:
             items = list(args[0])
         except TypeError:  # join raises its own error
@@ -528,7 +548,7 @@ def render_template(
             "add_generation_prompt": add_generation_prompt,
             **context,
         }
-        return "".join(compiled.pieces(limits or Limits(), inputs))
+        return compiled.text(limits or Limits(), inputs)
     except RenderError:  # a limit reached
         raise
     except Exception as exc:  # everything a template can raise: TemplateError, TypeError, ValueError...

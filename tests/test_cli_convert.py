@@ -7,12 +7,16 @@ subprocess. Decoding tests skip a format whose ``decode`` is not implemented, sa
 from __future__ import annotations
 
 import dataclasses
+import errno
 import io
 import json
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 import tracemalloc
 from collections.abc import Iterable
 from pathlib import Path
@@ -580,6 +584,175 @@ def test_convert_as_a_subprocess(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.decode() == f"converted 40, rejected 1 (see {out}.rejects.jsonl)\n"
     assert [r["text"] for r in records(out)] == [rendered("gemma3", conversation(i)) for i in range(40)]
+
+
+# --------------------------------------------------------------------------- convert: a run that stops
+
+
+def leftovers(folder: Path) -> list[str]:
+    """The temporary files a run left in ``folder`` (written beside the output, renamed when done)."""
+    return sorted(path.name for path in folder.glob(".*.part"))
+
+
+def earlier_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tuple[Path, Path, bytes, bytes]:
+    """The input of a run that stops, and the output and rejects an earlier, complete run left."""
+    out = tmp_path / "out.jsonl"
+    first = write_lines(tmp_path / "first.jsonl", [json.dumps(conversation(0)), "{"])
+    assert run(capsys, "convert", "--to", "hermes", str(first), str(out))[0] == 0
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(i)) for i in range(6)] + ["{"])
+    return src, out, out.read_bytes(), Path(f"{out}.rejects.jsonl").read_bytes()
+
+
+def stopping_at_the_second_chunk(monkeypatch: pytest.MonkeyPatch, stop: Any) -> None:
+    """Chunks of two lines, and ``stop()`` called as the second is converted."""
+    monkeypatch.setattr(_cli_convert, "_CHUNK_LINES", 2)
+    convert = _cli_convert._Converter.lines
+
+    def lines(self: Any, chunk: Any) -> Any:
+        if chunk.start > 2:
+            stop()
+        return convert(self, chunk)
+
+    monkeypatch.setattr(_cli_convert._Converter, "lines", lines)
+
+
+def interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+def terminate() -> None:
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)  # the handler raises at once; never reached
+
+
+@pytest.mark.parametrize(("stop", "status"), [(interrupt, 130), (terminate, 143)], ids=["ctrl-c", "sigterm"])
+def test_a_run_that_stops_leaves_the_earlier_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: Any, status: int
+) -> None:
+    """Ctrl-C or SIGTERM: the summary so far, and OUT and its rejects as an earlier run left them."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are set in the main thread only")
+    src, out, before, rejects_before = earlier_run(capsys, tmp_path)
+    stopping_at_the_second_chunk(monkeypatch, stop)
+    code, stdout, err = run(capsys, "convert", "--to", "hermes", str(src), str(out))
+    assert (code, stdout) == (status, "")
+    assert (
+        err == f"stopped: converted 2, rejected 0; {out} was not written (the {out} that was there is left as it was)\n"
+    )
+    assert out.read_bytes() == before and Path(f"{out}.rejects.jsonl").read_bytes() == rejects_before
+    assert leftovers(tmp_path) == []
+    assert signal.getsignal(signal.SIGTERM) is not _cli_convert._stop  # the handler is the run's only
+
+
+def test_a_full_disk_leaves_no_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No room for the last lines (the disk says so when they are synced): nothing is put in place."""
+    src, out, before, rejects_before = earlier_run(capsys, tmp_path)
+    fresh = tmp_path / "fresh.jsonl"
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(_cli_convert.os, "fsync", full)
+    code, _, err = run(capsys, "convert", "--to", "hermes", "--rejects", os.devnull, str(src), str(fresh))
+    assert code == 2
+    assert err == (
+        f"stopped: converted 6, rejected 1; {fresh} was not written (nothing was written)\n"
+        f"codec: error: {fresh}: No space left on device\n"
+    )
+    assert not fresh.exists() and leftovers(tmp_path) == []
+    code, _, err = run(capsys, "convert", "--to", "hermes", str(src), str(out))
+    rejects = f"{out}.rejects.jsonl"
+    assert err == (
+        f"stopped: converted 6, rejected 1; neither {out} nor {rejects} was written "
+        f"(the {out} that was there is left as it was)\n"
+        f"codec: error: {rejects}: No space left on device\n"
+    )
+    assert out.read_bytes() == before and Path(rejects).read_bytes() == rejects_before
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full to write to")
+def test_a_device_that_is_full_is_reported(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A device is written in place (there is nothing to rename over): what is there is incomplete."""
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0))])
+    code, _, err = run(capsys, "convert", "--to", "hermes", "--rejects", os.devnull, str(src), "/dev/full")
+    assert code == 2
+    stopped = "stopped: converted 1, rejected 0; /dev/full is incomplete\n"
+    assert err == stopped + "codec: error: /dev/full: No space left on device\n"
+
+
+def test_sigterm_stops_the_jobs_quietly(tmp_path: Path) -> None:
+    """SIGTERM to the command and its --jobs processes (as a service manager sends it): no traceback, no output."""
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(i)) for i in range(6_000)])
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codec", "convert", "--jobs", "2", "--to", "hermes", str(src), str(out)],
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not leftovers(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)  # until the output is being written
+    os.killpg(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert err.decode().startswith("stopped: converted "), err
+    assert err.decode().endswith(f"; {out} was not written (nothing was written)\n"), err
+    assert not out.exists() and leftovers(tmp_path) == []
+
+
+def test_the_output_keeps_its_mode_and_links(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Renamed into place, the output is what writing over it would make: its mode, the file a link names."""
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0))])
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"old\n")
+    out.chmod(0o640)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(out)
+    assert run(capsys, "convert", "--to", "hermes", str(src), str(link))[0] == 0
+    assert link.is_symlink() and (out.stat().st_mode & 0o777) == 0o640
+    assert records(out) == [{"text": rendered("hermes", conversation(0))}]
+    new = tmp_path / "new.jsonl"
+    assert run(capsys, "convert", "--to", "hermes", str(src), str(new))[0] == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert new.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_rejects_to_standard_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--rejects -``: the rejected lines on standard output (no file named ``-``); not when OUT is ``-`` too."""
+    monkeypatch.chdir(tmp_path)
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0)), "{"])
+    code, stdout, err = run(capsys, "convert", "--to", "hermes", "--rejects", "-", str(src), "out.jsonl")
+    assert (code, err) == (0, "converted 1, rejected 1\n")
+    assert [record["line"] for record in records_of(stdout)] == [2]
+    assert not (tmp_path / "-").exists() and len(records(tmp_path / "out.jsonl")) == 1
+    code, stdout, err = run(capsys, "convert", "--to", "hermes", "--rejects", "-", str(src), "-")
+    assert (code, stdout) == (2, "")
+    assert err == (
+        "codec: error: --rejects -: standard output is already the output "
+        "(without --rejects, the rejected lines go to standard error)\n"
+    )
+
+
+def test_an_output_that_cannot_be_created_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A missing folder is the output's (or the rejects'), said as such; a folder is no output."""
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(conversation(0))])
+    missing = tmp_path / "missing"
+    for argv, named in [
+        ([str(src), str(missing / "out.jsonl")], missing / "out.jsonl"),
+        (["--rejects", str(missing / "r.jsonl"), str(src), str(tmp_path / "out.jsonl")], missing / "r.jsonl"),
+    ]:
+        code, _, err = run(capsys, "convert", "--to", "hermes", *argv)
+        assert (code, err) == (2, f"codec: error: {named}: cannot be written: there is no folder {missing}\n")
+    code, _, err = run(capsys, "convert", "--to", "hermes", str(src), str(tmp_path))
+    assert (code, err) == (2, f"codec: error: {tmp_path}: is a folder; give the path of a file to write\n")
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 # --------------------------------------------------------------------------- convert: decoding text records

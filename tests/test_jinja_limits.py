@@ -1,13 +1,17 @@
 """codec.jinja's limits: every way found for a template to exhaust the process stops at a limit that names itself.
 
-Never by the clock: a loop or macro bomb stops at its limit's count plus one (the render's own
-counters), and a memory bomb is refused before it allocates (tracemalloc's peak stays far below
-what it asked for). The reference templates render unchanged within the default limits.
+Never timed: a loop or macro bomb stops at its limit's count plus one (the render's own counters),
+a memory bomb is refused before it allocates (tracemalloc's peak stays far below what it asked
+for), and a render that would run for hours within those stops at a tiny ``Limits.seconds``,
+which names itself (how long it took is not looked at). The reference templates render unchanged
+within the default limits.
 """
 
 from __future__ import annotations
 
+import math
 import sys
+import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +21,9 @@ import pytest
 import strategies
 from harness import examples
 from hypothesis import given
+from hypothesis import strategies as hst
 
-from codec import jinja
+from codec import _jinja_limits, jinja
 from codec.errors import RenderError
 from codec.jinja import Limits, render_template
 
@@ -27,7 +32,8 @@ TEMPLATES = sorted([*SHARED.glob("seeds/*.jinja"), *SHARED.glob("templates/*.jin
 CHAT = [{"role": "user", "content": "hi"}]
 #: Limits no template reaches: what the template renders without them.
 UNBOUNDED = Limits(
-    **dict.fromkeys(("output", "built", "iterations", "calls", "integer_bits", "range_size"), sys.maxsize)
+    **dict.fromkeys(("output", "built", "iterations", "calls", "integer_bits", "range_size"), sys.maxsize),
+    seconds=math.inf,
 )
 #: Small limits, so that each bomb below reaches its limit within a few thousand steps and kilobytes.
 SMALL = Limits(output=10_000, built=100_000, iterations=1_000, calls=100, integer_bits=256, range_size=1_000)
@@ -82,6 +88,15 @@ DEFAULT_BOMBS = [
     ("str_format", "{{ '{:>1000000000}'.format('a') }}", "built"),
     ("join_of_a_range", "{{ ('x' * 10**4).join(range(10**5) | map('string')) }}", "built"),
     ("range", "{% for i in range(10**9) %}{% endfor %}", "range_size"),
+    # lists of a text's pieces (words, lines, characters) made on the way to a filter's or method's result
+    ("title_words", "{{ ('a ' * 2 * 10**6) | title | length }}", "built"),
+    ("wordcount_words", "{{ ('ab ' * 2 * 10**6) | wordcount }}", "built"),
+    ("split_words", "{{ ('a ' * 2 * 10**6).split() | length }}", "built"),
+    ("splitlines", "{{ ('a\\n' * 2 * 10**6).splitlines() | length }}", "built"),
+    ("list_of_a_text", "{{ ('ab ' * 10**6) | list | length }}", "built"),
+    ("sort_of_a_text", "{{ ('ab ' * 10**6) | sort | length }}", "built"),
+    ("join_of_a_text", "{{ ('a' * 4 * 10**6) | join('-') | length }}", "built"),
+    ("join_method_of_a_text", "{{ '-'.join('a' * 4 * 10**6) | length }}", "built"),
 ]
 
 
@@ -191,6 +206,11 @@ SMALL_BOMBS = [
     ("wordwrap", "{{ ('a ' * 1000) | wordwrap(1, wrapstring='x' * 1000) }}", "built"),
     ("urlize", "{{ ('a.com ' * 1000) | urlize(target='x' * 1000) }}", "built"),
     ("join_filter", "{% set s = 'x' * 10**4 %}{{ ([s] * 100) | join }}", "built"),
+    ("title_words", "{{ ('ab ' * 30000) | title | length }}", "built"),
+    ("wordcount_words", "{{ ('ab ' * 30000) | wordcount }}", "built"),
+    ("wordwrap_chunks", "{{ ('ab ' * 10000) | wordwrap(10**6) | length }}", "built"),
+    ("striptags_words", "{{ ('ab ' * 15000) | striptags | length }}", "built"),
+    ("indent_lines", "{{ ('ab\\n' * 15000) | indent(0) | length }}", "built"),
     ("batch_fill", "{{ [1] | batch(10**6, 0) | list | length }}", "built"),
     ("slice_filter", "{{ [1] | slice(10**6) | list | length }}", "iterations"),
     ("sum_of_lists", "{{ ([[0] * 100] * 100) | sum(start=[]) | length }}", "built"),
@@ -357,6 +377,77 @@ def test_limits_reach_format_render(budgets: list[Any]) -> None:
 def test_limits_are_non_negative_ints(value: Any) -> None:
     with pytest.raises(ValueError, match=r"Limits\.output"):
         Limits(output=value)
+
+
+@pytest.mark.parametrize("value", [-1, -0.5, math.nan, "10", None, True])
+def test_the_time_limit_is_a_non_negative_number(value: Any) -> None:
+    with pytest.raises(ValueError, match=r"Limits\.seconds must be a non-negative number"):
+        Limits(seconds=value)
+    assert Limits(seconds=2).seconds == 2 and Limits(seconds=math.inf).seconds == math.inf
+
+
+@examples(200)
+@given(text=hst.text(alphabet=hst.sampled_from("ab -(\n\r\x1c\x85\u2028\u3000\t")))
+def test_the_pieces_reckoned_are_at_least_those_made(text: str) -> None:
+    """What a text's splits are charged before they run: never fewer pieces than they make."""
+    assert _jinja_limits._pieces(text, "split") >= len(text.split())
+    assert _jinja_limits._pieces(text, "splitlines") >= len(text.splitlines())
+    assert _jinja_limits._pieces(text, "split", " ", 2) == len(text.split(" ", 2))
+    assert _jinja_limits._pieces(text.encode(), "split") >= len(text.encode().split())
+
+
+def test_the_blanks_and_line_breaks_are_pythons() -> None:
+    every = "".join(map(chr, range(sys.maxunicode + 1)))  # no "\r\n" in it: each line ends at one break
+    assert set(_jinja_limits._BLANKS) == set(filter(str.isspace, every))
+    assert set(_jinja_limits._LINE_BREAKS) == {line[-1] for line in every.splitlines(keepends=True)[:-1]}
+
+
+# --------------------------------------------------------------------------- the time limit
+
+#: Under every count limit, each of these runs for hours: each iteration (or call) goes through a
+#: list of 100,000 items that was built once.
+SLOW = [
+    (
+        "filter_in_loops",
+        "{% set x = range(100000)|list %}{% for i in range(1000) %}{% for j in range(1000) %}"
+        "{% if x|max %}{% endif %}{% endfor %}{% endfor %}",
+        "the max filter",
+    ),
+    (
+        "method_in_loops",
+        "{% set x = range(100000)|list %}{% for i in range(1000) %}{% for j in range(1000) %}"
+        "{% if x.index(99999) %}{% endif %}{% endfor %}{% endfor %}",
+        "a call",
+    ),
+    (
+        "filter_in_macros",
+        "{% set x = range(100000)|list %}{% macro f(n) %}{% if n and x|max %}{{ f(n - 1) }}{{ f(n - 1) }}"
+        "{% endif %}{% endmacro %}{{ f(40) }}",
+        "the max filter",
+    ),
+]
+
+
+@pytest.mark.parametrize(("template", "what"), [slow[1:] for slow in SLOW], ids=[slow[0] for slow in SLOW])
+def test_a_render_stops_at_its_time_limit(template: str, what: str) -> None:
+    limits = Limits(calls=10**9, seconds=0.05)
+    with pytest.raises(RenderError) as info:
+        render_template(template, CHAT, limits=limits)
+    assert str(info.value) == f"{what} goes past Limits.seconds: at most 0.05 seconds of CPU time"
+
+
+def test_the_time_between_pieces_is_the_callers() -> None:
+    """A render taken piece by piece counts only the time the template runs, not the caller's between pieces."""
+    template = jinja.environment().from_string(
+        "{% set x = range(2000) | list %}{% for i in range(4) %}{{ x | length }}{% endfor %}"
+    )
+    pieces = []
+    for piece in template.pieces(Limits(seconds=0.05), {}):
+        pieces.append(piece)
+        started = time.thread_time()
+        while time.thread_time() - started < 0.03:  # the caller's own work, in the same thread
+            pass
+    assert pieces == ["2000"] * 4
 
 
 def test_the_environment_renders_within_the_default_limits() -> None:
