@@ -39,11 +39,11 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from codec import jinja
+from codec._compare import first_difference, render_outcomes, text_difference
 from codec.errors import ParseError, RenderError
 from codec.export import call_syntax
 from codec.format import Format
 from codec.testing import grammars
-from codec.testing.assertions import first_difference, render_outcomes, text_difference
 from codec.testing.strategies import conversations, rich_conversations, tools
 
 __all__ = ["CHECKS", "Check", "Counterexample", "Report", "check_template"]
