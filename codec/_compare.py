@@ -10,11 +10,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import jinja2
+
 from codec import jinja
 from codec.errors import RenderError
 from codec.format import Format
 
-__all__ = ["CONTEXT", "first_difference", "format_outcome", "render_outcomes", "template_outcome", "text_difference"]
+__all__ = [
+    "CONTEXT",
+    "first_difference",
+    "format_outcome",
+    "offset_at",
+    "render_outcomes",
+    "template_outcome",
+    "text_difference",
+]
 
 #: Characters of context shown on each side of a first difference.
 CONTEXT = 40
@@ -78,9 +88,22 @@ def _arguments(conversation: Mapping[str, Any]) -> dict[str, Any]:
 
 def template_outcome(template: str, conversation: Mapping[str, Any]) -> str:
     """What ``template``, rendered as transformers would (:mod:`codec.jinja`), gives for
-    ``conversation``: its prompt text, or ``"RenderError: <message>"`` where rendering raised."""
+    ``conversation``: its prompt text, or ``"RenderError: <message>"`` where rendering raised.
+
+    Raises :class:`jinja2.TemplateSyntaxError` for a template that does not compile: it renders
+    nothing to compare, and the error says where it is wrong.
+    """
     messages, tools = jinja.prepare_messages(conversation["messages"]), jinja.prepare_tools(conversation.get("tools"))
-    return _outcome(lambda: jinja.render_template(template, messages, tools, **_arguments(conversation)))
+
+    def render() -> str:
+        try:
+            return jinja.render_template(template, messages, tools, **_arguments(conversation))
+        except RenderError as exc:
+            if isinstance(exc.__cause__, jinja2.TemplateSyntaxError):
+                raise exc.__cause__ from None
+            raise
+
+    return _outcome(render)
 
 
 def format_outcome(fmt: Format, conversation: Mapping[str, Any]) -> str:
