@@ -706,7 +706,8 @@ def _add_check_command(sub: Any, fmt_help: str) -> None:
         "(the template as transformers renders it against the format's renderer), the round trip of each "
         "assistant turn with calls as the template writes it, decoding the template's prompts, and the "
         "format's grammar accepting those turns (with llguidance). Exit status 0 when all agree, 1 with "
-        "the first counterexample of each check, shrunk to a small conversation. Needs hypothesis: "
+        "the first counterexample of each check, shrunk to a small conversation, or when a check found "
+        "nothing to check (NOT CHECKED, with the reason). Needs hypothesis: "
         "pip install 'codec[testing]'.",
     )
     p_check.add_argument("-f", "--format", metavar="NAME", help=fmt_help + "; default: detected from the template")
