@@ -4,7 +4,7 @@ Render OpenAI-style messages and tools into the exact prompt a model was trained
 the model's reply (whole or streamed) back into content, reasoning and tool calls.
 """
 
-from codec.detect import Detection, detect, detect_reply
+from codec.detect import Detection, PromptDifference, TemplateDetection, detect, detect_reply, detect_template
 from codec.errors import CodecError, GrammarWarning, ParseError, RenderError, UnknownFormat
 from codec.format import Format
 from codec.formats import formats, get_format
@@ -41,9 +41,11 @@ __all__ = [
     "Message",
     "ParseError",
     "ParseResult",
+    "PromptDifference",
     "ReasoningDelta",
     "RenderError",
     "Stream",
+    "TemplateDetection",
     "TextDelta",
     "Tool",
     "ToolCall",
@@ -54,6 +56,7 @@ __all__ = [
     "__version__",
     "detect",
     "detect_reply",
+    "detect_template",
     "formats",
     "get_format",
 ]

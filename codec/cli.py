@@ -53,7 +53,7 @@ from codec.convert import (
     record_conversation,
     validation_line,
 )
-from codec.detect import detect, detect_reply
+from codec.detect import TemplateDetection, detect_reply, detect_template
 from codec.errors import CodecError, ParseError, RenderError
 from codec.format import Format
 from codec.formats import formats, get_format
@@ -393,12 +393,38 @@ def _cmd_detect(args: argparse.Namespace) -> int:
     # to a script (as grep's does: `codec detect t.jinja && ...`).
     if args.reply:
         detections = detect_reply(text)
-        _write("".join(f"{d.format} {d.confidence:.2f}\n" for d in detections) or NO_FORMAT + "\n")
+        if args.json:
+            _write(
+                json_text([{"format": d.format, "confidence": d.confidence} for d in detections]) + "\n", is_json=True
+            )
+        else:
+            _write("".join(f"{d.format} {d.confidence:.2f}\n" for d in detections) or NO_FORMAT + "\n")
         return 0 if detections else 1
     config = _tokenizer_config(text, name)
-    found = detect(config if config is not None else text)
-    _write((found or NO_FORMAT) + "\n")
-    return 0 if found is not None else 1
+    found = detect_template(config if config is not None else text)
+    if args.json:
+        empty = {"format": None, "verified": False, "template": None, "difference": None}
+        _write(json_text(empty if found is None else found.as_json()) + "\n", is_json=True)
+    elif found is None:
+        _write(NO_FORMAT + "\n")
+    elif found.verified:
+        _write(found.format + "\n")
+    else:  # a name on its own would read as an answer: the near miss is said in words, never as a bare name
+        _write(_near_miss(found))
+    return 0 if found is not None and found.verified else 1
+
+
+def _near_miss(found: TemplateDetection) -> str:
+    """What ``codec detect`` says of a template whose replies look like a format's but whose prompts differ."""
+    difference = found.difference
+    assert difference is not None  # an unverified detection says where it parts
+    template = "" if found.template_name is None else f" (the template named {found.template_name!r})"
+    return (
+        f"{NO_FORMAT}{template}: the replies look like {found.format}'s, but {found.format} renders the "
+        f"template's prompts differently\n"
+        f"first difference for {difference.probe} ({json_text(difference.conversation)}) at {difference.where}:\n"
+        f"{difference.excerpt(found.format)}\n"
+    )
 
 
 def _tokenizer_config(text: str, name: str) -> dict[str, Any] | None:
@@ -456,10 +482,16 @@ def _add_transcoding_commands(sub: Any, fmt_help: str) -> None:
         help="tell which format a chat template (or, with --reply, a model reply) is",
         description="Print the format a chat template is written for: a Jinja template file, or a "
         "tokenizer_config.json with a chat_template. With --reply, print the formats a model reply may be in, "
-        "with a confidence, most likely first. When no format is recognized, it prints 'no known format' "
-        "and the exit status is 1.",
+        "with a confidence, most likely first. A template's format is named only when the format renders the "
+        "template's prompts exactly (on probe conversations); otherwise it prints 'no known format', with the "
+        "format the replies look like and where the prompts first differ, and the exit status is 1.",
     )
     p_detect.add_argument("--reply", action="store_true", help="the file is a model reply, not a chat template")
+    p_detect.add_argument(
+        "--json",
+        action="store_true",
+        help="write the answer as JSON: {format, verified, template, difference}; with --reply, [{format, confidence}]",
+    )
     p_detect.add_argument("file", nargs="?", metavar="FILE", help="the template, config or reply (default: stdin)")
     p_detect.set_defaults(handler=_cmd_detect)
 
@@ -677,7 +709,8 @@ def _add_check_command(sub: Any, fmt_help: str) -> None:
         "(the template as transformers renders it against the format's renderer), the round trip of each "
         "assistant turn with calls as the template writes it, decoding the template's prompts, and the "
         "format's grammar accepting those turns (with llguidance). Exit status 0 when all agree, 1 with "
-        "the first counterexample of each check, shrunk to a small conversation. Needs hypothesis: "
+        "the first counterexample of each check, shrunk to a small conversation, or when a check found "
+        "nothing to check (NOT CHECKED, with the reason). Needs hypothesis: "
         "pip install 'codec[testing]'.",
     )
     p_check.add_argument("-f", "--format", metavar="NAME", help=fmt_help + "; default: detected from the template")
@@ -720,17 +753,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
         raise CLIError("codec check needs hypothesis: pip install 'codec[testing]'") from None
     name = "<stdin>" if args.template == "-" else str(args.template)
     candidates = _check_templates(_read_text(args.template), name)
-    detected = [(label, template, detect(template)) for label, template in candidates]
+    verified: bool | None = None  # whether detection verified the format (None: the format was given)
     if args.format is not None:
-        fmt = get_format(args.format)
-        label, template, _ = next((d for d in detected if d[2] == fmt.name), detected[0])
-        how = "given"
+        fmt, how = get_format(args.format), "given"
+        label, template = next((c for c in candidates if _looks_like(c[1], fmt.name)), candidates[0])
     else:
-        found = next((d for d in detected if d[2] is not None), None)
+        found = _detected(candidates)
         if found is None:
             raise CLIError(f"{name}: not a chat template of a known format (give --format NAME)")
-        label, template, format_name = found
-        fmt, how = get_format(str(format_name)), "detected"
+        label, template, detection = found
+        fmt, verified = get_format(detection.format), detection.verified
+        how = "detected" if verified else "detected, not verified: its prompts differ from the template's"
     progress = _CheckProgress() if sys.stderr.isatty() else None
     try:
         report = check_template(template, fmt, examples=args.examples, seed=args.seed, progress=progress)
@@ -738,11 +771,35 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.clear()
     if args.json:
-        _write(json_text({"template": label, "detected": how == "detected", **report.as_json()}) + "\n", is_json=True)
+        where = {"template": label, "detected": args.format is None, "verified": verified}
+        _write(json_text({**where, **report.as_json()}) + "\n", is_json=True)
     else:
         head = f"{label}: {fmt.name} ({how}), {args.examples} conversations per check, seed {args.seed}\n"
         _write(head + report.summary())
     return 0 if report.ok else 1
+
+
+def _detected(candidates: list[tuple[str, str]]) -> tuple[str, str, TemplateDetection] | None:
+    """The first candidate template verified as a format, else the first that looks like one (a
+    template that does not compile raises its syntax error: it is bad input, not an unknown format)."""
+    first = None
+    for label, template in candidates:
+        detection = detect_template(template)
+        if detection is not None and detection.verified:
+            return label, template, detection
+        if detection is not None and first is None:
+            first = (label, template, detection)
+    return first
+
+
+def _looks_like(template: str, name: str) -> bool:
+    """Whether ``template`` is detected as format ``name``, verified or not (one that does not compile
+    is not: the template ``check`` falls back to is compiled, and its errors said, by the check)."""
+    try:
+        detection = detect_template(template)
+    except jinja2.TemplateSyntaxError:
+        return False
+    return detection is not None and detection.format == name
 
 
 class _CheckProgress:

@@ -1,11 +1,14 @@
 """``codec check``: exit status 0 when a template agrees with its format, 1 with a counterexample of
-each check that fails, 2 on bad input; its ``--json`` report; and a one-byte edit of every
-reference template (``../shared``, when present) caught with the first differing byte shown."""
+each check that fails or a check that found nothing to check, 2 on bad input; its ``--json``
+report; the same conversations for a seed however codec is installed, and nothing left in the
+working directory; and a one-byte edit of every reference template (``../shared``, when present)
+caught with the first differing byte shown."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -16,6 +19,8 @@ from harness import examples
 
 import codec
 from codec.cli import main
+from codec.testing import check as check_module
+from codec.testing import grammars
 from codec.testing.check import CHECKS, check_template
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,12 +70,12 @@ def test_the_example_template_fails_at_its_missing_byte(fixed: Path) -> None:
     status, out, _ = run(str(EXAMPLE), "-n", "25", "--json")
     report = json.loads(out)
     assert status == 1
-    assert set(report) == {"template", "detected", "format", "examples", "seed", "ok", "checks"}
+    assert set(report) == {"template", "detected", "verified", "format", "examples", "seed", "ok", "checks"}
     assert (report["format"], report["examples"], report["seed"], report["ok"]) == ("hermes", 25, 0, False)
-    assert (report["template"], report["detected"]) == (str(EXAMPLE), True)
+    assert (report["template"], report["detected"], report["verified"]) == (str(EXAMPLE), True, False)
     assert list(report["checks"]) == list(CHECKS)
     for check in report["checks"].values():
-        assert set(check) == {"ok", "generated", "checked", "skipped", "counterexample"}
+        assert set(check) == {"ok", "generated", "checked", "skipped", "not_checked", "counterexample"}
     render = report["checks"]["render"]
     assert render["ok"] is False and render["counterexample"]["conversation"]["messages"]
     lines = render["counterexample"]["detail"].splitlines()
@@ -89,6 +94,31 @@ def test_the_same_seed_gives_the_same_counterexample() -> None:
     reports = [check_template(template, fmt, examples=15, seed=7, checks=["render"]).as_json() for _ in range(2)]
     assert reports[0] == reports[1]
     assert reports[0]["checks"]["render"]["counterexample"] is not None
+
+
+def test_a_check_draws_no_constant_from_local_source_files() -> None:
+    """hypothesis harvests constants from the source of the loaded modules it deems local (codec's
+    own in a checkout, none once installed) and now and then draws one: while a check runs the
+    harvest is empty, so the same seed draws the same conversations however codec is installed;
+    the caller's harvest is back afterwards."""
+    from hypothesis.internal.conjecture import providers
+
+    harvest = getattr(providers, "_get_local_constants", None)
+    if harvest is None:
+        pytest.skip("this hypothesis harvests no constants")
+    with check_module._as_installed():
+        empty = providers._get_local_constants()
+        assert not (empty.strings or empty.integers or empty.floats or empty.bytes)
+    assert providers._get_local_constants is harvest
+
+
+def test_nothing_is_left_in_the_working_directory(tmp_path: Path) -> None:
+    """No ``.hypothesis`` folder (hypothesis' example database, constants and Unicode tables)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "codec", "check", "-n", "2", str(ROOT / "examples" / "hermes_template.jinja")]
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_tokenizer_config_of_named_templates(tmp_path: Path, fixed: Path) -> None:
@@ -132,11 +162,43 @@ def test_bad_templates_exit_2(tmp_path: Path, text: str, message: str) -> None:
     assert message in err and err.count("\n") == 1
 
 
-def test_a_template_that_does_not_compile_exits_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", ["{% if tools %}<tool_call>", "{% for m in messages %}{{ m.content }\n"])
+@pytest.mark.parametrize("given", [True, False], ids=["given", "detected"])
+def test_a_template_that_does_not_compile_exits_2(tmp_path: Path, text: str, given: bool) -> None:
+    """With or without ``-f``, and markers of ours or not: the syntax error, not an unknown format."""
     path = tmp_path / "t.jinja"
-    path.write_text("{% if tools %}<tool_call>", encoding="utf-8")
-    status, _, err = run(str(path), "-f", "hermes")
-    assert status == 2 and err.startswith("codec: error: template error")
+    path.write_text(text, encoding="utf-8")
+    status, _, err = run(str(path), *(["-f", "hermes"] if given else []))
+    assert status == 2 and err.startswith("codec: error: template error (line 1): ")
+
+
+RAISES = '{{ raise_exception("this template renders nothing") }}'
+
+
+def test_checks_with_nothing_to_check_are_not_checked_and_the_run_does_not_pass() -> None:
+    """A template that raises on every render: no reply to read, no prompt to decode. Those checks
+    are not checked, with the reason, never ok."""
+    checks = ["round_trip", "decode", "grammar"] if grammars.available() else ["round_trip", "decode"]
+    report = check_template(RAISES, codec.get_format("hermes"), examples=3, checks=checks)
+    assert not report.ok
+    reason = "nothing to check in 3 conversations: the template raises: this template renders nothing"
+    for check in report.checks:
+        assert not check.ok and check.checked == 0 and check.counterexample is None
+        assert check.not_checked == reason
+        assert check.as_json()["ok"] is False and check.as_json()["not_checked"] == reason
+    lines = report.summary().splitlines()
+    assert lines == [f"{CHECKS[check.name]}: NOT CHECKED ({reason})" for check in report.checks]
+
+
+def test_a_check_with_nothing_to_check_fails_the_command(tmp_path: Path) -> None:
+    path = tmp_path / "raises.jinja"
+    path.write_text(RAISES, encoding="utf-8")
+    status, out, _ = run(str(path), "-f", "hermes", "-n", "3", "--json")
+    report = json.loads(out)
+    assert status == 1 and report["ok"] is False and report["verified"] is None
+    assert [name for name, check in report["checks"].items() if check["not_checked"]] == [
+        name for name in ("round_trip", "decode", "grammar") if name != "grammar" or grammars.available()
+    ]
 
 
 def _reference(fmt: codec.Format) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from codec import jinja
-from codec.errors import RenderError
+from codec._compare import render_outcomes, text_difference
 from codec.format import Format
 from codec.models import (
     Event,
@@ -41,44 +41,8 @@ __all__ = [
     "text_difference",
 ]
 
-#: Characters of context shown on each side of a first difference.
-CONTEXT = 40
-
 
 # --------------------------------------------------------------------------- differences
-
-
-def _offset_at(text: str, pos: int) -> str:
-    line = text.count("\n", 0, pos) + 1
-    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return f"offset {pos} (line {line}, column {column})"
-
-
-def first_difference(a: str, b: str) -> int | None:
-    """The first offset where ``a`` and ``b`` differ (the shorter length if one is a prefix of the
-    other), or None when they are equal."""
-    if a == b:
-        return None
-    for pos, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return pos
-    return min(len(a), len(b))
-
-
-def text_difference(expected: str, actual: str, *, expected_name: str = "expected", actual_name: str = "actual") -> str:
-    """Where two texts first differ, for a failure message: the offset, line and column, and
-    :data:`CONTEXT` characters of each text around it; ``""`` when they are equal."""
-    pos = first_difference(expected, actual)
-    if pos is None:
-        return ""
-    start = max(0, pos - CONTEXT)
-    width = max(len(expected_name), len(actual_name))
-    lines = [f"first difference at {_offset_at(expected, pos)}:"]
-    for name, text in ((expected_name, expected), (actual_name, actual)):
-        before, after = text[start:pos], text[pos : pos + CONTEXT]
-        shown = "(end of text)" if pos >= len(text) else repr(after)
-        lines.append(f"  {name:<{width}} ...{before!r} | {shown}")
-    return "\n".join(lines)
 
 
 def _value_difference(expected: Any, actual: Any, path: str = "") -> str:
@@ -108,40 +72,6 @@ def _typed(value: Any) -> str:
 
 
 # --------------------------------------------------------------------------- render parity
-
-_RECURSION = "RenderError: maximum recursion depth exceeded"
-
-
-def _outcome(render: Any) -> str:
-    try:
-        text: str = render()
-    except RenderError as exc:
-        text = f"RenderError: {exc}"
-        # Python's recursion error, less the tail saying where the stack ran out (it varies with the depth).
-        if text.startswith(_RECURSION):
-            text = _RECURSION
-        return text
-    return text
-
-
-def render_outcomes(template: str, fmt: Format, conversation: Mapping[str, Any]) -> tuple[str, str]:
-    """``(template's, format's)``: what ``template`` (rendered as transformers would, by
-    :mod:`codec.jinja`) and ``fmt`` render for ``conversation``, each its prompt text or
-    ``"RenderError: <message>"`` where rendering raised.
-
-    ``conversation`` is ``{"messages", "tools"?, "add_generation_prompt"?, "variables"?}``, as
-    :func:`codec.testing.conversations` draws it and ``codec render`` reads it.
-    """
-    messages, tools = conversation["messages"], conversation.get("tools")
-    kwargs = {
-        "add_generation_prompt": bool(conversation.get("add_generation_prompt")),
-        **conversation.get("variables", {}),
-    }
-    ours = _outcome(lambda: fmt.render(messages, tools, **kwargs))
-    theirs = _outcome(
-        lambda: jinja.render_template(template, jinja.prepare_messages(messages), jinja.prepare_tools(tools), **kwargs)
-    )
-    return theirs, ours
 
 
 def assert_renders_like(template: str, fmt: Format, conversation: Mapping[str, Any]) -> None:

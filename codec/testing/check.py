@@ -21,7 +21,9 @@ declare parameters):
     llguidance is not installed).
 
 A check stops at its first counterexample, which hypothesis then shrinks to a small conversation;
-the same seed gives the same conversations, counterexamples included.
+the same seed gives the same conversations, counterexamples included, however codec is installed.
+A check that finds nothing to check in any conversation (a template that raises on each, writes no
+turn the format's stop token ends...) is not checked, with the reason, and the run does not pass.
 """
 
 from __future__ import annotations
@@ -29,21 +31,26 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+import tempfile
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 from hypothesis.errors import NoSuchExample
+from hypothesis.internal.conjecture import providers
 
 from codec import jinja
+from codec._compare import first_difference, render_outcomes, text_difference
 from codec.errors import ParseError, RenderError
 from codec.export import call_syntax
 from codec.format import Format
 from codec.testing import grammars
-from codec.testing.assertions import first_difference, render_outcomes, text_difference
 from codec.testing.strategies import conversations, rich_conversations, tools
 
 __all__ = ["CHECKS", "Check", "Counterexample", "Report", "check_template"]
@@ -56,9 +63,19 @@ CHECKS: dict[str, str] = {
     "grammar": "grammar",
 }
 
-#: What a check says of one conversation: None (nothing to check in it), True (they agree) or why
-#: they disagree.
-Outcome = bool | str | None
+
+@dataclass(frozen=True)
+class Unchecked:
+    """Nothing to check in one conversation, and why: the template's doing (it raises, writes no
+    reply...) or the conversation's (``template=False``: no call to check, say)."""
+
+    reason: str
+    template: bool = True
+
+
+#: What a check says of one conversation: True (they agree), why they disagree, or why there was
+#: nothing to check in it.
+Outcome = bool | str | Unchecked
 
 
 @dataclass(frozen=True)
@@ -72,17 +89,32 @@ class Counterexample:
 @dataclass
 class Check:
     """One check's result: the conversations it ran on, those it found something to check in, and
-    its counterexample, if any (or why it did not run)."""
+    its counterexample, if any (or why it did not run: ``skipped``; why it checked nothing:
+    :attr:`not_checked`)."""
 
     name: str
     generated: int = 0
     checked: int = 0
     counterexample: Counterexample | None = None
     skipped: str | None = None
+    #: Why conversations had nothing to check, and in how many.
+    unchecked: Counter[Unchecked] = field(default_factory=Counter)
 
     @property
     def ok(self) -> bool:
-        return self.counterexample is None
+        """The check ran on at least one conversation with something to check, and found no counterexample."""
+        return self.counterexample is None and self.skipped is None and self.checked > 0
+
+    @property
+    def not_checked(self) -> str | None:
+        """Why a check that ran found nothing to check in any conversation (the commonest reason), or None."""
+        if self.skipped is not None or self.checked or self.counterexample is not None:
+            return None
+        # What the template did says more than the conversations that gave it nothing to do.
+        reasons = [why for why, _ in self.unchecked.most_common()]
+        reason = next((why for why in reasons if why.template), reasons[0] if reasons else None)
+        conversations = f"{self.generated} conversation{'' if self.generated == 1 else 's'}"
+        return f"nothing to check in {conversations}" + ("" if reason is None else f": {reason.reason}")
 
     def as_json(self) -> dict[str, Any]:
         found = self.counterexample
@@ -91,6 +123,7 @@ class Check:
             "generated": self.generated,
             "checked": self.checked,
             "skipped": self.skipped,
+            "not_checked": self.not_checked,
             "counterexample": None if found is None else {"conversation": found.conversation, "detail": found.detail},
         }
 
@@ -106,7 +139,9 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return all(check.ok for check in self.checks)
+        """Every check ran and agreed on something, or was skipped (llguidance is not installed): a
+        check that found nothing to check, like one that failed, does not pass."""
+        return all(check.ok or check.skipped is not None for check in self.checks)
 
     def as_json(self) -> dict[str, Any]:
         """The report as JSON data: ``{"format", "examples", "seed", "ok", "checks": {name: ...}}``."""
@@ -125,6 +160,8 @@ class Report:
             title = CHECKS[check.name]
             if check.skipped is not None:
                 lines.append(f"{title}: skipped ({check.skipped})")
+            elif check.not_checked is not None:
+                lines.append(f"{title}: NOT CHECKED ({check.not_checked})")
             elif check.ok:
                 lines.append(f"{title}: ok ({check.checked} checked in {check.generated} conversations)")
             else:
@@ -218,8 +255,8 @@ class _Checker:
         generation, variables = bool(case["add_generation_prompt"]), case["variables"]
         try:
             prompt = self.renders.render(messages, tools, generation, variables)
-        except RenderError:
-            return None
+        except RenderError as exc:
+            return _raises(exc)
         try:
             conversation = self.fmt.decode(prompt)
         except ParseError as exc:
@@ -244,16 +281,16 @@ class _Checker:
 
     # ------------------------------------------------------------------ replies
 
-    def turns(self, case: dict[str, Any]) -> list[_Turn] | None:
+    def turns(self, case: dict[str, Any]) -> list[_Turn] | Unchecked:
         """The assistant turns with calls to declared tools that tool results answer, as the template
-        writes them (None when the conversation has none that the template writes apart from the
-        turns before it)."""
+        writes them (or why the conversation has none that the template writes apart from the turns
+        before it)."""
         tools = jinja.prepare_tools(case["tools"])
         if not tools:
-            return None
+            return Unchecked("no conversation declared tools", template=False)
         declared = {tool.get("function", tool).get("name") for tool in tools}
         messages, variables = jinja.prepare_messages(case["messages"]), case["variables"]
-        found = []
+        found, why = [], Unchecked("no assistant turn called declared tools that tool results answered", template=False)
         for index, message in enumerate(messages):
             calls = message.get("tool_calls")
             if message.get("role") != "assistant" or not index or not isinstance(calls, list) or not calls:
@@ -267,13 +304,15 @@ class _Checker:
             ):
                 continue
             turn = self._turn(messages, tools, index, variables)
-            if turn is not None:
+            if isinstance(turn, Unchecked):
+                why = turn
+            else:
                 found.append(turn)
-        return found or None
+        return found or why
 
     def _turn(
         self, messages: list[dict[str, Any]], tools: Any, index: int, variables: Mapping[str, Any]
-    ) -> _Turn | None:
+    ) -> _Turn | Unchecked:
         answered = index + 1  # the turn with the tool results after it: the model's reply ends where they start
         while answered < len(messages) and messages[answered].get("role") == "tool":
             answered += 1
@@ -281,8 +320,8 @@ class _Checker:
             before = self.renders.render(messages[:index], tools, False, variables)
             prompt = self.renders.render(messages[:index], tools, True, variables)
             written = self.renders.render(messages[:answered], tools, False, variables)
-        except RenderError:
-            return None
+        except RenderError as exc:
+            return _raises(exc)
         if written.startswith(prompt):
             start = len(prompt)
         elif written.startswith(before) and len(prompt) > len(before):
@@ -296,16 +335,19 @@ class _Checker:
                 # The generation prompt closes at once a reasoning block (thinking off) that the turn
                 # fills: a model that reasons writes that block itself, so the turn starts at its opener.
                 start = max(len(before), written.rfind(self.fmt.wire.reasoning[0], len(before), start))
-            if start <= len(before):  # the turn does not open as the generation prompt does
-                return None
-        else:  # the template writes the earlier turns differently once this one follows: no reply to read
-            return None
+            if start <= len(before):
+                return Unchecked("the template does not open an assistant's turn as its generation prompt does")
+        else:
+            return Unchecked("the template writes the turns before an assistant's calls otherwise once they follow")
         turn, calls = written[start:], len(messages[index]["tool_calls"])
         # The reply ends at the first stop token after its calls (a stop token inside an argument
         # ends no reply): the first one before which the format reads as many calls as were made.
         ends = sorted({found + len(stop) for stop in self.stops for found in _occurrences(turn, stop)})
         if not ends:
-            return None
+            stops = " or ".join(repr(stop) for stop in self.stops)
+            return Unchecked(
+                f"the template ends no assistant turn with calls with {self.fmt.name}'s stop token {stops}"
+            )
         prompt_before = written[:start]
         end = next((end for end in ends if self._reads_calls(turn[:end], calls, prompt_before)), None)
         if end is None:  # no reading without issues: the first stop after as many calls, else the first stop
@@ -324,8 +366,8 @@ class _Checker:
 
     def round_trip(self, case: dict[str, Any]) -> Outcome:
         turns = self.turns(case)
-        if turns is None:
-            return None
+        if isinstance(turns, Unchecked):
+            return turns
         tools = jinja.prepare_tools(case["tools"])
         messages = jinja.prepare_messages(case["messages"])
         for turn in turns:
@@ -351,8 +393,8 @@ class _Checker:
 
     def grammar(self, case: dict[str, Any]) -> Outcome:
         turns = self.turns(case)
-        if turns is None:
-            return None
+        if isinstance(turns, Unchecked):
+            return turns
         tools = jinja.prepare_tools(case["tools"]) or []
         key = json.dumps(tools, sort_keys=True)
         if key not in self.grammar_texts:
@@ -368,6 +410,11 @@ class _Checker:
                     f"{reply[max(0, stopped - 40) : stopped]!r} | {reply[stopped : stopped + 40]!r}"
                 )
         return True
+
+
+def _raises(exc: RenderError) -> Unchecked:
+    message = str(exc)
+    return Unchecked(f"the template raises: {message if len(message) <= 100 else message[:100] + '...'}")
 
 
 def _occurrences(text: str, part: str) -> list[int]:
@@ -419,7 +466,10 @@ def _search(
         outcome = run(case)
         if not failed:  # the calls after the first failure are hypothesis shrinking it
             check.generated += 1
-            check.checked += outcome is not None
+            if isinstance(outcome, Unchecked):
+                check.unchecked[outcome] += 1
+            else:
+                check.checked += 1
             tick()
         failed = failed or isinstance(outcome, str)
         return isinstance(outcome, str)
@@ -438,6 +488,38 @@ def _search(
         return
     outcome = run(found)
     check.counterexample = Counterexample(found, outcome if isinstance(outcome, str) else "(not reproduced)")
+
+
+@contextmanager
+def _as_installed() -> Iterator[None]:
+    """hypothesis as a check runs it: the same conversations for a seed wherever codec is
+    installed, and nothing left in the working directory.
+
+    Now and then hypothesis draws a constant it read in the source of the loaded modules it deems
+    local (those outside site-packages and the standard library): codec's own modules in a
+    checkout, none of them once installed, and whatever else the caller's process loaded. There
+    is no setting for it, so while the check runs the harvest is an empty one (the cache of
+    constants it filled is emptied before and after, so that the caller's own tests harvest as
+    before). What hypothesis stores (that harvest, its Unicode tables) goes to a temporary folder,
+    not to a ``.hypothesis`` folder of the working directory; the example database is off.
+    """
+    harvest = getattr(providers, "_get_local_constants", None)  # (older releases harvest none)
+    stored: Any = storage_directory()
+    home: Path = getattr(stored, "path", stored)  # a StorageDirectory (older releases: the Path itself)
+    with tempfile.TemporaryDirectory(prefix="codec-check-") as scratch:
+        set_hypothesis_home_dir(scratch)
+        if harvest is not None:
+            from hypothesis.internal.constants_ast import Constants  # there wherever constants are harvested
+
+            providers.CONSTANTS_CACHE.cache.clear()
+            providers._get_local_constants = Constants  # an empty harvest
+        try:
+            yield
+        finally:
+            set_hypothesis_home_dir(home)
+            if harvest is not None:
+                providers._get_local_constants = harvest
+                providers.CONSTANTS_CACHE.cache.clear()
 
 
 def check_template(
@@ -467,16 +549,17 @@ def check_template(
     wanted = set(checks)
     if wanted - set(CHECKS):
         raise ValueError(f"unknown checks {sorted(wanted - set(CHECKS))}: expected some of {', '.join(CHECKS)}")
-    for name in (name for name in CHECKS if name in wanted):
-        check = Check(name)
-        report.checks.append(check)
-        if name == "grammar" and not grammars.available():
-            check.skipped = "llguidance is not installed: pip install llguidance tokenizers"
-            continue
+    with _as_installed():
+        for name in (name for name in CHECKS if name in wanted):
+            check = Check(name)
+            report.checks.append(check)
+            if name == "grammar" and not grammars.available():
+                check.skipped = "llguidance is not installed: pip install llguidance tokenizers"
+                continue
 
-        def tick(check: Check = check) -> None:
-            if progress is not None:
-                progress(check.name, check.generated, examples)
+            def tick(check: Check = check) -> None:
+                if progress is not None:
+                    progress(check.name, check.generated, examples)
 
-        _search(check, runs[name], examples, seed, tick)
+            _search(check, runs[name], examples, seed, tick)
     return report
