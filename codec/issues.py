@@ -49,6 +49,7 @@ IssueKind = Literal[
     "inline_call",
     "invalid_list_element",
     "invalid_tool_call",
+    "issues_dropped",
     "key_equals",
     "leading_zeros",
     "lone_surrogate",
@@ -115,6 +116,9 @@ KINDS: dict[str, KindInfo] = {
     "unexpected_text": _row("note", "text", "a character the format takes nowhere, kept as content"),
     "orphan_closer": _row("note", "text", "a call closer with nothing open, ignored"),
     "stray_closer": _row("note", "text", "a closer with nothing open, ignored"),
+    "issues_dropped": _row(
+        "note", "text", "notes and repairs past the first 1,000 of a reply, not kept: counted by kind in this one"
+    ),
     # -- what the model meant may be missing
     "invalid_tool_call": _row("damaged", "text", "a block that gives no usable call, kept as content"),
     "invalid_list_element": _row(
@@ -185,7 +189,9 @@ KINDS: dict[str, KindInfo] = {
         "a number written with leading zeros (02134): read as the number, or as its text where the tool wants a string",
     ),
     "lone_surrogate": _row(
-        "damaged", "call", "a lone surrogate escape (\\ud800), replaced with U+FFFD (the text kept)"
+        "damaged",
+        "call",
+        "a lone surrogate (an escape such as \\ud800, or the code point itself in the text), replaced with U+FFFD",
     ),
 }
 

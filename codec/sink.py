@@ -55,6 +55,41 @@ REASONING = "reasoning"
 #: ``(line, column)`` (1-based) of an offset in the reply.
 LineColumn = Callable[[int], tuple[int, int]]
 
+#: The issues of ``"note"`` and ``"repaired"`` severity one reply keeps: past them, such issues
+#: are counted by kind in one ``issues_dropped`` issue at the end (a reply of a million repaired
+#: calls otherwise held a million issues). ``"damaged"`` issues are always kept: an agent acts on
+#: them, and a call's damaged mark (``ParseResult.intact_calls``) rests on its issues.
+MAX_ISSUES = 1000
+
+
+class _Issue:
+    """An issue as a stream keeps it until its result is built: :class:`~codec.models.Issue`'s
+    fields but ``call_index`` (which is only known then), in a light record."""
+
+    __slots__ = ("column", "kind", "line", "message", "pos", "text")
+
+    def __init__(self, kind: IssueKind, message: str, pos: int, line: int, column: int, text: str | None) -> None:
+        self.kind = kind
+        self.message = message
+        self.pos = pos
+        self.line = line
+        self.column = column
+        self.text = text
+
+    def public(self, call_index: int | None) -> Issue:
+        """The issue as a result holds it."""
+        fields: dict[str, Any] = {
+            "kind": self.kind,
+            "message": self.message,
+            "pos": self.pos,
+            "line": self.line,
+            "column": self.column,
+            "text": self.text,
+        }
+        if call_index is not None:
+            fields["call_index"] = call_index
+        return Issue.model_construct(**fields)
+
 
 class _CallRef:
     """How an issue names its call before the call's index is known (see :meth:`Sink.issue`)."""
@@ -366,7 +401,13 @@ class Output:
         self._content: list[str] = []
         self._reasoning: list[str] = []
         self._calls: list[ToolCall] = []
-        self._issues: list[Issue] = []
+        self._issues: list[_Issue] = []
+        #: Issues about text as it entered the stream, before any builder read it (see entered()).
+        self._entered: list[_Issue] = []
+        #: Past MAX_ISSUES, the issues not kept, by kind; and how many were kept of the kinds capped.
+        self._dropped: dict[str, int] = {}
+        self._capped = 0
+        self._first_dropped = (0, 1, 1)  # where the first issue not kept was: the summary's place
         #: Per issue, how it names its call (an index, None, AUTO or NEXT: see Sink.issue).
         self._refs: list[CallRef] = []
         self._next: list[int] = []  # the issues waiting for the next call to start
@@ -433,16 +474,32 @@ class Output:
         line, column = self._line_column(pos)
         if self._strict:
             raise ParseError(message, pos=pos, line=line, column=column, snippet=self._snippet(pos), kind=kind)
-        if KINDS[kind].scope == "text":
+        info = KINDS[kind]
+        if info.severity != "damaged":
+            if self._capped >= MAX_ISSUES:
+                if not self._dropped:
+                    self._first_dropped = (pos, line, column)
+                self._dropped[kind] = self._dropped.get(kind, 0) + 1
+                return
+            self._capped += 1
+        if info.scope == "text":
             call = None
         elif call is NEXT:
             self._next.append(len(self._issues))
         elif call is LAST:
             call = len(self._starts) - 1 if self._starts else None
-        self._issues.append(
-            Issue.model_construct(kind=kind, message=message, pos=pos, line=line, column=column, text=text)
-        )
+        self._issues.append(_Issue(kind, message, pos, line, column, text))
         self._refs.append(call)
+
+    def entered(self, kind: IssueKind, message: str, pos: int) -> None:
+        """An issue about text at ``pos`` as it entered the stream (a surrogate replaced): reported
+        as it arrives, which is before the text before it is read, so it is kept apart and placed
+        among the other issues by position in :meth:`result` (the same order for every chunking).
+        It concerns the call its position lies in. In strict mode this raises, as :meth:`issue` does."""
+        line, column = self._line_column(pos)
+        if self._strict:
+            raise ParseError(message, pos=pos, line=line, column=column, snippet=self._snippet(pos), kind=kind)
+        self._entered.append(_Issue(kind, message, pos, line, column, None))
 
     def call(self, name: str | None, pos: int) -> CallWriter:
         writer = CallWriter(self, name, pos)
@@ -518,13 +575,18 @@ class Output:
         """
         done = len(self._calls)
         issues = []
+        entered, e = self._entered, 0  # in reply order: each goes before the first issue past it
         for issue, ref in zip(self._issues, self._refs, strict=True):
+            while e < len(entered) and entered[e].pos < issue.pos:
+                issues.append(entered[e].public(_finished(self._call_at(entered[e].pos), done)))
+                e += 1
             index = (
                 self._call_at(issue.pos) if ref is AUTO else self._last_in(ref.pos) if isinstance(ref, InBlock) else ref
             )
-            if isinstance(index, int) and index < done:
-                issue = issue.model_copy(update={"call_index": index})
-            issues.append(issue)
+            issues.append(issue.public(_finished(index, done)))
+        issues.extend(issue.public(_finished(self._call_at(issue.pos), done)) for issue in entered[e:])
+        if self._dropped:
+            issues.append(self._dropped_issue())
         return built(
             ParseResult,
             content="".join(self._content),
@@ -532,6 +594,13 @@ class Output:
             tool_calls=list(self._calls),
             issues=issues,
         )
+
+    def _dropped_issue(self) -> Issue:
+        """The issue that counts the ones past :data:`MAX_ISSUES` by kind: last, at the first of them."""
+        total = sum(self._dropped.values())
+        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(self._dropped.items()))
+        message = f"{total} more notes and repairs not kept (past the first {MAX_ISSUES} of a reply): {kinds}"
+        return _Issue("issues_dropped", message, *self._first_dropped, None).public(None)
 
     def _last_in(self, pos: int) -> int | None:
         """The last call starting in the block that opened at ``pos`` (before the next block)."""
@@ -554,7 +623,7 @@ class Output:
             return at
         return None
 
-    def last_issue(self) -> Issue | None:
+    def last_issue(self) -> _Issue | None:
         """The last issue reported, if any (the stream extends an ``unexpected_text`` run)."""
         return self._issues[-1] if self._issues else None
 
@@ -567,3 +636,9 @@ class Output:
             return
         for problem in violations(arguments, tool_parameters(self._tools[name]) or {}):
             self.issue("schema", f"{name}: {problem}", pos, call=index)
+
+
+def _finished(index: CallRef, done: int) -> int | None:
+    """Call ``index``, if it names one of the ``done`` finished calls (an issue names no call
+    before it is finished)."""
+    return index if isinstance(index, int) and index < done else None

@@ -72,13 +72,12 @@ whole reply
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
-
-from pydantic import BaseModel
 
 from codec._lark import (
     Checkpoint,
@@ -90,29 +89,29 @@ from codec._lark import (
     make_token,
     make_value_token,
 )
+from codec._whole_reply import SURROGATE, ToolsByName, WholeReading, default_call_id, read_whole, tools_by_name
 from codec.errors import CodecError, ParseError, caret_snippet
 from codec.literals import nesting
-from codec.models import Event, ParseResult, built, parsed_call
-from codec.schema import tool_name, tool_parameters, violations
+from codec.models import Event, ParseResult
 from codec.sink import CONTENT, LAST, REASONING, InBlock, Output, Sink
 from codec.watch import Delimiter, FastLexer, Watch
 
-__all__ = ["CONTENT", "MAX_DEPTH", "REASONING", "BuildError", "Builder", "Stream", "Syntax"]
+__all__ = [
+    "CONTENT",
+    "MAX_DEPTH",
+    "REASONING",
+    "BuildError",
+    "Builder",
+    "Stream",
+    "Syntax",
+    "ToolsByName",
+    "WholeReading",
+    "read_whole",
+]
 
 #: The deepest nesting of lists and objects accepted in a block, in every format: deeper input
 #: is an error the stream reports, not a RecursionError later.
 MAX_DEPTH = 200
-
-
-def default_call_id(index: int) -> str:
-    """The id of call ``index`` where the caller gives no ``call_id``: ``call_0``, ``call_1``..."""
-    return f"call_{index}"
-
-
-#: What a :attr:`Syntax.whole` reader gives: content, reasoning and the calls, as (name, arguments).
-WholeReading = tuple[str, str, list[tuple[str, dict[str, Any]]]]
-#: The tools a stream checks calls against, by name.
-ToolsByName = dict[str, Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -277,6 +276,14 @@ class Builder:
         that is not started yet (a builder that starts a call only once more of it arrives), so
         that it is reported cut like any call being read."""
 
+    def reach(self, text: str, start: int) -> int | None:
+        """Where a rejected block that opens at ``text[start]``, with no resync marker after it,
+        ends at the latest: its :meth:`recover` reads nothing of the text past it, so it is given
+        the text up to there, not the rest of the reply (which the stream reads again anyway).
+        None: the recovery may read all of ``text``. A block without a closing marker (a bare list)
+        is otherwise handed the rest of the reply, and many of them in a row cost O(n^2)."""
+        return None
+
 
 @dataclass
 class _Block:
@@ -298,6 +305,13 @@ class _Recovery:
 
     block: _Block
     error: str
+
+
+class _NoEvents(list[Event]):
+    """The events of a stream whose caller reads none: not kept."""
+
+    def append(self, event: Event) -> None:
+        pass
 
 
 class _Reject(Exception):
@@ -322,7 +336,8 @@ class Stream:
     ``close()``); ``work`` counts the characters examined. For any chunking, the events
     concatenate to the same result. In strict mode the first problem raises
     :class:`~codec.errors.ParseError`, and the stream stays failed: later calls raise
-    :class:`~codec.errors.CodecError` saying where it failed.
+    :class:`~codec.errors.CodecError` saying where it failed. With ``events=False`` (a whole
+    parse) no events are kept: ``feed`` and ``close`` return none.
     """
 
     def __init__(
@@ -340,14 +355,15 @@ class Stream:
         self._g = syntax.grammar
         self._out = Output(
             syntax.grammar,
-            tools=_tools_by_name(tools),
+            tools=tools_by_name(tools),
             strict=strict,
             events=events,
             call_id=call_id or default_call_id,
             line_column=self._line_column,
             snippet=self._snippet,
-            reading=lambda text: _read_alone(syntax, text),
+            reading=self._read_alone,
         )
+        self._events = events
         self._builder = syntax.builder(self._out)
         self._parser = Parser(syntax.grammar, self._builder)
         self._buf = ""
@@ -365,7 +381,7 @@ class Stream:
         self._recovery: _Recovery | None = None
         self._reread = ""  # text a rejected block did not cover, from before the buffer: read it again
         self._depth = 0
-        self._newlines: list[int] = []
+        self._newlines = array("q")  # where each line break is: 8 bytes each, not a list's 36
         self._length = 0
         self._closed = False
         self._failure: str | None = None  # why a strict stream failed, once it has
@@ -380,6 +396,7 @@ class Stream:
         #: Without a prompt, whether it opened reasoning is still to be read from the reply.
         self._undecided = prompt is None and syntax.reasoning_close is not None
         self._searched = 0  # how much of the reply the reasoning lookahead has searched
+        self._refused: set[str] = set()  # texts a builder's probe found strict parsing refuses
 
     # ------------------------------------------------------------------ public
 
@@ -390,23 +407,33 @@ class Stream:
                 raise TypeError(f"feed() takes str, not {type(chunk).__name__}")
             chunk = str(chunk)
         wait = self._wait
+        if wait is None and self._closed:
+            raise CodecError(self._failure or "feed() after close()")
+        # Where text enters the stream, and only here: every path after it (fast lexers, the
+        # grammar's rules, whole-call readers, recovery) sees the same characters whatever the
+        # chunking, and none of them can hold a surrogate that the result could not write out.
+        at = self._length
+        if "\n" in chunk:
+            self._arrived(chunk)
+        else:
+            self._length += len(chunk)
+        if SURROGATE.search(chunk) is not None:
+            try:
+                chunk = self._replace_surrogates(chunk, at)
+            except ParseError as exc:
+                self._fail(exc)
+                raise
         if wait is not None:  # inside a long token (a closed stream never waits): look only for its end
             self._pending.append(chunk)
             if not wait.scan(chunk):
                 return []
             # The watched token may be complete: lex it for good now.
-            events = self._out.events = []
+            events = self._out.events = self._new_events()
             self._wait = None
             self._watched, self._woken = self._base, self._watcher
             self._buf += self._take_pending()
         else:
-            if self._closed:
-                raise CodecError(self._failure or "feed() after close()")
-            events = self._out.events = []
-            if "\n" in chunk:
-                self._arrived(chunk)
-            else:
-                self._length += len(chunk)
+            events = self._out.events = self._new_events()
             self._buf += chunk
         if self._length >= self._need:
             try:
@@ -424,7 +451,7 @@ class Stream:
             raise CodecError(self._failure)
         if self._closed:
             return []
-        events = self._out.events = []
+        events = self._out.events = self._new_events()
         if self._pending:
             self._buf += self._take_pending()
         self._wait = None
@@ -443,6 +470,22 @@ class Stream:
     def result(self) -> ParseResult:
         """What the reply decodes to so far (all of it after ``close()``)."""
         return self._out.result()
+
+    def _read_alone(self, text: str) -> ParseResult | None:
+        """What ``text`` parses to on its own (see :func:`_read_alone`), a refusal remembered: a
+        reply that repeats a broken list probes the same elements again and again, and each probe
+        that fails costs a strict stream of its own."""
+        if text in self._refused:
+            return None
+        found = _read_alone(self._syntax, text)
+        if found is None and len(self._refused) < _REFUSALS_KEPT:
+            self._refused.add(text)
+        return found
+
+    def _new_events(self) -> list[Event]:
+        """The list the events of one ``feed`` go to (one that keeps none, where none are read:
+        a whole parse of many calls held an event or two per call until it ended)."""
+        return [] if self._events else _NoEvents()
 
     # ------------------------------------------------------------------ failing (strict mode)
 
@@ -481,9 +524,20 @@ class Stream:
         """The text that arrived while a watch followed it (the watch examined each character)."""
         text = "".join(self._pending)
         self._pending = []
-        self._arrived(text)
         self.work += len(text)
         return text
+
+    def _replace_surrogates(self, chunk: str, at: int) -> str:
+        """``chunk`` (arrived at offset ``at``) with each surrogate code point replaced with U+FFFD,
+        each reported (``lone_surrogate``): one character for one, so offsets stay the reply's."""
+        for m in SURROGATE.finditer(chunk):
+            code = f"U+{ord(m.group()):04X}"
+            message = (
+                f"a lone surrogate ({code}, half of a UTF-16 pair: no character) in the text, replaced with U+FFFD"
+            )
+            self._out.entered("lone_surrogate", message, at + m.start())
+        self.work += len(chunk)
+        return SURROGATE.sub("\ufffd", chunk)
 
     def _wait_for(self, buf: str, i: int) -> bool:
         """Nothing matches at ``buf[i]`` yet: is it a long delimited token that has not ended?"""
@@ -556,6 +610,7 @@ class Stream:
                 if self._recovery is not None:
                     break
                 if self._reread:  # the block ended before the text it was given: read that again
+                    self.work += len(self._reread) + n - i  # both copied into the new buffer
                     buf, i = self._reread + buf[i:], 0
                     self._base -= len(self._reread)
                     self._reread = ""
@@ -824,9 +879,10 @@ class Stream:
                 keep = max(i, len(buf) - self._resync_len + 1)
                 rec.block.pieces.append(buf[i:keep])
                 return keep
-            resume = len(buf)
+            resume = self._reach(buf, i)
         rec.block.pieces.append(buf[i:resume])
         raw = "".join(rec.block.pieces)
+        self.work += len(raw)  # the block's text is copied out for the builder: counted, as copying
         used = self._hand_over(raw, final and best < 0)
         # Text after what the block covered is read again: from buf, or (where it arrived in an
         # earlier chunk) from raw, through _reread.
@@ -835,6 +891,22 @@ class Stream:
             return start
         self._reread = raw[used : used - start]
         return 0
+
+    def _reach(self, buf: str, i: int) -> int:
+        """Where the text a rejected block with no resync marker after it is given ends: where its
+        builder says its recovery stops reading (:meth:`Builder.reach`), else the end of ``buf``.
+        The builder is asked only where the whole block lies in ``buf`` (the block and the rest of
+        the reply are one string there, whichever chunks brought them)."""
+        rec = self._recovery
+        assert rec is not None
+        start = rec.block.pos - self._base
+        if start < 0:
+            return len(buf)
+        end = self._builder.reach(buf, start)
+        if end is None:
+            return len(buf)
+        self.work += end - start
+        return min(max(end, i), len(buf))
 
     def _find_marker(self, marker: str, buf: str, i: int) -> int:
         """``buf.find(marker, i)``, remembering earlier searches so that no text is searched twice
@@ -872,6 +944,7 @@ class Stream:
         for _ in range(10_000):
             if self._recovery is not None:
                 i = self._recover(self._buf, len(self._buf), True)
+                self.work += len(self._reread) + len(self._buf) - i  # copied into the new buffer
                 self._buf, self._base = self._reread + self._buf[i:], self._base + i - len(self._reread)
                 self._reread = ""
                 self._run(True)  # what the block did not cover
@@ -886,60 +959,18 @@ class Stream:
         self._parser.feed_end(self._base + len(self._buf))
 
 
-def _tools_by_name(tools: Sequence[Any] | None) -> ToolsByName | None:
-    """The tools a stream checks calls against, by name (None: no tools given).
-
-    Mappings are read where they are, not copied: a parse reads only names and schemas, and a deep
-    copy of every schema was most of the cost of parsing a short reply. Models are dumped to dicts.
-    Raises :class:`TypeError` for a tool that is neither, as rendering does."""
-    if tools is None:
-        return None
-    found: dict[str, Mapping[str, Any]] = {}
-    for tool in tools:
-        if isinstance(tool, BaseModel):
-            tool = tool.model_dump(mode="python")
-        elif not isinstance(tool, Mapping):
-            raise TypeError(f"tools must be JSON-schema mappings or pydantic models, not {tool!r}")
-        name = tool_name(tool)
-        if name is not None:
-            found[name] = tool
-    return found
-
-
-def read_whole(
-    syntax: Syntax,
-    text: str,
-    tools: Sequence[Any] | None,
-    prompt: str | None,
-    call_id: Callable[[int], str] | None,
-) -> ParseResult | None:
-    """What ``syntax``'s whole reply reader makes of ``text`` as a parse result, or None where it
-    declines, where the prompt opened reasoning, or where checking a call against ``tools`` would
-    report anything: the stream then reads the reply (and reports it). Strict or not, the result
-    is the same, since a reading has nothing to report."""
-    whole = syntax.whole
-    if whole is None:
-        return None
-    if syntax.opened_reasoning(prompt):
-        return None
-    by_name = _tools_by_name(tools)
-    reading = whole(text, by_name)
-    if reading is None:
-        return None
-    content, reasoning, found = reading
-    calls = []
-    for index, (name, arguments) in enumerate(found):
-        if by_name is not None:
-            tool = by_name.get(name)
-            if tool is None or violations(arguments, tool_parameters(tool) or {}):
-                return None
-        calls.append(parsed_call((call_id or default_call_id)(index), name, arguments))
-    return built(ParseResult, content=content, reasoning=reasoning, tool_calls=calls, issues=[])
+#: How many refused probe texts a stream remembers (see :meth:`Stream._read_alone`).
+_REFUSALS_KEPT = 1024
 
 
 def _read_alone(syntax: Syntax, text: str) -> ParseResult | None:
     """What ``text`` parses to on its own with ``syntax``, strictly and without tools (None where
-    strict parsing refuses it): what a builder's :meth:`~codec.sink.Sink.reading` asks."""
+    strict parsing refuses it): what a builder's :meth:`~codec.sink.Sink.reading` asks. The whole
+    reply reader reads it where it can (it says only what the grammar's path says, and reports
+    nothing, so strictness changes nothing), a strict stream otherwise."""
+    found = read_whole(syntax, text, None, None, None)
+    if found is not None:
+        return found
     stream = Stream(syntax, strict=True, events=False)
     try:
         stream.feed(text)

@@ -86,3 +86,41 @@ def test_channel_marker_in_user_text_is_written_as_it_is() -> None:
     """The prompt of golden/gemma4/channel_marker_in_an_earlier_message."""
     prompt = GEMMA4.render([{"role": "user", "content": "What does <|channel> mean?"}], add_generation_prompt=True)
     assert prompt == "<|turn>user\nWhat does <|channel> mean?<turn|>\n<|turn>model\n"
+
+
+class _CountedList(list[Any]):
+    """A message list that counts the elements its slices copy."""
+
+    copied = 0
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            _CountedList.copied += len(range(*index.indices(len(self))))
+        return super().__getitem__(index)
+
+
+def _call_turns(n: int) -> list[dict[str, Any]]:
+    """``n`` rounds of a question, a call, its result and an answer."""
+    messages: list[dict[str, Any]] = []
+    for i in range(n):
+        messages.append({"role": "user", "content": f"q{i}"})
+        messages.append({"role": "assistant", "content": "", "tool_calls": [_call("f", {"a": i}, f"c{i}")]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": "ok"})
+        messages.append({"role": "assistant", "content": "done"})
+    return messages
+
+
+def test_call_turns_render_without_copying_the_rest_of_the_messages() -> None:
+    """Each call turn reads the tool messages after it in place, not from a copy of the rest of
+    the list (one per call turn: quadratic in the number of messages)."""
+    from codec.formats.gemma4 import prompt_text
+
+    copies = []
+    for n in (50, 200):
+        messages = _CountedList(_call_turns(n))
+        _CountedList.copied = 0
+        text = prompt_text(messages, None, False, {})
+        assert text == prompt_text(list(messages), None, False, {})
+        assert text.count("<|tool_response>") == n
+        copies.append(_CountedList.copied)
+    assert copies == [0, 0]

@@ -394,8 +394,11 @@ def render_prompt(
                 out.append(render_response(default(attr(result, "name"), "unknown"), attr(result, "response")))
                 responded, state = True, "tool_response"
         elif message.get("tool_calls"):  # OpenAI form: the tool messages that follow (Q6, Q13)
-            for result in turns[i + 1 :]:
-                if attr(result, "role") != "tool":
+            # Read in place, not from a copy of the rest of the list: a copy per call turn made
+            # rendering quadratic in the number of messages.
+            for j in range(i + 1, len(turns)):
+                result = turns[j]
+                if roles[j] != "tool":
                     break
                 name = _response_name(message, result)
                 out.append(render_response(name, _tool_content(result.get("content"))))

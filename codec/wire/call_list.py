@@ -280,6 +280,14 @@ class CallListBuilder(LiteralHandlers, Builder):
         closer = cutter.block_close.search(raw, opener.end())
         return opener.end(), closer.start() if closer is not None else len(raw)
 
+    def reach(self, text: str, start: int) -> int | None:
+        # A bare list's recovery reads up to its "]" (see recover): the element cutter finds it.
+        cutter = element_cutter(self.sink.grammar)
+        i = skip_blanks(text, start)
+        if not text.startswith("[", i) or (cutter.block_open is not None and cutter.block_open.match(text, start)):
+            return None
+        return cutter.cut(text, i + 1, True)[1]
+
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         self._padded = False
         call, done = self._call, self._done_in_block

@@ -1,0 +1,85 @@
+"""Whole replies read at once (see "whole reply" in :mod:`codec.stream`): what a format's
+:attr:`~codec.stream.Syntax.whole` reader gives, made a parse result, or None where the stream must
+read the reply; and the helpers the stream shares with it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from codec.models import ParseResult, built, parsed_call
+from codec.schema import tool_name, tool_parameters, violations
+
+if TYPE_CHECKING:
+    from codec.stream import Syntax
+
+__all__ = ["SURROGATE", "ToolsByName", "WholeReading", "default_call_id", "read_whole", "tools_by_name"]
+
+#: A surrogate code point: half of a UTF-16 pair, no character. A str can hold one (decoded with
+#: ``surrogateescape``, or from a lone ``\\u`` escape upstream), no UTF-8 text can.
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def default_call_id(index: int) -> str:
+    """The id of call ``index`` where the caller gives no ``call_id``: ``call_0``, ``call_1``..."""
+    return f"call_{index}"
+
+
+#: What a :attr:`Syntax.whole` reader gives: content, reasoning and the calls, as (name, arguments).
+WholeReading = tuple[str, str, list[tuple[str, dict[str, Any]]]]
+#: The tools a stream checks calls against, by name.
+ToolsByName = dict[str, Mapping[str, Any]]
+
+
+def tools_by_name(tools: Sequence[Any] | None) -> ToolsByName | None:
+    """The tools a stream checks calls against, by name (None: no tools given).
+
+    Mappings are read where they are, not copied: a parse reads only names and schemas, and a deep
+    copy of every schema was most of the cost of parsing a short reply. Models are dumped to dicts.
+    Raises :class:`TypeError` for a tool that is neither, as rendering does."""
+    if tools is None:
+        return None
+    found: dict[str, Mapping[str, Any]] = {}
+    for tool in tools:
+        if isinstance(tool, BaseModel):
+            tool = tool.model_dump(mode="python")
+        elif not isinstance(tool, Mapping):
+            raise TypeError(f"tools must be JSON-schema mappings or pydantic models, not {tool!r}")
+        name = tool_name(tool)
+        if name is not None:
+            found[name] = tool
+    return found
+
+
+def read_whole(
+    syntax: Syntax,
+    text: str,
+    tools: Sequence[Any] | None,
+    prompt: str | None,
+    call_id: Callable[[int], str] | None,
+) -> ParseResult | None:
+    """What ``syntax``'s whole reply reader makes of ``text`` as a parse result, or None where it
+    declines, where the prompt opened reasoning, or where checking a call against ``tools`` would
+    report anything: the stream then reads the reply (and reports it). Strict or not, the result
+    is the same, since a reading has nothing to report."""
+    whole = syntax.whole
+    if whole is None:
+        return None
+    if syntax.opened_reasoning(prompt) or SURROGATE.search(text) is not None:
+        return None  # (a surrogate is replaced and reported where text enters the stream)
+    by_name = tools_by_name(tools)
+    reading = whole(text, by_name)
+    if reading is None:
+        return None
+    content, reasoning, found = reading
+    calls = []
+    for index, (name, arguments) in enumerate(found):
+        if by_name is not None:
+            tool = by_name.get(name)
+            if tool is None or violations(arguments, tool_parameters(tool) or {}):
+                return None
+        calls.append(parsed_call((call_id or default_call_id)(index), name, arguments))
+    return built(ParseResult, content=content, reasoning=reasoning, tool_calls=calls, issues=[])
