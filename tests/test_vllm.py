@@ -453,3 +453,134 @@ def test_strict_tools_leave_a_requests_own_structured_output(caplog: pytest.LogC
         req = adjusted("hermes", tools=[strict], tool_choice="auto", response_format={"type": "json_object"})
     assert req.structured_outputs is None and req.response_format is not None
     assert "strict tools are not enforced" in caplog.text
+
+
+# ---------------------------------------------------------------------------- Responses API requests
+
+WEATHER_FLAT = {"type": "function", **WEATHER["function"]}  # a Responses function tool: flat
+
+
+def responses_request(tools: list[dict[str, Any]], **fields: Any) -> Any:
+    from vllm.entrypoints.openai.responses.protocol import ResponsesRequest
+
+    return ResponsesRequest(input="hi", model="m", tools=tools, stream=True, **fields)
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_responses_requests_with_tools_get_codecs_grammar(name: str) -> None:
+    # Flat Responses tools, the Responses named choice and custom tools: what vLLM's
+    # /v1/responses hands adjust_request (a KeyError on tool["function"] before).
+    fmt = codec.get_format(name)
+    cls = parser_class(name, reasoning=True)
+    time_flat = {"type": "function", **TIME["function"]}
+    for choice, want in [("required", [WEATHER, TIME]), ({"type": "function", "name": "get_weather"}, [WEATHER])]:
+        req = responses_request([WEATHER_FLAT, time_flat], tool_choice=choice)
+        make_parser(cls, req).adjust_request(req)
+        assert req.extract_structured_outputs().grammar == fmt.grammar(want, tool_choice="required", dialect="gbnf")
+        assert req.text is None  # the client's fields stay as sent
+    custom = responses_request([{"type": "custom", "name": "emit"}], tool_choice={"type": "custom", "name": "emit"})
+    make_parser(cls, custom).adjust_request(custom)
+    grammar = custom.extract_structured_outputs().grammar
+    assert grammar is not None and "emit" in grammar
+    auto = responses_request([WEATHER_FLAT], tool_choice="auto")
+    make_parser(cls, auto).adjust_request(auto)
+    assert auto.extract_structured_outputs() is None
+
+
+def test_responses_tools_are_read_like_chat_tools() -> None:
+    # The calls of a reply are checked against a Responses request's flat tools as against chat tools.
+    reply = '<tool_call>\n{"name": "get_weather", "arguments": {"city": 3}}\n</tool_call>'
+    parser = ToolParserManager.get_tool_parser("codec_hermes")(CharTokenizer())
+    req = responses_request([WEATHER_FLAT])
+    assert [c.function.name for c in parser.extract_tool_calls(reply, req).tool_calls] == ["get_weather"]
+    assert parser._request_tools(req) == [WEATHER]
+
+
+def test_a_tokenizer_without_added_vocab_is_asked_its_vocab() -> None:
+    class VocabOnly:  # vLLM's TokenizerLike requires get_vocab only
+        def get_vocab(self) -> dict[str, int]:
+            return {"<|tool_call>": 1}
+
+    req = request([WEATHER], tool_choice="auto")
+    ToolParserManager.get_tool_parser("codec_gemma4")(VocabOnly()).adjust_request(req)
+    assert req.skip_special_tokens is False
+
+
+# ---------------------------------------------------------------------------- tools given to the constructor
+
+TYPED = {
+    "type": "function",
+    "function": {"name": "f", "parameters": {"type": "object", "properties": {"precision": {"type": "integer"}}}},
+}
+TYPED_REPLY = "<tool_call>\n<function=f>\n<parameter=precision>\n3\n</parameter>\n</function>\n</tool_call>"
+
+
+@pytest.mark.parametrize("given", [TYPED, {"type": "function", **TYPED["function"]}], ids=["chat", "flat"])
+def test_tools_given_to_the_constructor_type_the_values(given: dict[str, Any]) -> None:
+    cls = ToolParserManager.get_tool_parser("codec_qwen3_coder")
+    req = ChatCompletionRequest(messages=[{"role": "user", "content": "hi"}], model="m")  # no tools of its own
+    whole = cls(CharTokenizer(), tools=[given]).extract_tool_calls(TYPED_REPLY, req)
+    assert json.loads(whole.tool_calls[0].function.arguments) == {"precision": 3}
+    parser = cls(CharTokenizer(), tools=[given])
+    for char in TYPED_REPLY:
+        parser.extract_tool_calls_streaming("", "", char, [], [], [], req)
+    parser.finish_streaming()
+    assert parser.streamed_args_for_tool == ['{"precision": 3}']
+
+
+# ---------------------------------------------------------------------------- reasoning parser, whole replies
+
+
+def whole_reasoning(name: str, reply: str) -> tuple[str | None, str | None]:
+    parser = ReasoningParserManager.get_reasoning_parser(plugin.parser_name(name))(CharTokenizer())
+    result: tuple[str | None, str | None] = parser.extract_reasoning(reply, request(None))
+    return result
+
+
+def streamed_reasoning(name: str, reply: str, size: int) -> tuple[str, str]:
+    parser = ReasoningParserManager.get_reasoning_parser(plugin.parser_name(name))(CharTokenizer())
+    reasoning = content = ""
+    deltas = [
+        parser.extract_reasoning_streaming("", "", reply[i : i + size], [], [], []) for i in range(0, len(reply), size)
+    ]
+    for delta in [*deltas, parser.finish_streaming()]:
+        if delta is not None:
+            reasoning, content = reasoning + (delta.reasoning or ""), content + (delta.content or "")
+    return reasoning, content
+
+
+@pytest.mark.parametrize(
+    ("name", "reply", "want"),
+    [
+        ("qwen3", "</think>Answer", (None, "Answer")),  # an empty block the prompt opened: a block
+        ("qwen3", "<think></think>Answer", (None, "Answer")),
+        ("hermes", "Thinking</think>\n\nAnswer", ("Thinking", "Answer")),
+        ("gemma4", "Before\n<|channel>thought\nhm<channel|>\nrest", ("hm", "Before\n\nrest")),  # text before it kept
+        ("gemma4", "<|channel>thought\nhm<channel|>rest", ("hm", "rest")),
+    ],
+)
+def test_whole_replies_read_reasoning_as_the_stream_does(name: str, reply: str, want: tuple[str | None, str]) -> None:
+    assert whole_reasoning(name, reply) == want
+    result = codec.get_format(name).parse(reply)
+    assert (result.reasoning or None, result.content) == want
+    for size in (1, 3, len(reply)):  # the serving path (reasoning parser, then tool parser)
+        opened = "<|im_start|>assistant\n<think>\n" if not reply.startswith(("<think>", "<|", "B")) else ""
+        out, _ = stream(name, reply, [TIME], [size], prompt=opened)
+        assert (out.reasoning or None, out.content) == want
+    if reply.startswith(("<", "</")):  # the reasoning parser driven alone, as vLLM's own tests do
+        for size in (1, 3):
+            reasoning, content = streamed_reasoning(name, reply, size)
+            assert (reasoning or None, content) == want
+
+
+@pytest.mark.parametrize("name", sorted(plugin.REASONING_FORMATS))
+def test_reasoning_ends_wherever_no_block_is_open(name: str) -> None:
+    # vLLM asks this of the prompt before it applies a forced call's grammar: a prompt with no
+    # open reasoning block (gemma4 with thinking off) must let the grammar apply from the start.
+    markers = reasoning_markers(codec.get_format(name))
+    assert markers is not None
+    parser = ReasoningParserManager.get_reasoning_parser(plugin.parser_name(name))(CharTokenizer())
+    assert parser.is_reasoning_end(ids("<start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n"))
+    assert parser.is_reasoning_end(ids(""))
+    assert not parser.is_reasoning_end(ids(f"prompt{markers.open}{markers.open_rest}thinking"))
+    assert parser.is_reasoning_end(ids(f"{markers.open}{markers.open_rest}x{markers.close}y"))

@@ -26,7 +26,7 @@ What the adapter does with what vLLM has no field for:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from vllm.entrypoints.generate.base.protocol import (
@@ -37,11 +37,12 @@ from vllm.entrypoints.generate.base.protocol import (
     FunctionCall,
     ToolCall,
 )
-from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionNamedToolChoiceParam
+from vllm.entrypoints.openai.responses.protocol import ResponsesRequest
 from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
 from vllm.renderers.chat_utils import make_tool_call_id
 from vllm.sampling_params import StructuredOutputsParams
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
+from vllm.tool_parsers.utils import custom_tool_parameters, flat_namespace_tool_name
 
 from codec import export
 from codec.errors import CodecError
@@ -89,17 +90,96 @@ def _marker_strings(fmt: Format) -> set[str]:
 
 def _markers_are_added_tokens(fmt: Format, tokenizer: Any) -> bool:
     """Whether one of ``fmt``'s markers is an added token of ``tokenizer``: vLLM's detokenizer drops
-    those when ``skip_special_tokens`` (its default) and they are special, and the parser never sees them."""
-    added = tokenizer.get_added_vocab()
+    those when ``skip_special_tokens`` (its default) and they are special, and the parser never sees
+    them. A tokenizer without ``get_added_vocab`` (vLLM's ``TokenizerLike`` requires only
+    ``get_vocab``) is asked for its whole vocabulary."""
+    added = getattr(tokenizer, "get_added_vocab", tokenizer.get_vocab)()
     return any(marker in added or marker.strip() in added for marker in _marker_strings(fmt))
 
 
-def _request_tools(request: Any) -> list[dict[str, Any]] | None:
-    """The request's tools as plain OpenAI dicts (codec's tools), or None without tools."""
-    tools = getattr(request, "tools", None)
-    if not tools:
-        return None
-    return [tool.model_dump(mode="json", exclude_none=True) for tool in tools]
+def _function_tool(fields: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A function tool given by its flat fields (name, description, parameters, strict), as an
+    OpenAI chat tool."""
+    function = {
+        "name": name,
+        **{k: fields[k] for k in ("description", "parameters", "strict") if fields.get(k) is not None},
+    }
+    return {"type": "function", "function": function}
+
+
+def _chat_tools(tool: Any) -> list[dict[str, Any]]:
+    """One tool of a vLLM request (or of a parser's constructor) as the OpenAI chat tools the model
+    is shown, pydantic object or plain dict alike.
+
+    The shapes: a chat tool (``{"type": "function", "function": {...}}``); a Responses function
+    tool, flat (``name`` and ``parameters`` at the top); a Responses ``custom`` tool, as the
+    one-string function (``input``) vLLM's serving layer shows the model; a Responses
+    ``namespace``, its function tools named ``<namespace>__<name>`` as vLLM names them. A tool the
+    model does not call by name (web search, file search...) gives none.
+    """
+    data = tool.model_dump(mode="json", by_alias=True) if hasattr(tool, "model_dump") else dict(tool)
+    kind, name = data.get("type", "function"), data.get("name")
+    if isinstance(data.get("function"), Mapping):
+        return [{"type": "function", "function": {k: v for k, v in data["function"].items() if v is not None}}]
+    if kind == "function" and isinstance(name, str):
+        return [_function_tool(data, name)]
+    if kind == "custom" and isinstance(name, str):
+        return [_function_tool({"description": data.get("description"), "parameters": custom_tool_parameters()}, name)]
+    if kind == "namespace" and isinstance(name, str):
+        inner = [
+            t for t in data.get("tools") or [] if isinstance(t, Mapping) and t.get("type", "function") == "function"
+        ]
+        return [
+            _function_tool(t, flat_namespace_tool_name(name, t["name"]))
+            for t in inner
+            if isinstance(t.get("name"), str)
+        ]
+    return []
+
+
+def _tools_of(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
+    """``tools`` (a request's or a parser constructor's) as plain OpenAI chat tools (codec's tools),
+    or None without any the model can call."""
+    found = [chat for tool in tools or [] for chat in _chat_tools(tool)]
+    return found or None
+
+
+def _named_choice(choice: Any) -> str | None:
+    """The tool a named ``tool_choice`` forces, or None (``"auto"``, ``"required"``, ``"none"``...).
+
+    Chat completions name it ``{"type": "function", "function": {"name": ...}}``; the Responses
+    API ``{"type": "function", "name": ...}``, or ``{"type": "custom", "name": ...}`` for a custom tool."""
+    name = getattr(getattr(choice, "function", None), "name", None)
+    if isinstance(name, str):
+        return name
+    name = getattr(choice, "name", None)
+    if getattr(choice, "type", None) in ("function", "custom") and isinstance(name, str):
+        return name
+    return None
+
+
+def _own_constraint(request: Any) -> bool:
+    """Whether ``request`` constrains its text itself: structured outputs, a chat ``response_format``
+    or a Responses ``text.format``."""
+    text = getattr(request, "text", None)
+    return (
+        getattr(request, "structured_outputs", None) is not None
+        or getattr(request, "response_format", None) is not None
+        or getattr(text, "format", None) is not None
+    )
+
+
+def _constrain(request: Any, grammar: str) -> None:
+    """``grammar`` as ``request``'s structured output, where vLLM reads it for the request's API: a
+    chat completion's ``structured_outputs`` (its ``response_format`` dropped, as vLLM's own parsers
+    do for forced calls); a Responses request's parser constraint (``_parser_structured_outputs``,
+    which vLLM prefers to ``text.format``), leaving the fields the client sent as they are."""
+    outputs = StructuredOutputsParams(grammar=grammar)
+    if isinstance(request, ResponsesRequest):
+        request._parser_structured_outputs = outputs
+        return
+    request.structured_outputs = outputs
+    request.response_format = None
 
 
 def _arguments_json(call: Any) -> str:
@@ -178,6 +258,8 @@ class CodecToolParser(ToolParser):  # type: ignore[misc]  # vLLM is untyped here
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
         self.format = get_format(self.format_name)
+        #: The tools given to the constructor (vLLM's interface), read where a request has none.
+        self._tools = _tools_of(tools)
         self.name = f"codec_{self.format.name}"
         #: Set by vLLM's Parser when no reasoning parser is configured: reasoning is then content.
         self.skip_reasoning_parsing = False
@@ -190,32 +272,39 @@ class CodecToolParser(ToolParser):  # type: ignore[misc]  # vLLM is untyped here
     # -------------------------------------------------------------- request
 
     def adjust_request(self, request: Any) -> Any:
-        """The request, with ``skip_special_tokens=False`` when the format's markers are added tokens
-        (dropped from the text otherwise), and codec's grammar (GBNF, which vLLM's xgrammar and
-        guidance backends both take) as its structured output for ``tool_choice="required"``, a
-        named tool, or ``"auto"`` with a ``strict`` tool."""
+        """The request (a chat completion or a Responses request), with ``skip_special_tokens=False``
+        when the format's markers are added tokens (dropped from the text otherwise), and codec's
+        grammar (GBNF, which vLLM's xgrammar and guidance backends both take) as its structured
+        output for ``tool_choice="required"``, a named tool, or ``"auto"`` with a ``strict`` tool."""
         if not request.tools or request.tool_choice == "none":
             return request
         if _markers_are_added_tokens(self.format, self.model_tokenizer):
             request.skip_special_tokens = False
         grammar = self._grammar(request)
         if grammar is not None:
-            request.structured_outputs = StructuredOutputsParams(grammar=grammar)
-            request.response_format = None
+            _constrain(request, grammar)
         return request
+
+    def _request_tools(self, request: Any) -> list[dict[str, Any]] | None:
+        """The tools calls are read against: the request's, else those given to the constructor."""
+        return _tools_of(getattr(request, "tools", None)) or self._tools
 
     def _grammar(self, request: Any) -> str | None:
         """codec's grammar for the calls ``request`` forces, or None when it forces none."""
-        tools = _request_tools(request) or []
+        tools = self._request_tools(request) or []
         parallel = request.parallel_tool_calls is not False
         choice = request.tool_choice
-        if isinstance(choice, ChatCompletionNamedToolChoiceParam):
-            named = [tool for tool in tools if tool["function"]["name"] == choice.function.name]
+        name = _named_choice(choice)
+        if name is not None:
+            named = [tool for tool in tools if tool["function"]["name"] == name]
+            if not named:
+                logger.warning("%s: tool_choice names %r, which is not among the tools: not enforced", self.name, name)
+                return None
             return self.format.grammar(named, tool_choice="required", parallel=parallel, dialect="gbnf")
         if choice == "required":
             return self.format.grammar(tools, tool_choice="required", parallel=parallel, dialect="gbnf")
         if any(tool["function"].get("strict") for tool in tools):
-            if getattr(request, "structured_outputs", None) is not None or request.response_format is not None:
+            if _own_constraint(request):
                 # The user's own constraint on the text wins over the strict tools: say so.
                 logger.warning("%s: strict tools are not enforced: the request has structured outputs", self.name)
                 return None
@@ -227,7 +316,7 @@ class CodecToolParser(ToolParser):  # type: ignore[misc]  # vLLM is untyped here
     def extract_tool_calls(self, model_output: str, request: Any) -> Any:
         """The calls and content of a whole reply, as :meth:`Format.parse` reads it."""
         result = self.format.parse(
-            model_output, tools=_request_tools(request), prompt=self._prompt(), call_id=_CallIds()
+            model_output, tools=self._request_tools(request), prompt=self._prompt(), call_id=_CallIds()
         )
         _report_damage(self.name, result)
         calls = [
@@ -268,7 +357,9 @@ class CodecToolParser(ToolParser):  # type: ignore[misc]  # vLLM is untyped here
         if self._closed:
             raise CodecError(f"{self.name}: the reply was already finished (finish_streaming was called)")
         if self._stream is None:
-            self._stream = self.format.stream(tools=_request_tools(request), prompt=self._prompt(), call_id=self._ids)
+            self._stream = self.format.stream(
+                tools=self._request_tools(request), prompt=self._prompt(), call_id=self._ids
+            )
         return self._message(self._stream.feed(delta_text))
 
     def finish_streaming(self) -> Any:
@@ -388,14 +479,16 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
     def _text(self, ids: Sequence[int]) -> str:
         return str(self.model_tokenizer.decode(list(ids), skip_special_tokens=False))
 
-    def _closed_in(self, text: str) -> bool:
-        """Whether ``text`` ends outside a reasoning block it holds: a closer after its last opener."""
-        close = text.rfind(self.markers.close)
-        return close >= 0 and close > text.rfind(self.markers.open)
+    def _open_in(self, text: str) -> bool:
+        """Whether ``text`` ends inside a reasoning block: an opener with no closer after it."""
+        return text.rfind(self.markers.open) > text.rfind(self.markers.close)
 
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
-        """Whether the text of ``input_ids`` has closed the reasoning it opened (or a prompt opened)."""
-        return self._closed_in(self._text(input_ids))
+        """Whether the text of ``input_ids`` (a prompt, or a prompt and what followed) ends outside
+        any reasoning block: True where none is open, as for a prompt that opens no reasoning
+        (gemma4 with thinking off), so that vLLM applies a forced call's grammar from the first
+        token (codec's grammars allow a reasoning block before the calls)."""
+        return not self._open_in(self._text(input_ids))
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
         """The ids after the first token that completes the reasoning closer (all of them when the
@@ -427,16 +520,35 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
     # -------------------------------------------------------------- whole replies
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
-        """The reasoning of a whole reply and the raw text after it (the tool parser reads that)."""
+        """The reasoning of a whole reply (None where it has none, or an empty block) and the raw
+        text around it (the tool parser reads that): the text before the block, if any, then the
+        text after it."""
         result = self.format.parse(model_output, prompt=self._prompt, call_id=_CallIds())
+        block = self._closed_block(model_output)
+        if block is not None:
+            before, head = block
+            rest = before + self._after_block(head, model_output[len(before) + len(head) :])
+            return result.reasoning or None, rest or None
         if not result.reasoning:
             return None, model_output
-        end = model_output.find(self.markers.close)
-        if end < 0:  # unclosed: the rest starts at a marker the block may not hold (a call), if any
-            found = [i for i in (model_output.find(m) for m in self.markers.forbid_markers) if i >= 0]
-            return result.reasoning, (model_output[min(found) :] if found else None)
-        head = model_output[: end + len(self.markers.close)]
-        return result.reasoning, self._after_block(head, model_output[len(head) :]) or None
+        # Unclosed: the rest starts at a marker the block may not hold (a call), if any.
+        found = [i for i in (model_output.find(m) for m in self.markers.forbid_markers) if i >= 0]
+        return result.reasoning, (model_output[min(found) :] if found else None)
+
+    def _closed_block(self, text: str) -> tuple[str, str] | None:
+        """The text before the reasoning block ``text`` closes and the block itself (from its opener,
+        or from the start where the prompt opened it, to its closer), or None where its first closer
+        ends no block (a closer the parse keeps as text). An empty block is a block."""
+        end = text.find(self.markers.close)
+        if end < 0:
+            return None
+        head = text[: end + len(self.markers.close)]
+        start = head.rfind(self.markers.open)
+        before = head[:start] if start >= 0 else ""
+        # The parse of the text up to the closer is the judge: all of it reasoning but ``before``.
+        if self.format.parse(head, prompt=self._prompt, call_id=_CallIds()).content.strip() != before.strip():
+            return None
+        return before, head[len(before) :]
 
     # -------------------------------------------------------------- streaming
 
@@ -455,7 +567,10 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
     ) -> Any:
         """The reasoning ``delta_text`` completes, as a ``DeltaMessage`` (None while held back)."""
         if self._ended:
-            return DeltaMessage(content=delta_text) if delta_text else None
+            # Driven on alone (vLLM's serving layer takes the handover with finish_streaming as
+            # soon as reasoning ends): the text held for the handover comes first, in order.
+            text, self._handover = (self._handover or "") + delta_text, None
+            return DeltaMessage(content=text) if text else None
         if self._stream is None:
             self._stream = self.format.stream(prompt=self._prompt, call_id=self._ids)
             syntax = self.format.syntax()
