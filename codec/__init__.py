@@ -5,7 +5,7 @@ the model's reply (whole or streamed) back into content, reasoning and tool call
 """
 
 from codec.detect import Detection, detect, detect_reply
-from codec.errors import CodecError, GrammarWarning, ParseError, RenderError, UnknownFormat
+from codec.errors import CodecError, GrammarWarning, ParseError, RenderError, RenderWarning, ToolError, UnknownFormat
 from codec.format import Format
 from codec.formats import formats, get_format
 from codec.models import (
@@ -43,6 +43,7 @@ __all__ = [
     "ParseResult",
     "ReasoningDelta",
     "RenderError",
+    "RenderWarning",
     "Stream",
     "TextDelta",
     "Tool",
@@ -50,6 +51,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallEnd",
     "ToolCallStart",
+    "ToolError",
     "UnknownFormat",
     "__version__",
     "detect",

@@ -21,9 +21,13 @@ from pydantic import (
     field_serializer,
     field_validator,
     model_serializer,
+    model_validator,
 )
+from pydantic_core import PydanticCustomError
 
+from codec.errors import ToolError
 from codec.issues import IssueKind, Severity, severity
+from codec.tools import normalize_tool
 
 
 def dump_arguments(arguments: dict[str, Any]) -> str:
@@ -76,10 +80,22 @@ class Function(_Model):
 
 
 class Tool(_Model):
-    """A tool as OpenAI declares it: ``{"type": "function", "function": {...}}``."""
+    """A tool as OpenAI declares it: ``{"type": "function", "function": {...}}``. It validates the
+    other shapes :mod:`codec.tools` reads too (the Responses API's flat tools, Anthropic's), as
+    this one, and refuses the rest with what is wrong."""
 
     type: Literal["function"] = "function"
     function: Function
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalized(cls, value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return value
+        try:
+            return normalize_tool(value)
+        except ToolError as exc:  # the message as it is, without pydantic's "Value error, "
+            raise PydanticCustomError("tool_shape", str(exc)) from None
 
 
 class FunctionCall(_Model):
@@ -118,7 +134,10 @@ class ToolCall(_Model):
 
 
 class Message(_Model):
-    """An OpenAI chat message. ``reasoning_content`` carries the model's reasoning, where a format has it."""
+    """An OpenAI chat message. ``reasoning_content`` carries the model's reasoning, where a format has it.
+
+    An assistant message always dumps its ``content``, ``null`` when it has none (a message of
+    calls alone), as OpenAI's API writes it: code that reads ``message["content"]`` finds it."""
 
     role: str
     content: str | list[dict[str, Any]] | None = None
@@ -126,6 +145,16 @@ class Message(_Model):
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_none(self, handler: Any) -> Any:
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        kept = {k: v for k, v in data.items() if v is not None}
+        if self.role == "assistant" and "content" not in kept:
+            kept = {"role": kept.pop("role", self.role), "content": None, **kept}
+        return kept
 
 
 class Issue(_Model):

@@ -78,8 +78,6 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
-
 from codec._lark import (
     Checkpoint,
     CompiledGrammar,
@@ -90,11 +88,12 @@ from codec._lark import (
     make_token,
     make_value_token,
 )
-from codec.errors import CodecError, ParseError, caret_snippet
+from codec.errors import CodecError, ParseError, caret_snippet, expected_words
 from codec.literals import nesting
 from codec.models import Event, ParseResult, built, parsed_call
 from codec.schema import tool_name, tool_parameters, violations
 from codec.sink import CONTENT, LAST, REASONING, InBlock, Output, Sink
+from codec.tools import normalize_tools
 from codec.watch import Delimiter, FastLexer, Watch
 
 __all__ = ["CONTENT", "MAX_DEPTH", "REASONING", "BuildError", "Builder", "Stream", "Syntax"]
@@ -756,7 +755,13 @@ class Stream:
         """A problem at ``pos``: strict mode raises; in a block, start recovering it (True)."""
         if self._strict:
             line, column = self._line_column(pos)
-            raise ParseError(message, pos=pos, line=line, column=column, expected=expected, snippet=self._snippet(pos))
+            terminals = self._parser.grammar.terminals  # (the literals, to say what was expected in words)
+            literals = {name: t.pattern.value for name, t in terminals.items() if t.pattern.type == "str"}
+            described = expected_words(expected, literals)
+            snippet = self._snippet(pos)
+            raise ParseError(
+                message, pos=pos, line=line, column=column, expected=expected, snippet=snippet, described=described
+            )
         if self._block is None:
             return False
         if self._syntax.settle_rejected_blocks:
@@ -883,17 +888,14 @@ class Stream:
 def _tools_by_name(tools: Sequence[Any] | None) -> ToolsByName | None:
     """The tools a stream checks calls against, by name (None: no tools given).
 
-    Mappings are read where they are, not copied: a parse reads only names and schemas, and a deep
-    copy of every schema was most of the cost of parsing a short reply. Models are dumped to dicts.
-    Raises :class:`TypeError` for a tool that is neither, as rendering does."""
+    Tools are read as rendering reads them (:func:`codec.tools.normalize_tools`, which raises
+    :class:`~codec.errors.ToolError` for one in no shape it takes). Mappings in OpenAI's shape are
+    read where they are, not copied: a parse reads only names and schemas, and a deep copy of
+    every schema was most of the cost of parsing a short reply."""
     if tools is None:
         return None
     found: dict[str, Mapping[str, Any]] = {}
-    for tool in tools:
-        if isinstance(tool, BaseModel):
-            tool = tool.model_dump(mode="python")
-        elif not isinstance(tool, Mapping):
-            raise TypeError(f"tools must be JSON-schema mappings or pydantic models, not {tool!r}")
+    for tool in normalize_tools(tools) or ():
         name = tool_name(tool)
         if name is not None:
             found[name] = tool

@@ -116,7 +116,7 @@ def _outcome(render: Any) -> str:
     try:
         text: str = render()
     except RenderError as exc:
-        text = f"RenderError: {exc}"
+        text = f"RenderError: {exc.reason}"  # the template's words (a format's hint is codec's)
         # Python's recursion error, less the tail saying where the stack ran out (it varies with the depth).
         if text.startswith(_RECURSION):
             text = _RECURSION
