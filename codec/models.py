@@ -94,7 +94,7 @@ class Tool(_Model):
             return value
         try:
             return normalize_tool(value)
-        except ToolError as exc:  # the message as it is, without pydantic's "Value error, "
+        except (ToolError, TypeError) as exc:  # the message as it is, without pydantic's "Value error, "
             raise PydanticCustomError("tool_shape", str(exc)) from None
 
 

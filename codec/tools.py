@@ -15,9 +15,10 @@ export functions, the ``codec`` command, the :class:`~codec.models.Tool` model) 
   ``"custom"``): ``input_schema`` becomes ``parameters``; ``cache_control``, a caching directive
   of Anthropic's API that no model sees, is left out.
 
-Anything else raises :class:`~codec.errors.ToolError`, naming the tool's index and what is
-wrong: a mapping of none of these shapes, a tool that is not a function (``{"type":
-"web_search"}``), a name that is not a non-empty string, parameters that are not an object.
+A tool that is no mapping raises :class:`TypeError`; anything else raises
+:class:`~codec.errors.ToolError`, naming the tool's index and what is wrong: a mapping of none of
+these shapes, a tool that is not a function (``{"type": "web_search"}``), a name that is not a
+non-empty string, parameters that are not an object.
 """
 
 from __future__ import annotations
@@ -47,11 +48,12 @@ def normalize_tools(tools: Iterable[Any] | None) -> list[Any] | None:
 
     A tool already in one of those shapes is passed on as the same object (not copied: parsing reads
     tools on every call); pydantic models are dumped first. Raises :class:`~codec.errors.ToolError`
-    naming ``tools[i]`` for a tool in no shape read here, and for ``tools`` that is not a list."""
+    naming ``tools[i]`` for a tool in no shape read here, and :class:`TypeError` for one that is no
+    mapping or model, or for ``tools`` that is not a list."""
     if tools is None:
         return None
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
-        raise ToolError(f"tools must be a list of tools, not {_kind(tools)}")
+        raise TypeError(f"tools must be a list of tools, not {_kind(tools)}")
     return [normalize_tool(tool, index) for index, tool in enumerate(tools)]
 
 
@@ -61,9 +63,11 @@ def normalize_tool(tool: Any, index: int | None = None) -> Any:
         tool = tool.model_dump(mode="python")
     where = f"tools[{index}]: " if index is not None else ""
     if not isinstance(tool, Mapping):
-        raise ToolError(f"{where}a tool is a JSON object, not {_kind(tool)}")
+        raise TypeError(f"{where}tools must be JSON-schema mappings or pydantic models, not {_kind(tool)}")
     kind = tool.get("type", "function")
     function = tool.get("function")
+    if isinstance(function, BaseModel):  # Tool(function=Function(...)): read as its fields, kept as given
+        function = function.model_dump(mode="python")
     if "function" in tool:
         if kind != "function":
             raise ToolError(f"{where}a tool with a function has type 'function', not {kind!r}")

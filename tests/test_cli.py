@@ -152,13 +152,15 @@ def test_render_stdin_dash_and_list_input(
 def test_render_var_values(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # The variables reach the template: use a custom template that prints them with their types.
     template = tmp_path / "t.jinja"
-    template.write_text("{{ a }}|{{ a is number }}|{{ b }}|{{ b is string }}|{{ c }}|{{ c is sameas true }}")
+    template.write_text(
+        "{{ messages[0].content }}|{{ a }}|{{ a is number }}|{{ b }}|{{ b is string }}|{{ c }}|{{ c is sameas true }}"
+    )
     messages = tmp_path / "m.json"
     messages.write_text('[{"role": "user", "content": "hi"}]')
     argv = ["render", "-f", "hermes", "--template", str(template), str(messages)]
     code, out, err = run(capsys, *argv, "--var", "a=3", "--var", "b=hello world", "--var", "c=true")
     assert (code, err) == (0, "")
-    assert out == "3|True|hello world|True|True|True"
+    assert out == "hi|3|True|hello world|True|True|True"
 
 
 def test_render_subprocess_writes_exact_bytes(tmp_path: Path, fmt: codec.Format) -> None:
@@ -716,7 +718,7 @@ def test_a_lone_surrogate_in_a_hermes_reply_is_written_as_u_fffd_and_reported(
 
 
 def test_a_prompt_that_utf8_cannot_write_is_an_error(tmp_path: Path) -> None:
-    template = _write(tmp_path, "t.jinja", '{{ "\\ud800" }}')
+    template = _write(tmp_path, "t.jinja", '{{ messages[0].content }}{{ "\\ud800" }}')
     messages = _write(tmp_path, "m.json", '[{"role": "user", "content": "hi"}]')
     proc = run_module("render", "-f", "hermes", "--template", template, messages)
     assert (proc.returncode, proc.stdout) == (2, b"")
