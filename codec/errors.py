@@ -99,7 +99,10 @@ _WORDS = {
     "WS": "whitespace",
 }
 #: What a place that takes any value expects, said as "a value".
-_VALUE = frozenset({"a string", "a number", "true", "false", "null", "'{'", "'['", "an object or a list"})
+_VALUE = frozenset(
+    {"a string", "a number", "true", "false", "null", "'{'", "'['", "an object or a list"}
+    | {repr(word) for word in ("true", "false", "null", "True", "False", "None")}
+)
 
 
 def expected_words(names: Iterable[str], literals: Mapping[str, str]) -> list[str]:
@@ -116,7 +119,7 @@ def expected_words(names: Iterable[str], literals: Mapping[str, str]) -> list[st
             word = _WORDS.get(name.split(".")[0]) or name.lower().replace("_", " ")
         if word not in words:
             words.append(word)
-    if {"a string", "a number", "null"} <= set(words):
+    if {"a string", "a number"} <= set(words):
         words = ["a value", *(word for word in words if word not in _VALUE)]
     return words
 

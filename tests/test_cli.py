@@ -811,3 +811,32 @@ def test_example_docstrings() -> None:
         assert text.startswith('"""'), script
         title = text[3:].splitlines()[0]
         assert title and title.endswith("."), script
+
+
+@pytest.mark.parametrize(("value", "shown"), [("False", "False|True"), ("True", "True|False"), ("None", "None|False")])
+def test_render_var_reads_python_constants(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str, shown: str
+) -> None:
+    # enable_thinking=False was the string "False", which a template reads as true.
+    template = _write(tmp_path, "t.jinja", "{{ messages[0].content }}|{{ x }}|{{ x is sameas false }}")
+    messages = _write(tmp_path, "m.json", '[{"role": "user", "content": "hi"}]')
+    code, out, err = run(capsys, "render", "-f", "hermes", "--template", template, "--var", f"x={value}", messages)
+    assert (code, out, err) == (0, f"hi|{shown}", "")
+    code, out, err = run(capsys, "render", "-f", "hermes", "--template", template, "--var", 'x="False"', messages)
+    assert (code, out) == (0, "hi|False|False")  # the text, quoted as JSON
+    code, out, _ = run(capsys, "render", "--help")
+    assert code == 0 and "Python's True, False and None are true, false and null" in " ".join(out.split())
+
+
+def test_render_prints_a_warning_line_for_a_dropped_message(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    messages = _write(tmp_path, "m.json", '[{"role": "user", "content": [{"type": "text", "text": "hello"}]}]')
+    code, out, err = run(capsys, "render", "-f", "hermes", messages)
+    assert (code, out) == (0, "<|im_start|>user\n<|im_end|>\n")
+    assert err.startswith("warning: messages[0] (user): its text does not appear in the prompt;")
+    assert len(err.splitlines()) == 1
+
+
+def test_parse_writes_content_null_beside_calls(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    reply = _write(tmp_path, "r.txt", '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>')
+    code, out, _ = run(capsys, "parse", "-f", "hermes", reply)
+    assert code == 0 and list(json.loads(out))[:2] == ["role", "content"] and json.loads(out)["content"] is None

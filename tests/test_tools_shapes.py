@@ -127,3 +127,29 @@ def test_the_command_reads_the_shapes_and_names_a_bad_tool(tmp_path: Path, capsy
     record.write_text(json.dumps({"messages": MESSAGES, "tools": [RESPONSES]}), encoding="utf-8")
     assert main(["render", "-f", "hermes", str(record)]) == 0
     assert capsys.readouterr().out == outputs[0]
+
+
+@pytest.mark.parametrize("declared", [5, ["string", 5], {"a": 1}])
+def test_a_bad_schema_type_names_the_tool_and_the_property(declared: Any) -> None:
+    # It was: TypeError: 'int' object is not iterable.
+    schema = {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": declared}}}}}
+    tool = {"type": "function", "function": {"name": "f", "parameters": schema}}
+    with pytest.raises(ValueError, match=r"tool 'f', property 'a\.b': type .* is not a JSON type name"):
+        codec.get_format("hermes").grammar([tool])
+
+
+@pytest.mark.parametrize(
+    ("name", "reply", "words"),
+    [
+        ("hermes", '<tool_call>\n{"name": "f", "arguments": {"a": }}\n</tool_call>', "expected a value"),
+        ("hermes", '<tool_call>\n{"name" 3}\n</tool_call>', "expected ':'"),
+        ("hermes", '<tool_call>\n["x"]\n</tool_call>', "expected '{'"),
+        ("deepseek_pythonic", "[f(a=)]", "expected one of: a value, '('"),
+    ],
+)
+def test_strict_errors_say_what_was_expected_in_words(name: str, reply: str, words: str) -> None:
+    with pytest.raises(codec.ParseError) as info:
+        codec.get_format(name).parse(reply, strict=True)
+    assert words in str(info.value).splitlines()[0]
+    assert not any(term in str(info.value) for term in ("LBRACE", "STRING", "NUMBER", "COLON"))
+    assert info.value.expected and all(term.isupper() for term in info.value.expected)  # the names stay for code
