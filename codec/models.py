@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializationInfo,
     computed_field,
     field_serializer,
@@ -136,8 +137,9 @@ class ToolCall(_Model):
 class Message(_Model):
     """An OpenAI chat message. ``reasoning_content`` carries the model's reasoning, where a format has it.
 
-    An assistant message always dumps its ``content``, ``null`` when it has none (a message of
-    calls alone), as OpenAI's API writes it: code that reads ``message["content"]`` finds it."""
+    The assistant message of a reply (:meth:`ParseResult.to_message`) always dumps its ``content``,
+    ``null`` when it has none (a message of calls alone), as OpenAI's API writes it: code that reads
+    ``message["content"]`` finds it. Other messages leave out what is None."""
 
     role: str
     content: str | list[dict[str, Any]] | None = None
@@ -145,6 +147,8 @@ class Message(_Model):
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
+    #: A reply's message, made by :meth:`ParseResult.to_message` (its content is dumped even when null).
+    _reply: bool = PrivateAttr(default=False)
 
     @model_serializer(mode="wrap")
     def _drop_none(self, handler: Any) -> Any:
@@ -152,7 +156,7 @@ class Message(_Model):
         if not isinstance(data, dict):
             return data
         kept = {k: v for k, v in data.items() if v is not None}
-        if self.role == "assistant" and "content" not in kept:
+        if self._reply and "content" not in kept:
             kept = {"role": kept.pop("role", self.role), "content": None, **kept}
         return kept
 
@@ -210,12 +214,14 @@ class ParseResult(_Model):
         content: str | None = self.content
         if not self.content or (calls and not self.content.strip()):
             content = None
-        return Message(
+        message = Message(
             role="assistant",
             content=content,
             reasoning_content=self.reasoning or None,
             tool_calls=calls or None,
         )
+        message._reply = True
+        return message
 
 
 class Conversation(_Model):

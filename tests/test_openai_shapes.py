@@ -284,5 +284,5 @@ def test_a_calls_only_message_carries_content_null() -> None:
     message = result.to_message().model_dump(mode="json")
     assert list(message)[:2] == ["role", "content"] and message["content"] is None
     ChatCompletionMessage.model_validate(message)
-    assert codec.Message(role="user", content=None).model_dump() == {"role": "user"}  # other roles as they were
+    assert codec.Message(role="assistant", content=None).model_dump() == {"role": "assistant"}  # others as they were
     assert codec.get_format("hermes").render_reply(message).startswith("<tool_call>")
