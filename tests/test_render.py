@@ -161,4 +161,4 @@ def test_render_reply_refuses_arguments_that_are_not_a_json_object(
     call = {"function": {"name": "f", "arguments": arguments}}
     with pytest.raises(RenderError, match=rf"tool_calls\[0\] \('f'\): arguments .*{re.escape(problem)}"):
         fmt.render_reply({"role": "assistant", "tool_calls": [call]})
-    assert fmt.render_reply({"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]})
+    assert fmt.render_reply({"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]})
