@@ -5,7 +5,7 @@ the model's reply (whole or streamed) back into content, reasoning and tool call
 """
 
 from codec.detect import Detection, PromptDifference, TemplateDetection, detect, detect_reply, detect_template
-from codec.errors import CodecError, GrammarWarning, ParseError, RenderError, UnknownFormat
+from codec.errors import CodecError, GrammarWarning, ParseError, RenderError, RenderWarning, ToolError, UnknownFormat
 from codec.format import Format
 from codec.formats import formats, get_format
 from codec.models import (
@@ -44,6 +44,7 @@ __all__ = [
     "PromptDifference",
     "ReasoningDelta",
     "RenderError",
+    "RenderWarning",
     "Stream",
     "TemplateDetection",
     "TextDelta",
@@ -52,6 +53,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallEnd",
     "ToolCallStart",
+    "ToolError",
     "UnknownFormat",
     "__version__",
     "detect",

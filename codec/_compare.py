@@ -7,13 +7,14 @@ report, in one place that needs no hypothesis (``import codec`` never does).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import jinja2
 
 from codec import jinja
-from codec.errors import RenderError
+from codec.errors import RenderError, RenderWarning
 from codec.format import Format
 
 __all__ = [
@@ -76,7 +77,7 @@ def _outcome(render: Callable[[], str]) -> str:
     try:
         return render()
     except RenderError as exc:
-        text = f"RenderError: {exc}"
+        text = f"RenderError: {exc.reason}"  # the template's words (a format's hint is codec's)
         # Python's recursion error, less the tail saying where the stack ran out (it varies with the depth).
         return _RECURSION if text.startswith(_RECURSION) else text
 
@@ -108,7 +109,11 @@ def template_outcome(template: str, conversation: Mapping[str, Any]) -> str:
 
 def format_outcome(fmt: Format, conversation: Mapping[str, Any]) -> str:
     """What ``fmt`` renders for ``conversation``, as :func:`template_outcome` says it."""
-    return _outcome(lambda: fmt.render(conversation["messages"], conversation.get("tools"), **_arguments(conversation)))
+    with warnings.catch_warnings():  # parity is of the bytes: what both leave out is no failure
+        warnings.simplefilter("ignore", RenderWarning)
+        return _outcome(
+            lambda: fmt.render(conversation["messages"], conversation.get("tools"), **_arguments(conversation))
+        )
 
 
 def render_outcomes(template: str, fmt: Format, conversation: Mapping[str, Any]) -> tuple[str, str]:

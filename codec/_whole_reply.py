@@ -8,10 +8,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from codec.models import ParseResult, built, parsed_call
 from codec.schema import tool_name, tool_parameters, violations
+from codec.tools import normalize_tools
 
 if TYPE_CHECKING:
     from codec.stream import Syntax
@@ -37,17 +36,14 @@ ToolsByName = dict[str, Mapping[str, Any]]
 def tools_by_name(tools: Sequence[Any] | None) -> ToolsByName | None:
     """The tools a stream checks calls against, by name (None: no tools given).
 
-    Mappings are read where they are, not copied: a parse reads only names and schemas, and a deep
-    copy of every schema was most of the cost of parsing a short reply. Models are dumped to dicts.
-    Raises :class:`TypeError` for a tool that is neither, as rendering does."""
+    Tools are read as rendering reads them (:func:`codec.tools.normalize_tools`, which raises
+    :class:`~codec.errors.ToolError` for one in no shape it takes). Mappings in OpenAI's shape are
+    read where they are, not copied: a parse reads only names and schemas, and a deep copy of
+    every schema was most of the cost of parsing a short reply."""
     if tools is None:
         return None
     found: dict[str, Mapping[str, Any]] = {}
-    for tool in tools:
-        if isinstance(tool, BaseModel):
-            tool = tool.model_dump(mode="python")
-        elif not isinstance(tool, Mapping):
-            raise TypeError(f"tools must be JSON-schema mappings or pydantic models, not {tool!r}")
+    for tool in normalize_tools(tools) or ():
         name = tool_name(tool)
         if name is not None:
             found[name] = tool

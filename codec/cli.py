@@ -34,6 +34,7 @@ import os
 import stat
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import IO, Any, NoReturn
 
@@ -54,7 +55,7 @@ from codec.convert import (
     validation_line,
 )
 from codec.detect import TemplateDetection, detect_reply, detect_template
-from codec.errors import CodecError, ParseError, RenderError
+from codec.errors import CodecError, ParseError, RenderError, RenderWarning
 from codec.format import Format
 from codec.formats import formats, get_format
 from codec.literals import json_text
@@ -188,7 +189,18 @@ def _load_tools(path: str) -> list[dict[str, Any]]:
     return checked_items(data, Tool, "tools", source)
 
 
+#: ``--var`` values read as Python spells them, beside JSON's ``true``, ``false`` and ``null``.
+PYTHON_CONSTANTS: dict[str, Any] = {"True": True, "False": False, "None": None}
+#: What ``--var`` reads, for the commands' help.
+VAR_HELP = (
+    "VALUE is JSON if it parses, Python's True, False and None are true, false and null, "
+    "anything else is a string (KEY='\"False\"' for the text False)"
+)
+
+
 def _parse_var(item: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` as the template variable it sets: VALUE as JSON, or as True, False or None
+    spelled the Python way (templates are Python's), or else as the text it is."""
     key, sep, raw = item.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -198,6 +210,8 @@ def _parse_var(item: str) -> tuple[str, Any]:
     if key in RESERVED_VARIABLES:
         hint = " (use --generation-prompt)" if key == "add_generation_prompt" else ""
         raise CLIError(f"--var name {key!r} is reserved{hint}")
+    if raw.strip() in PYTHON_CONSTANTS:  # enable_thinking=False is meant as false, not as the string "False"
+        return key, PYTHON_CONSTANTS[raw.strip()]
     try:
         value: Any = read_json(raw, f"--var {key}")
     except NotJSON:
@@ -236,6 +250,25 @@ def _warn(issue: Issue) -> None:
         f"warning: {issue.kind} ({issue.severity}{call}) at line {issue.line}, column {issue.column}: {issue.message}",
         file=sys.stderr,
     )
+
+
+@contextlib.contextmanager
+def _warning_lines() -> Iterator[None]:
+    """codec's render warnings shown as ``warning: ...`` lines on stderr, as a parse's issues are
+    (not as Python shows a warning, with a file and line of codec's code); others as Python shows them."""
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *where: Any, **more: Any) -> None:
+        if issubclass(category, RenderWarning):
+            print(f"warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, *where, **more)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 def _dumps_line(obj: Any) -> str:
@@ -290,9 +323,11 @@ def _cmd_render(args: argparse.Namespace) -> int:
     variables.update(_parse_var(item) for item in args.var)
     template = _read_text(args.template) if args.template is not None else None
     try:
-        prompt = fmt.render(
-            messages, tools, add_generation_prompt=add_generation_prompt, template=template, **variables
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", RenderWarning)  # each message the template left out, once
+            prompt = fmt.render(
+                messages, tools, add_generation_prompt=add_generation_prompt, template=template, **variables
+            )
     except RenderError as exc:
         if args.template is None:
             raise
@@ -532,7 +567,11 @@ def _add_transcoding_commands(sub: Any, fmt_help: str) -> None:
     )
     p_convert.add_argument("--strict", action="store_true", help="exit 1 if any line was rejected")
     p_convert.add_argument(
-        "--var", action="append", default=[], metavar="KEY=VALUE", help="a template variable for every line"
+        "--var",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"a template variable for every line; {VAR_HELP}",
     )
     p_convert.add_argument("input", metavar="IN", help="the input JSON-lines file (- for stdin)")
     p_convert.add_argument("output_file", metavar="OUT", help="the output JSON-lines file (- for stdout)")
@@ -585,7 +624,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a template variable (bos_token, enable_thinking...); VALUE is JSON if it parses, else a string",
+        help=f"a template variable (bos_token, enable_thinking...); {VAR_HELP}",
     )
     p_render.add_argument("messages", nargs="?", metavar="MESSAGES_FILE", help="the messages JSON (default: stdin)")
     p_render.set_defaults(handler=_cmd_render)
@@ -851,7 +890,8 @@ def main(argv: list[str] | None = None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help / --version
             return exc.code if isinstance(exc.code, int) else 0
-        status: int = args.handler(args)
+        with _warning_lines():
+            status: int = args.handler(args)
         return status
     except BrokenPipeError:
         _silence_stdout()

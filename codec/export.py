@@ -59,7 +59,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -107,8 +107,8 @@ from codec._export_tree import (
     seq,
 )
 from codec.errors import GrammarWarning
-from codec.models import Tool
 from codec.schema import tool_name, tool_parameters
+from codec.tools import normalize_tools
 
 if TYPE_CHECKING:
     from codec.format import Format
@@ -552,18 +552,19 @@ def _reasoning(b: GrammarBuilder, reasoning: Reasoning | None) -> Expr:
 
 
 def check_tools(tools: Any) -> list[dict[str, Any]]:
-    """The tools as plain dicts; the errors :meth:`Format.render` and the models give for invalid ones."""
+    """The tools as plain dicts in OpenAI's shape, read as :meth:`Format.render` reads them
+    (:func:`codec.tools.normalize_tools`); a name declared twice is a :class:`ValueError`."""
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
         raise TypeError(f"tools must be a list of tools, not {type(tools).__name__}")
-    prepared = jinja.prepare_tools(tools) or []
+    prepared = jinja.prepare_tools(normalize_tools(tools)) or []
     seen: set[str] = set()
     for tool in prepared:
-        Tool.model_validate(tool)
         name = tool_name(tool)
-        assert name is not None  # the model requires it
+        assert name is not None  # normalize_tools requires it
         if name in seen:
             raise ValueError(f"tool {name!r} is declared twice")
         seen.add(name)
+        _check_types(tool)
     return prepared
 
 
@@ -624,33 +625,53 @@ def schema_gaps(b: GrammarBuilder, tools: list[dict[str, Any]]) -> list[tuple[st
     A schema with ``enum`` or ``const`` is its values, whatever else it says.
     """
     gaps: list[tuple[str, str]] = []
-
-    def walk(schema: Any, where: str) -> None:
-        if not isinstance(schema, Mapping):
-            return
-        if "enum" not in schema and "const" not in schema:
-            for key in schema:
-                if key in LEFT_OUT or (key in _SOMETIMES and (id(schema), _SOMETIMES[key]) not in b.expressed):
-                    gaps.append((where, key))
-            all_of = schema.get("allOf")
-            if isinstance(all_of, list) and len(all_of) > 1:
-                gaps.append((where, "allOf"))
-        props = schema.get("properties")
-        if isinstance(props, Mapping):
-            for name, sub in props.items():
-                walk(sub, f"{where}.{name}")
-        if isinstance(schema.get("items"), Mapping):
-            walk(schema["items"], where + "[]")
-        if isinstance(schema.get("additionalProperties"), Mapping):
-            walk(schema["additionalProperties"], where + ".*")
-        for key in ("anyOf", "oneOf", "allOf"):
-            if isinstance(schema.get(key), list):
-                for sub in schema[key]:
-                    walk(sub, where)
-
     for tool in tools:
-        walk(tool_parameters(tool), str(tool_name(tool)))
+        for schema, where in _subschemas(tool_parameters(tool), str(tool_name(tool))):
+            if "enum" not in schema and "const" not in schema:
+                for key in schema:
+                    if key in LEFT_OUT or (key in _SOMETIMES and (id(schema), _SOMETIMES[key]) not in b.expressed):
+                        gaps.append((where, key))
+                all_of = schema.get("allOf")
+                if isinstance(all_of, list) and len(all_of) > 1:
+                    gaps.append((where, "allOf"))
     return list(dict.fromkeys(gaps))
+
+
+def _subschemas(schema: Any, where: str) -> Iterator[tuple[Mapping[str, Any], str]]:
+    """``schema`` and each schema within it (properties, items, additional properties, the
+    alternatives), with the path to it (``get_weather.days``, ``f.tags[]``, ``f.*``)."""
+    if not isinstance(schema, Mapping):
+        return
+    yield schema, where
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        for name, sub in props.items():
+            yield from _subschemas(sub, f"{where}.{name}")
+    if isinstance(schema.get("items"), Mapping):
+        yield from _subschemas(schema["items"], where + "[]")
+    if isinstance(schema.get("additionalProperties"), Mapping):
+        yield from _subschemas(schema["additionalProperties"], where + ".*")
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(schema.get(key), list):
+            for sub in schema[key]:
+                yield from _subschemas(sub, where)
+
+
+def _check_types(tool: Mapping[str, Any]) -> None:
+    """Refuse a schema ``type`` that is neither a type name nor a list of them, naming the tool and
+    the property (a grammar of the tool cannot be built, and no guess at what it means is right)."""
+    name = str(tool_name(tool))
+    for schema, where in _subschemas(tool_parameters(tool), name):
+        declared = schema.get("type")
+        if declared is None or isinstance(declared, str):
+            continue
+        if isinstance(declared, list) and all(isinstance(t, str) for t in declared):
+            continue
+        place = f"property {where[len(name) + 1 :]!r}" if where != name else "its parameters"
+        raise ValueError(
+            f"tool {name!r}, {place}: type {json.dumps(declared)} is not a JSON type name "
+            '("string", "integer", "object"...) or a list of them'
+        )
 
 
 def warn_gaps(fmt: Format, gaps: Sequence[tuple[str, str]], *, stacklevel: int) -> None:

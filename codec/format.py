@@ -3,13 +3,16 @@ stream, grammar), and :class:`Functions`, the five functions each format module 
 
 from __future__ import annotations
 
+import json
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec import jinja
-from codec.errors import ParseError, RenderError, parse_error_at
+from codec.errors import ParseError, RenderError, RenderWarning, parse_error_at
 from codec.models import Conversation, Message, ParseResult, Tool, ToolCall
+from codec.tools import normalize_tools
 
 if TYPE_CHECKING:
     from codec.stream import Stream, Syntax
@@ -79,20 +82,44 @@ class Format:
 
         ``variables`` are the template variables (``bos_token``, ``enable_thinking``...). With
         ``template``, that chat template is rendered instead, exactly as transformers would.
-        Raises :class:`~codec.errors.RenderError` where the reference template raises.
+        ``tools`` may come in OpenAI's chat shape, the Responses API's or Anthropic's, and are
+        given to the template in the first (:func:`codec.tools.normalize_tools`; another shape
+        raises :class:`~codec.errors.ToolError`). Raises :class:`~codec.errors.RenderError` where
+        the reference template raises (with a hint where the cause is in the input: see
+        :func:`render_hint`), and warns (:class:`~codec.errors.RenderWarning`) for each message whose
+        text the prompt does not hold, which the template left out; the prompt is the template's.
         """
-        _require_list("messages", messages)
+        _require_list("render", "messages", messages)
         if tools is not None:
-            _require_list("tools", tools)
+            _require_list("render", "tools", tools)
         msgs = jinja.require_messages(jinja.prepare_messages(messages))
-        tls = jinja.prepare_tools(tools)
-        if template is not None:
-            return jinja.render_template(template, msgs, tls, add_generation_prompt=add_generation_prompt, **variables)
-        return self.functions.prompt_text(msgs, tls, add_generation_prompt, variables)
+        tls = jinja.prepare_tools(normalize_tools(tools))
+        try:
+            if template is not None:
+                prompt = jinja.render_template(
+                    template, msgs, tls, add_generation_prompt=add_generation_prompt, **variables
+                )
+            else:
+                prompt = self.functions.prompt_text(msgs, tls, add_generation_prompt, variables)
+        except RenderError as exc:
+            hint = render_hint(exc, msgs, tls)
+            if not hint:
+                raise
+            raise RenderError(exc.reason, hint) from exc
+        warn_dropped(prompt, msgs, "the template" if template is not None else f"the {self.name} template")
+        return prompt
 
     def render_reply(self, message: MessageLike) -> str:
-        """The text the model generates for this assistant message, stop token included."""
+        """The text the model generates for this assistant message, stop token included.
+
+        Call arguments are a dict or the JSON text of an object; other text raises
+        :class:`~codec.errors.RenderError` (no model writes it, and no parser would read it back)."""
+        if not isinstance(message, (Mapping, Message)):
+            raise TypeError(
+                f"render_reply() takes an assistant message (a dict or a codec.Message), not {type(message).__name__}"
+            )
         (msg,) = jinja.prepare_messages([message])
+        _check_reply_arguments(msg)
         own = self.functions.reply_text
         return own(msg) if own is not None else self.kit().reply_text(msg)
 
@@ -217,12 +244,14 @@ class Format:
     def _renders_to(self, conversation: Conversation, prompt: str) -> bool | int | RenderError:
         """True if ``conversation`` renders to ``prompt``; else where they differ, or why it does not render."""
         try:
-            rendered = self.render(
-                conversation.messages,
-                conversation.tools,
-                add_generation_prompt=conversation.add_generation_prompt,
-                **conversation.variables,
-            )
+            with warnings.catch_warnings():  # (a check of a reading: what the template leaves out is no news here)
+                warnings.simplefilter("ignore", RenderWarning)
+                rendered = self.render(
+                    conversation.messages,
+                    conversation.tools,
+                    add_generation_prompt=conversation.add_generation_prompt,
+                    **conversation.variables,
+                )
         except RenderError as exc:
             return exc
         return True if rendered == prompt else _first_difference(rendered, prompt)
@@ -246,6 +275,8 @@ class Format:
         goes through the stream."""
         from codec.stream import Stream, read_whole
 
+        if not isinstance(text, str):
+            raise TypeError(f"parse() takes the reply text (str), not {type(text).__name__}")
         syntax = self.syntax()
         if type(text) is str:
             found = read_whole(syntax, text, tools, prompt, call_id)
@@ -351,9 +382,104 @@ def _answered_call(result: Message, calls: list[ToolCall]) -> ToolCall | None:
     return calls[0] if calls else None
 
 
-def _require_list(what: str, value: object) -> None:
+def _require_list(function: str, what: str, value: object) -> None:
     """``messages`` and ``tools`` are sequences of objects: a string or a single mapping given in
     their place is a :class:`~codec.errors.RenderError` that says so (not a complaint about its
-    first character)."""
+    first character), and a value that is no sequence at all (None) a :class:`TypeError` naming
+    ``function``."""
     if isinstance(value, (str, bytes, Mapping)):
         raise RenderError(f"{what} must be a list, not a {type(value).__name__}")
+    if not isinstance(value, Iterable):
+        shown = "None" if value is None else f"a {type(value).__name__}"
+        raise TypeError(f"{function}() takes {what} as a list of {what[:-1]} objects, not {shown}")
+
+
+def _check_reply_arguments(message: dict[str, Any]) -> None:
+    """Refuse call arguments that are text but not a JSON object's: what a model writes is JSON."""
+    calls = message.get("tool_calls")
+    for index, call in enumerate(calls if isinstance(calls, list) else ()):
+        function = call.get("function") if isinstance(call, dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        if not isinstance(arguments, str):
+            continue
+        try:
+            value = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as exc:  # JSONDecodeError, and the numbers json cannot hold
+            problem = f"is not JSON text ({exc})"
+        else:
+            if isinstance(value, dict):
+                continue
+            problem = f"is JSON text of {type(value).__name__}, not of an object"
+        name = function.get("name") if isinstance(function, dict) else None
+        raise RenderError(
+            f"tool_calls[{index}] ({name!r}): arguments {problem}: give the arguments as a dict, or as the "
+            f"JSON text of an object: {_shorten(arguments)}"
+        )
+
+
+def _shorten(text: str, width: int = 60) -> str:
+    return repr(text if len(text) <= width else text[: width - 3] + "...")
+
+
+# ---------------------------------------------------------------------------- what a render says
+
+
+def render_hint(exc: RenderError, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+    """What to do about ``exc``, a template's error on ``messages`` and ``tools``, where its cause
+    is in the input and codec can name it; "" where it cannot. Only the input is looked at, so the
+    template's message (``exc.reason``) stays what the template says."""
+    reason = exc.reason
+    if tools is None and "'NoneType' object is not iterable" in reason:
+        return "no tools were given, and this template iterates over them: pass tools=[] for none"
+    if "content" in reason:
+        empty = [f"messages[{i}]" for i, message in enumerate(messages) if message.get("content") is None]
+        if empty:
+            which = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+            have = "has" if len(empty) == 1 else "have"
+            return f'{which} {have} no content (null or missing), which this template reads as text: give "content": ""'
+    return ""
+
+
+def warn_dropped(prompt: str, messages: list[dict[str, Any]], template: str) -> None:
+    """One :class:`~codec.errors.RenderWarning` per message whose text ``prompt`` does not hold.
+
+    A message's text is its string content or each of its text parts, stripped; it is in the
+    prompt where it appears as it is or JSON-escaped (as ``tojson`` writes it). Messages are
+    looked for from where the one before was found, so that a conversation costs one pass over
+    the prompt when the template writes them in order (anywhere in it otherwise)."""
+    pos = 0
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        parts = isinstance(content, list)
+        texts = [content] if isinstance(content, str) else _part_texts(content) if isinstance(content, list) else []
+        for raw in texts:
+            text = raw.strip()
+            if not text:
+                continue
+            found = prompt.find(text, pos)
+            if found >= 0:
+                pos = found + len(text)
+                continue
+            if text in prompt or any(escaped in prompt for escaped in _escaped(text)):
+                continue
+            role = message.get("role")
+            advice = " (its content is a list of parts, and the template may read only a string)" if parts else ""
+            warnings.warn(
+                f"messages[{index}] ({role}): its text does not appear in the prompt; {template} left it out{advice}",
+                RenderWarning,
+                stacklevel=3,
+            )
+            break
+
+
+def _part_texts(parts: list[Any]) -> list[str]:
+    return [
+        part["text"]
+        for part in parts
+        if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+    ]
+
+
+def _escaped(text: str) -> tuple[str, str]:
+    """``text`` inside a JSON string, as ``tojson`` writes it and with every non-ASCII character escaped."""
+    return json.dumps(text, ensure_ascii=False)[1:-1], json.dumps(text)[1:-1]

@@ -16,14 +16,19 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializationInfo,
     computed_field,
     field_serializer,
     field_validator,
     model_serializer,
+    model_validator,
 )
+from pydantic_core import PydanticCustomError
 
+from codec.errors import ToolError
 from codec.issues import IssueKind, Severity, severity
+from codec.tools import normalize_tool
 
 
 def dump_arguments(arguments: dict[str, Any]) -> str:
@@ -76,10 +81,22 @@ class Function(_Model):
 
 
 class Tool(_Model):
-    """A tool as OpenAI declares it: ``{"type": "function", "function": {...}}``."""
+    """A tool as OpenAI declares it: ``{"type": "function", "function": {...}}``. It validates the
+    other shapes :mod:`codec.tools` reads too (the Responses API's flat tools, Anthropic's), as
+    this one, and refuses the rest with what is wrong."""
 
     type: Literal["function"] = "function"
     function: Function
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalized(cls, value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return value
+        try:
+            return normalize_tool(value)
+        except (ToolError, TypeError) as exc:  # the message as it is, without pydantic's "Value error, "
+            raise PydanticCustomError("tool_shape", str(exc)) from None
 
 
 class FunctionCall(_Model):
@@ -118,7 +135,11 @@ class ToolCall(_Model):
 
 
 class Message(_Model):
-    """An OpenAI chat message. ``reasoning_content`` carries the model's reasoning, where a format has it."""
+    """An OpenAI chat message. ``reasoning_content`` carries the model's reasoning, where a format has it.
+
+    The assistant message of a reply (:meth:`ParseResult.to_message`) always dumps its ``content``,
+    ``null`` when it has none (a message of calls alone), as OpenAI's API writes it: code that reads
+    ``message["content"]`` finds it. Other messages leave out what is None."""
 
     role: str
     content: str | list[dict[str, Any]] | None = None
@@ -126,6 +147,18 @@ class Message(_Model):
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
+    #: A reply's message, made by :meth:`ParseResult.to_message` (its content is dumped even when null).
+    _reply: bool = PrivateAttr(default=False)
+
+    @model_serializer(mode="wrap")
+    def _drop_none(self, handler: Any) -> Any:
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        kept = {k: v for k, v in data.items() if v is not None}
+        if self._reply and "content" not in kept:
+            kept = {"role": kept.pop("role", self.role), "content": None, **kept}
+        return kept
 
 
 class Issue(_Model):
@@ -181,12 +214,14 @@ class ParseResult(_Model):
         content: str | None = self.content
         if not self.content or (calls and not self.content.strip()):
             content = None
-        return Message(
+        message = Message(
             role="assistant",
             content=content,
             reasoning_content=self.reasoning or None,
             tool_calls=calls or None,
         )
+        message._reply = True
+        return message
 
 
 class Conversation(_Model):

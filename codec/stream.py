@@ -90,7 +90,7 @@ from codec._lark import (
     make_value_token,
 )
 from codec._whole_reply import SURROGATE, ToolsByName, WholeReading, default_call_id, read_whole, tools_by_name
-from codec.errors import CodecError, ParseError, caret_snippet
+from codec.errors import CodecError, ParseError, caret_snippet, expected_words
 from codec.literals import nesting
 from codec.models import Event, ParseResult
 from codec.sink import CONTENT, LAST, REASONING, InBlock, Output, Sink
@@ -817,7 +817,13 @@ class Stream:
         """A problem at ``pos``: strict mode raises; in a block, start recovering it (True)."""
         if self._strict:
             line, column = self._line_column(pos)
-            raise ParseError(message, pos=pos, line=line, column=column, expected=expected, snippet=self._snippet(pos))
+            terminals = self._parser.grammar.terminals  # (the literals, to say what was expected in words)
+            literals = {name: t.pattern.value for name, t in terminals.items() if t.pattern.type == "str"}
+            described = expected_words(expected, literals)
+            snippet = self._snippet(pos)
+            raise ParseError(
+                message, pos=pos, line=line, column=column, expected=expected, snippet=snippet, described=described
+            )
         if self._block is None:
             return False
         if self._syntax.settle_rejected_blocks:

@@ -6,7 +6,7 @@ blocks, ``<|im_end|>``) and the tools it may call (``tools.json``), parses it wi
 parser made, and the OpenAI assistant message an API server would return. Then it renders the
 assistant turn back to text with ``render_reply`` to show that the two directions agree.
 
-Run it from anywhere with codec installed (``pip install -e .``): ``python examples/parse_reply.py``.
+Run it from anywhere with codec installed (``pip install .`` in a checkout): ``python examples/parse_reply.py``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ its arguments as JSON fragments while they arrive. At the end it rebuilds each c
 arguments from the fragments, the way an OpenAI client does, and checks them against the
 stream's final result (which equals ``fmt.parse`` of the whole reply).
 
-Run it from anywhere with codec installed (``pip install -e .``): ``python examples/stream_reply.py``.
+Run it from anywhere with codec installed (``pip install .`` in a checkout): ``python examples/stream_reply.py``.
 """
 
 from __future__ import annotations

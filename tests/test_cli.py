@@ -152,13 +152,15 @@ def test_render_stdin_dash_and_list_input(
 def test_render_var_values(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # The variables reach the template: use a custom template that prints them with their types.
     template = tmp_path / "t.jinja"
-    template.write_text("{{ a }}|{{ a is number }}|{{ b }}|{{ b is string }}|{{ c }}|{{ c is sameas true }}")
+    template.write_text(
+        "{{ messages[0].content }}|{{ a }}|{{ a is number }}|{{ b }}|{{ b is string }}|{{ c }}|{{ c is sameas true }}"
+    )
     messages = tmp_path / "m.json"
     messages.write_text('[{"role": "user", "content": "hi"}]')
     argv = ["render", "-f", "hermes", "--template", str(template), str(messages)]
     code, out, err = run(capsys, *argv, "--var", "a=3", "--var", "b=hello world", "--var", "c=true")
     assert (code, err) == (0, "")
-    assert out == "3|True|hello world|True|True|True"
+    assert out == "hi|3|True|hello world|True|True|True"
 
 
 def test_render_subprocess_writes_exact_bytes(tmp_path: Path, fmt: codec.Format) -> None:
@@ -716,7 +718,7 @@ def test_a_lone_surrogate_in_a_hermes_reply_is_written_as_u_fffd_and_reported(
 
 
 def test_a_prompt_that_utf8_cannot_write_is_an_error(tmp_path: Path) -> None:
-    template = _write(tmp_path, "t.jinja", '{{ "\\ud800" }}')
+    template = _write(tmp_path, "t.jinja", '{{ messages[0].content }}{{ "\\ud800" }}')
     messages = _write(tmp_path, "m.json", '[{"role": "user", "content": "hi"}]')
     proc = run_module("render", "-f", "hermes", "--template", template, messages)
     assert (proc.returncode, proc.stdout) == (2, b"")
@@ -809,3 +811,32 @@ def test_example_docstrings() -> None:
         assert text.startswith('"""'), script
         title = text[3:].splitlines()[0]
         assert title and title.endswith("."), script
+
+
+@pytest.mark.parametrize(("value", "shown"), [("False", "False|True"), ("True", "True|False"), ("None", "None|False")])
+def test_render_var_reads_python_constants(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str, shown: str
+) -> None:
+    # enable_thinking=False was the string "False", which a template reads as true.
+    template = _write(tmp_path, "t.jinja", "{{ messages[0].content }}|{{ x }}|{{ x is sameas false }}")
+    messages = _write(tmp_path, "m.json", '[{"role": "user", "content": "hi"}]')
+    code, out, err = run(capsys, "render", "-f", "hermes", "--template", template, "--var", f"x={value}", messages)
+    assert (code, out, err) == (0, f"hi|{shown}", "")
+    code, out, err = run(capsys, "render", "-f", "hermes", "--template", template, "--var", 'x="False"', messages)
+    assert (code, out) == (0, "hi|False|False")  # the text, quoted as JSON
+    code, out, _ = run(capsys, "render", "--help")
+    assert code == 0 and "Python's True, False and None are true, false and null" in " ".join(out.split())
+
+
+def test_render_prints_a_warning_line_for_a_dropped_message(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    messages = _write(tmp_path, "m.json", '[{"role": "user", "content": [{"type": "text", "text": "hello"}]}]')
+    code, out, err = run(capsys, "render", "-f", "hermes", messages)
+    assert (code, out) == (0, "<|im_start|>user\n<|im_end|>\n")
+    assert err.startswith("warning: messages[0] (user): its text does not appear in the prompt;")
+    assert len(err.splitlines()) == 1
+
+
+def test_parse_writes_content_null_beside_calls(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    reply = _write(tmp_path, "r.txt", '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>')
+    code, out, _ = run(capsys, "parse", "-f", "hermes", reply)
+    assert code == 0 and list(json.loads(out))[:2] == ["role", "content"] and json.loads(out)["content"] is None

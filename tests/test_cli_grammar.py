@@ -57,7 +57,11 @@ def test_tools_from_stdin_in_an_object(capsys: pytest.CaptureFixture[str], monke
         (("--tool-choice", "nope"), None, "'nope', which is not a declared tool"),
         (("--server", "tgi"), None, "invalid choice: 'tgi'"),
         (("--tool-choice", "required"), [], "at least one tool"),
-        ((), [{"type": "function", "function": {"description": "no name"}}], "tools[0].function.name"),
+        (
+            (),
+            [{"type": "function", "function": {"description": "no name"}}],
+            "tools[0]: function.name must be a non-empty string",
+        ),
         ((), {"not": "tools"}, 'a "tools" key'),
         ((), "twice", "declared twice"),
     ],

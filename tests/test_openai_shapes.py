@@ -276,3 +276,13 @@ def test_message_shapes() -> None:
     assert reasoning_as(message, "reasoning_content") is message
     ChatCompletionMessage.model_validate(message)
     assert (finish_reason(True), finish_reason(False)) == ("tool_calls", "stop")
+
+
+def test_a_calls_only_message_carries_content_null() -> None:
+    """As OpenAI's API writes it: agent code reads message["content"] without a KeyError."""
+    result = codec.get_format("hermes").parse('<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>')
+    message = result.to_message().model_dump(mode="json")
+    assert list(message)[:2] == ["role", "content"] and message["content"] is None
+    ChatCompletionMessage.model_validate(message)
+    assert codec.Message(role="assistant", content=None).model_dump() == {"role": "assistant"}  # others as they were
+    assert codec.get_format("hermes").render_reply(message).startswith("<tool_call>")

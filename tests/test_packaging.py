@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,30 @@ def test_pyproject_ships_the_license() -> None:
     assert project["project"]["license"] == "Apache-2.0"
     assert project["project"]["license-files"] == ["LICENSE"]
     assert "LICENSE" in project["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
+
+
+def _project() -> dict:  # type: ignore[type-arg]
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11's tomllib")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]  # type: ignore[no-any-return]
+
+
+def test_readme_installs_the_extras_from_the_checkout() -> None:
+    """codec is on no index: ``pip install "codec[vllm]"`` would ask one for another project."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    extras = _project()["optional-dependencies"]
+    named = set(re.findall(r'pip install "\.\[([a-z,]+)\]"', readme))
+    assert {"testing", "test", "vllm"} <= named and all(set(n.split(",")) <= set(extras) for n in named)
+    assert not re.search(r"pip install ['\"]?codec\[", readme)
+
+
+def test_the_testing_extra_runs_every_check() -> None:
+    """``codec check``'s grammar check needs llguidance and tokenizers (codec.testing.grammars.available)."""
+    testing = {re.split(r"[<>=!~ ]", requirement)[0] for requirement in _project()["optional-dependencies"]["testing"]}
+    assert {"hypothesis", "llguidance", "tokenizers"} <= testing
+
+
+def test_wheel_metadata_names_authors_and_classifiers() -> None:
+    project = _project()
+    assert project["authors"] and project["keywords"]
+    versions = {c.rsplit(" :: ", 1)[1] for c in project["classifiers"] if re.fullmatch(r".* :: 3\.\d+", c)}
+    assert min(versions, key=lambda v: tuple(map(int, v.split(".")))) == project["requires-python"].lstrip(">=")

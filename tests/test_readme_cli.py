@@ -3,7 +3,8 @@
 
 Each line runs in bash from a temporary copy of the repository's ``examples/`` (so that outputs
 such as ``converted.jsonl`` land there), with ``codec`` standing for ``python -m codec`` of this
-checkout: redirections and pipes a line may hold work as the shell reads them. Lines added to the
+checkout: redirections and pipes a line may hold work as the shell reads them, and ``$TMPDIR``
+is that copy's folder. Lines added to the
 block later are picked up by themselves.
 """
 
@@ -54,7 +55,12 @@ def test_the_line_runs(line: str, tmp_path: Path) -> None:
     missing = [word for word in named if word.startswith("examples/") and not (tmp_path / word).exists()]
     assert not missing, f"{line!r} names files that examples/ lacks: {missing}"
     before = set(tmp_path.rglob("*"))
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # (TMPDIR: a line that writes under "${TMPDIR:-/tmp}", out of the checkout, writes here.)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "TMPDIR": str(tmp_path),
+    }
     script = f'codec() {{ {shlex.quote(sys.executable)} -m codec "$@"; }}\n{line}\n'
     proc = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, (line, proc.stderr)

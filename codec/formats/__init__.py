@@ -59,6 +59,8 @@ def reply_owner(name: str) -> str:
 
 def get_format(name: str) -> Format:
     """The format called ``name`` (aliases and ``-``/``_`` spellings resolve); raises :class:`UnknownFormat`."""
+    if not isinstance(name, str):
+        raise TypeError(f"get_format() takes a format's name (str), such as 'hermes', not {type(name).__name__}")
     key = _key(name)
     key = _ALIASES.get(key, key)
     try:

@@ -102,7 +102,7 @@ def summary(result: ParseResult) -> dict[str, Any]:
 def expected_message(expected: Mapping[str, Any]) -> dict[str, Any]:
     """The OpenAI message (``to_message().model_dump(mode="json")``) of a parse that gives ``expected``
     (content, reasoning and tool_calls as :func:`summary` gives them), with ids ``call_0``, ``call_1``..."""
-    message: dict[str, Any] = {"role": "assistant"}
+    message: dict[str, Any] = {"role": "assistant", "content": None}  # (null when none, as OpenAI writes it)
     content, calls = expected["content"], expected["tool_calls"]
     if content and not (calls and not content.strip()):
         message["content"] = content
@@ -290,13 +290,15 @@ def events_to_message(events: Iterable[Event]) -> dict[str, Any]:
 def client_view(message: dict[str, Any]) -> dict[str, Any]:
     """Apply ``ParseResult.to_message``'s documented rules to a client-assembled message.
 
-    ``to_message`` drops empty content, and whitespace-only content beside tool calls; a client
-    sees that whitespace in the stream. Messages are compared after this normalisation.
+    ``to_message`` makes empty content null, and whitespace-only content beside tool calls; a
+    client sees that whitespace in the stream. Messages are compared after this normalisation.
     """
     out = dict(message)
     content = out.get("content")
     if content is not None and (not content or (out.get("tool_calls") and not content.strip())):
-        del out["content"]
+        content = None
+    if out.get("role", "assistant") == "assistant":
+        out["content"] = content
     if out.get("reasoning_content") == "":
         del out["reasoning_content"]
     return out
