@@ -750,7 +750,7 @@ def _add_check_command(sub: Any, fmt_help: str) -> None:
         "format's grammar accepting those turns (with llguidance). Exit status 0 when all agree, 1 with "
         "the first counterexample of each check, shrunk to a small conversation, or when a check found "
         "nothing to check (NOT CHECKED, with the reason). Needs hypothesis: "
-        "pip install 'codec[testing]'.",
+        "pip install '.[testing]' from a checkout.",
     )
     p_check.add_argument("-f", "--format", metavar="NAME", help=fmt_help + "; default: detected from the template")
     p_check.add_argument(
@@ -789,7 +789,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         if exc.name != "hypothesis":
             raise
-        raise CLIError("codec check needs hypothesis: pip install 'codec[testing]'") from None
+        raise CLIError("codec check needs hypothesis: pip install '.[testing]' from a checkout") from None
     name = "<stdin>" if args.template == "-" else str(args.template)
     candidates = _check_templates(_read_text(args.template), name)
     verified: bool | None = None  # whether detection verified the format (None: the format was given)

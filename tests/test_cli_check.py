@@ -238,4 +238,4 @@ def test_without_hypothesis_codec_imports_and_check_says_what_to_install() -> No
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr == "codec: error: codec check needs hypothesis: pip install 'codec[testing]'\n"
+    assert proc.stderr == "codec: error: codec check needs hypothesis: pip install '.[testing]' from a checkout\n"

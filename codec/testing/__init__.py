@@ -1,6 +1,6 @@
 """Round-trip testing for a project's own chat templates: hypothesis strategies and assertions.
 
-Install with ``pip install codec[testing]`` (it needs hypothesis; ``import codec`` never does).
+Install with ``pip install ".[testing]"`` from a checkout (it needs hypothesis; ``import codec`` never does).
 In a test suite::
 
     from hypothesis import given

@@ -1,7 +1,7 @@
 """codec's parsers as vLLM tool and reasoning parsers, registered by name.
 
 vLLM calls :func:`register` when it loads its ``vllm.general_plugins`` entry points (codec's
-``pyproject.toml`` declares it), so that after ``pip install codec[vllm]`` a server takes
+``pyproject.toml`` declares it), so that after ``pip install ".[vllm]"`` (from a checkout) a server takes
 ``--tool-call-parser codec_<format>`` and ``--reasoning-parser codec_<format>`` without
 ``--tool-parser-plugin``. This module is cheap to import and imports vLLM only inside
 :func:`register`; the parser classes live in :mod:`codec.integrations.vllm.parsers`, which
