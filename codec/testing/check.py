@@ -267,7 +267,7 @@ class _Checker:
             ):
                 continue
             turn = self._turn(messages, tools, index, variables)
-            if turn is not None:
+            if turn is not None and not _content_after_calls(message, turn.reply, self.fmt.wire.call[1]):
                 found.append(turn)
         return found or None
 
@@ -368,6 +368,16 @@ class _Checker:
                     f"{reply[max(0, stopped - 40) : stopped]!r} | {reply[stopped : stopped + 40]!r}"
                 )
         return True
+
+
+def _content_after_calls(message: dict[str, Any], reply: str, closer: str) -> bool:
+    """Whether the template writes the content of ``message`` after its calls (``closer`` ends each)
+    in ``reply``, answered or not, as Gemma 4 31B's interleaved template does: no model does that,
+    so there is no reply to read."""
+    content = message.get("content")
+    text = content.strip() if isinstance(content, str) else ""
+    last = reply.rfind(closer) if closer else -1
+    return bool(text) and last >= 0 and reply.rfind(text) >= last + len(closer)
 
 
 def _occurrences(text: str, part: str) -> list[int]:
