@@ -55,10 +55,15 @@ from codec.models import Conversation
 
 __all__ = ["Gemma4_31bInterleaved", "prompt_conversation", "prompt_text"]
 
-#: The 31B template's system turn (G1, G2), with the declaration layout of I1.
-DIALECT = dataclasses.replace(gemma4_31b.DIALECT, leading_commas=True)
+# ---------------------------------------------------------------------------- markers
+
+#: What closes a thought written back before calls (I4): the channel's closer alone, as in a reply.
+THOUGHT_CLOSE = CHANNEL_CLOSE
 
 # ---------------------------------------------------------------------------- render
+
+#: The 31B template's system turn (G1, G2), with the declaration layout of I1.
+DIALECT = dataclasses.replace(gemma4_31b.DIALECT, leading_commas=True)
 
 
 def prompt_text(
@@ -80,7 +85,7 @@ def prompt_text(
         if calls:
             thought = attr(message, "reasoning_content")
             if thought and i > last_user:  # I4
-                out.append(THOUGHT_OPEN + string(thought) + CHANNEL_CLOSE)
+                out.append(THOUGHT_OPEN + string(thought) + THOUGHT_CLOSE)
             out.extend(render_call(call) for call in iterate(calls))
             state = "tool_call"
         responses = attr(message, "tool_responses")
@@ -116,7 +121,7 @@ def prompt_conversation(prompt: str) -> Conversation:
         "gemma4_31b_interleaved",
         prompt_text,
         generation_prompts=(GENERATION_PROMPT + EMPTY_THOUGHT, GENERATION_PROMPT, EMPTY_THOUGHT),
-        thought_end=CHANNEL_CLOSE,
+        thought_end=THOUGHT_CLOSE,
         tool_turns=True,
         leading_commas=True,
     )
