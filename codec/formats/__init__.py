@@ -47,6 +47,10 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("-", "_")
 
 
+#: The aliases as :func:`get_format` spells the name it is given (``gemma-4-31b`` is ``gemma_4_31b``).
+_ALIAS_KEYS: dict[str, str] = {_key(alias): name for alias, name in _ALIASES.items()}
+
+
 def formats() -> list[str]:
     """The canonical names of the formats that work, sorted."""
     return sorted(_INSTANCES)
@@ -62,7 +66,7 @@ def reply_owner(name: str) -> str:
 def get_format(name: str) -> Format:
     """The format called ``name`` (aliases and ``-``/``_`` spellings resolve); raises :class:`UnknownFormat`."""
     key = _key(name)
-    key = _ALIASES.get(key, key)
+    key = _ALIAS_KEYS.get(key, key)
     try:
         return _INSTANCES[key]
     except KeyError:
