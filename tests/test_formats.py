@@ -154,3 +154,12 @@ def test_messages_or_tools_that_are_no_list_are_a_render_error(bad: object) -> N
         fmt.render(bad)  # type: ignore[arg-type]
     with pytest.raises(codec.RenderError, match="tools must be a list"):
         fmt.render([{"role": "user", "content": "Hi"}], bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_alias_resolves_in_either_spelling(name: str) -> None:
+    """``-`` and ``_`` are one character to get_format: an alias written with ``-`` resolves too,
+    not only where its ``_`` spelling is listed as well (``gemma-4-31b`` did not)."""
+    for alias in codec.get_format(name).aliases:
+        for spelling in (alias, alias.replace("-", "_"), alias.replace("_", "-"), alias.upper()):
+            assert codec.get_format(spelling).name == name, spelling

@@ -8,6 +8,7 @@ from codec.formats.deepseek_pythonic import DeepseekPythonic
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
 from codec.formats.gemma4_31b import Gemma4_31b
+from codec.formats.gemma4_31b_interleaved import Gemma4_31bInterleaved
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
 from codec.formats.qwen2_5 import Qwen2_5
@@ -25,6 +26,7 @@ BUILTINS += (
     Qwen2_5,
     Qwq,
     Gemma4_31b,
+    Gemma4_31bInterleaved,
 )  # variants of a format's prompts, one line each
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
@@ -45,6 +47,10 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("-", "_")
 
 
+#: The aliases as :func:`get_format` spells the name it is given (``gemma-4-31b`` is ``gemma_4_31b``).
+_ALIAS_KEYS: dict[str, str] = {_key(alias): name for alias, name in _ALIASES.items()}
+
+
 def formats() -> list[str]:
     """The canonical names of the formats that work, sorted."""
     return sorted(_INSTANCES)
@@ -62,7 +68,7 @@ def get_format(name: str) -> Format:
     if not isinstance(name, str):
         raise TypeError(f"get_format() takes a format's name (str), such as 'hermes', not {type(name).__name__}")
     key = _key(name)
-    key = _ALIASES.get(key, key)
+    key = _ALIAS_KEYS.get(key, key)
     try:
         return _INSTANCES[key]
     except KeyError:

@@ -142,15 +142,15 @@ def _required(names: Any) -> str:
     return "required:[" + ",".join(quote_string(string(name)) for name in iterate(names)) + "]"
 
 
-def _items_schema(schema: dict[str, Any], everywhere: bool = False) -> str:
+def _items_schema(schema: dict[str, Any], everywhere: bool = False, commas: bool = False) -> str:
     """The fields of an array's ``items`` schema: every non-null key, sorted; nested keys quoted
-    (``everywhere``: see :func:`render_properties`)."""
+    (``everywhere``, ``commas``: see :func:`render_properties`)."""
     fields = []
     for key, value in dictsort(schema):
         if value is None:
             continue
         if key == "properties":
-            nested = render_properties(value, everywhere=everywhere) if is_mapping(value) else ""
+            nested = render_properties(value, everywhere=everywhere, commas=commas) if is_mapping(value) else ""
             fields.append("properties:{" + nested + "}")
         elif key == "required":
             fields.append(_required(value))
@@ -162,9 +162,11 @@ def _items_schema(schema: dict[str, Any], everywhere: bool = False) -> str:
     return ",".join(fields)
 
 
-def _property(schema: Any, everywhere: bool = False) -> str:
+def _property(schema: Any, everywhere: bool = False, commas: bool = False) -> str:
     """One property's ``{description:...,...,type:<|"|>TYPE<|"|>}`` body (without the braces;
-    ``everywhere``: see :func:`render_properties`)."""
+    ``everywhere``, ``commas``: see :func:`render_properties`)."""
+    if commas:
+        return _property_with_leading_commas(schema)
     fields = []
     description = attr(schema, "description")
     if description:
@@ -194,27 +196,70 @@ def _property(schema: Any, everywhere: bool = False) -> str:
     return ",".join(fields)
 
 
-def render_properties(properties: Any, *, skip_standard_keys: bool = False, everywhere: bool = False) -> str:
+def _property_with_leading_commas(schema: Any) -> str:
+    """One property's body in the interleaved 31B template's layout
+    (:mod:`codec.formats.gemma4_31b_interleaved`, I1): description, ``nullable``, then a string's
+    ``enum``, an object's ``,properties:{...}`` and ``,required:[...]`` or an array's ``,items:{...}``,
+    then the type. Those three are written with a literal leading comma, and a comma goes before
+    ``nullable``, ``enum`` and ``type`` only after a description, ``nullable`` or ``enum``: a property
+    with neither reads ``{,properties:{...}type:<|"|>OBJECT<|"|>}``. Schema keys are left out at
+    every level (G1)."""
+    out: list[str] = []
+    comma = False  # the template's add_comma
+    description = attr(schema, "description")
+    if description:
+        out.append("description:" + quote_string(string(description)))
+        comma = True
+    if attr(schema, "nullable"):
+        out.append(("," if comma else "") + "nullable:true")
+        comma = True
+    kind = upper(attr(schema, "type"))
+    if kind == "STRING":
+        enum = attr(schema, "enum")
+        if enum:
+            out.append(("," if comma else "") + "enum:" + format_value(enum))
+            comma = True
+    elif kind == "OBJECT":
+        properties = attr(schema, "properties")
+        if defined(properties) and is_mapping(properties):
+            nested = render_properties(properties, everywhere=True, commas=True)
+        else:
+            nested = render_properties(schema, everywhere=True, commas=True) if is_mapping(schema) else ""
+        out.append(",properties:{" + nested + "}")
+        required = attr(schema, "required")
+        if required:
+            out.append("," + _required(required))
+    elif kind == "ARRAY":
+        items_schema = attr(schema, "items")
+        if is_mapping(items_schema) and items_schema:
+            out.append(",items:{" + _items_schema(items_schema, everywhere=True, commas=True) + "}")
+    out.append(("," if comma else "") + "type:" + quote_string(kind))
+    return "".join(out)
+
+
+def render_properties(
+    properties: Any, *, skip_standard_keys: bool = False, everywhere: bool = False, commas: bool = False
+) -> str:
     """``name:{...}`` for each property, sorted case-insensitively, comma-separated.
 
     ``skip_standard_keys`` is the template's reading of an object schema without ``properties``:
     its own keys other than description/type/properties/required/nullable become properties.
     ``everywhere``: properties with those names are left out at every level (Gemma 4 31B's
-    templates), not only there.
+    templates), not only there. ``commas``: the layout of :func:`_property_with_leading_commas`.
     """
     skip = skip_standard_keys or everywhere
     return ",".join(
-        string(name) + ":{" + _property(schema, everywhere) + "}"
+        string(name) + ":{" + _property(schema, everywhere, commas) + "}"
         for name, schema in dictsort(properties)
         if not (skip and name in _STANDARD_KEYS)
     )
 
 
-def render_declaration(tool: Any, everywhere: bool = False) -> str:
+def render_declaration(tool: Any, everywhere: bool = False, commas: bool = False) -> str:
     """``declaration:NAME{description:<|"|>...<|"|>,parameters:{...},response:{...}}`` for one tool.
 
     As in the template, ``parameters:{`` is closed only by a ``type`` and ``response:{`` only by
-    an ``OBJECT`` type; otherwise the final ``}`` is all there is. ``everywhere``: see
+    an ``OBJECT`` type; otherwise the final ``}`` is all there is. ``everywhere``, ``commas``: see
     :func:`render_properties`.
     """
     function = attr(tool, "function")
@@ -225,7 +270,7 @@ def render_declaration(tool: Any, everywhere: bool = False) -> str:
         out.append(",parameters:{")
         properties = attr(parameters, "properties")
         if properties:
-            out.append("properties:{" + render_properties(properties, everywhere=everywhere) + "},")
+            out.append("properties:{" + render_properties(properties, everywhere=everywhere, commas=commas) + "},")
         required = attr(parameters, "required")
         if required:
             out.append(_required(required) + ",")
@@ -323,6 +368,8 @@ class Dialect:
     skips_schema_keys: bool = False
     #: What follows the generation prompt unless ``enable_thinking`` is truthy.
     thoughtless: str = ""
+    #: Declarations in the interleaved 31B template's layout (:func:`_property_with_leading_commas`).
+    leading_commas: bool = False
 
 
 def prompt_text(
@@ -339,14 +386,11 @@ def prompt_text(
     return render_prompt(messages, tools, add_generation_prompt, variables, REFERENCE)
 
 
-def render_prompt(
-    messages: list[dict[str, Any]],
-    tools: list[dict[str, Any]] | None,
-    add_generation_prompt: bool,
-    variables: dict[str, Any],
-    dialect: Dialect,
-) -> str:
-    """The prompt as a Gemma 4 template of ``dialect`` renders it (:func:`prompt_text`: the reference's)."""
+def render_system_turn(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, variables: dict[str, Any], dialect: Dialect
+) -> tuple[list[str], list[dict[str, Any]], str | None]:
+    """(the prompt so far, the messages left to write, the template's ``ns.prev_message_type``): the
+    ``bos_token`` and the system turn opened for thinking, tools or a first system message."""
     out = [string(variables["bos_token"])] if "bos_token" in variables else []
     thinking = bool(variables.get("enable_thinking"))
     state: str | None = None  # the template's ns.prev_message_type
@@ -361,11 +405,24 @@ def render_prompt(
             out.append(dialect.system_text(attr(messages[0], "content")))
             turns = messages[1:]
         if tools:
-            declarations = (render_declaration(tool, dialect.skips_schema_keys) for tool in tools)
+            declarations = (
+                render_declaration(tool, dialect.skips_schema_keys, dialect.leading_commas) for tool in tools
+            )
             out.extend(DECLARATION_OPEN + declaration + DECLARATION_CLOSE for declaration in declarations)
             state = "tool"
         out.append(TURN_END)
+    return out, turns, state
 
+
+def render_prompt(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    variables: dict[str, Any],
+    dialect: Dialect,
+) -> str:
+    """The prompt as a Gemma 4 template of ``dialect`` renders it (:func:`prompt_text`: the reference's)."""
+    out, turns, state = render_system_turn(messages, tools, variables, dialect)
     roles = [attr(message, "role") for message in turns]
     last_user = max((i for i, role in enumerate(roles) if role == "user"), default=-1)
     previous: Any = None  # role of the previous non-tool message

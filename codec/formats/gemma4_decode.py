@@ -70,6 +70,14 @@ class PromptDialect:
     render: PromptText
     #: What the generation prompt may be (the first that renders back wins).
     generation_prompts: tuple[str, ...] = (GENERATION_PROMPT,)
+    #: What closes a thought written back before calls (Q9; the interleaved template: ``<channel|>``).
+    thought_end: str = THOUGHT_END
+    #: The interleaved template's turns (:mod:`codec.formats.gemma4_31b_interleaved`, I2-I3): tool
+    #: messages are ``<|turn>tool`` turns, every turn is closed but one that ends with its responses,
+    #: and only a message with calls right after such a turn opens none.
+    tool_turns: bool = False
+    #: Declarations in the interleaved template's layout (I1: ``{,properties:{...}type:...}``).
+    leading_commas: bool = False
 
 
 #: The reference template's dialect.
@@ -291,7 +299,8 @@ class _PromptReader(Reader):
 
     def _property(self, pos: int) -> Readings[dict[str, Any]]:
         """One property's ``{...}`` (:func:`_property`); no ``type`` for an empty one, no empty ``properties``."""
-        for fields, after in self._fields(pos, self._property_field):
+        fields_read = self._comma_led(pos) if self.dialect.leading_commas else self._fields(pos, self._property_field)
+        for fields, after in fields_read:
             schema = {key: value for key, value in fields.items() if key != "type" or value is not None}
             if schema.get("properties") == {}:
                 del schema["properties"]  # an object with none lists none (Q12)
@@ -315,6 +324,48 @@ class _PromptReader(Reader):
                 yield _schema_type(kind), after
         else:
             self.fail(pos - len(name) - 1, ("description", "enum", "items", "nullable", "properties", "type"))
+
+    def _comma_led(self, pos: int) -> Readings[dict[str, Any]]:
+        """A property's ``{...}`` in the interleaved layout (:func:`_property_with_leading_commas`, I1)."""
+        if not self.at(pos, "{"):
+            return
+        if not self.starts(pos + 1, "description:"):
+            yield from self._comma_led_nullable({}, pos + 1, False)
+            return
+        for description, at in self._string(pos + 1 + len("description:"), (",",)):
+            yield from self._comma_led_nullable({"description": description}, at, True)
+
+    def _comma_led_nullable(self, fields: dict[str, Any], pos: int, comma: bool) -> Readings[dict[str, Any]]:
+        """The rest of :meth:`_comma_led` from ``nullable`` on (``comma``: the template's add_comma)."""
+        head = ("," if comma else "") + "nullable:true"
+        if self.starts(pos, head):
+            fields, pos, comma = {**fields, "nullable": True}, pos + len(head), True
+        lead = "," if comma else ""
+        if self.starts(pos, lead + "enum:"):
+            for enum, at in self._value(pos + len(lead + "enum:"), (",type:",), True):
+                yield from self._comma_led_type({**fields, "enum": enum}, at, True)
+        elif self.starts(pos, ",properties:{"):
+            for properties, at in self._properties(pos + len(",properties:")):
+                schema = {**fields, "properties": properties}
+                if self.starts(at, ",required:"):
+                    for names, end in self._list(at + len(",required:"), quote_keys=True):
+                        yield from self._comma_led_type({**schema, "required": names}, end, comma)
+                else:
+                    yield from self._comma_led_type(schema, at, comma)
+        elif self.starts(pos, ",items:{"):
+            for items, at in self._fields(pos + len(",items:"), self._items_field):
+                yield from self._comma_led_type({**fields, "items": items}, at, comma)
+        else:
+            yield from self._comma_led_type(fields, pos, comma)
+
+    def _comma_led_type(self, fields: dict[str, Any], pos: int, comma: bool) -> Readings[dict[str, Any]]:
+        """The type that ends :meth:`_comma_led`, and the property's closing brace."""
+        head = ("," if comma else "") + "type:"
+        if not self.starts(pos, head):
+            self.fail(pos, (head,))
+            return
+        for kind, after in self._string(pos + len(head), ("}",)):
+            yield {**fields, "type": _schema_type(kind)}, after + 1
 
     def _items_field(self, name: str, pos: int) -> Readings[Any]:
         """One field of an array's ``items`` (:func:`_items_schema`): any key, ``properties`` as schemas."""
@@ -453,8 +504,9 @@ class _PromptReader(Reader):
             yield from self._model_body(pos, None)
             return
         start = pos + len(THOUGHT_OPEN)
-        for end in self.find_all(start, (THOUGHT_END + CALL_OPEN,)):
-            yield from self._model_body(end + len(THOUGHT_END), _Span(start, end))
+        thought_end = self.dialect.thought_end
+        for end in self.find_all(start, (thought_end + CALL_OPEN,)):
+            yield from self._model_body(end + len(thought_end), _Span(start, end))
 
     def _model_body(self, pos: int, thought: _Span | None) -> Readings[_Gemma4Turn]:
         for calls, at in self.repeat(self._call, pos):
@@ -465,6 +517,9 @@ class _PromptReader(Reader):
                 yield from self._model_end(at_content, turn)
 
     def _model_end(self, pos: int, turn: _Gemma4Turn) -> Readings[_Gemma4Turn]:
+        if self.dialect.tool_turns:
+            yield from self._closed_model_end(pos, turn)
+            return
         if turn.responses:
             yield turn, pos  # answered, nothing more: the model goes on in the same turn (Q5)
         closers = (RESPONSE_OPEN, TURN_END) if turn.calls and not turn.responses else (TURN_END,)
@@ -478,6 +533,25 @@ class _PromptReader(Reader):
             if (after, "assistant") not in self._dead:
                 yield dataclasses.replace(turn, span=(pos, end), end=closer), after
 
+    def _closed_model_end(self, pos: int, turn: _Gemma4Turn) -> Readings[_Gemma4Turn]:
+        """The end of a model turn of the interleaved template: ``<turn|>\n`` after its text, or nothing
+        after its responses (I3)."""
+        if turn.responses:
+            yield turn, pos
+        for end in self._text_ends(pos, (TURN_END,), model=True):
+            if turn.responses and end == pos:
+                continue
+            after = end + len(TURN_END)
+            if (after, "assistant") not in self._dead:
+                yield dataclasses.replace(turn, span=(pos, end), end=TURN_END), after
+
+    def _after(self, turn: _Gemma4Turn) -> str:
+        """What the reading of the next message needs to know of ``turn``: its role, or for the
+        interleaved template ``"tool_response"`` where its responses were the last thing it wrote (I3)."""
+        if self.dialect.tool_turns and turn.responses and not self._media(*turn.span):
+            return "tool_response"
+        return turn.role
+
     def _media(self, start: int, end: int) -> bool:
         """Whether a media token (``<|image|>``...) lies between ``start`` and ``end``."""
         return any(0 <= self.find(start, token) <= end - len(token) for token in _MEDIA_TOKENS)
@@ -490,6 +564,9 @@ class _PromptReader(Reader):
 
     def _turns_at(self, pos: int, previous: str | None) -> Readings[_Gemma4Turn]:
         """The readings of the message at ``pos``, given the role before it (Q7: none after an assistant)."""
+        if self.dialect.tool_turns:
+            yield from self._interleaved_turns_at(pos, previous)
+            return
         if self.starts(pos, TURN_OPEN):
             start = pos + len(TURN_OPEN)
             newline = self.find(start, "\n")
@@ -506,6 +583,27 @@ class _PromptReader(Reader):
             self.fail(pos, (TURN_OPEN,))
         if previous == "assistant":
             yield from self._model_turn(pos)
+
+    def _interleaved_turns_at(self, pos: int, previous: str | None) -> Readings[_Gemma4Turn]:
+        """:meth:`_turns_at` for the interleaved template: tool turns (I2), a header for each message
+        but one with calls after responses (I3)."""
+        if self.starts(pos, TURN_OPEN):
+            start = pos + len(TURN_OPEN)
+            newline = self.find(start, "\n")
+            role = self.piece(start, newline) if newline >= 0 else ""
+            if newline < 0:
+                self.fail(len(self.text), ("\n",))
+            elif role == "model":
+                turns = self._model_turn(newline + 1)
+                yield from (step for step in turns if not (previous == "tool_response" and step[0].calls))
+            elif role == "assistant":
+                self.fail(start, ("user", "model", "system", "tool"))
+            else:
+                yield from self._plain_turn(newline + 1, role)
+        else:
+            self.fail(pos, (TURN_OPEN,))
+        if previous == "tool_response":
+            yield from (step for step in self._model_turn(pos) if step[0].calls)
 
     def _bodies(self, pos: int) -> Iterator[tuple[list[_Gemma4Turn], bool]]:
         """Every reading of the turns from ``pos`` to the end: ``(turns, generation prompt)``.
@@ -555,7 +653,7 @@ class _PromptReader(Reader):
                 continue
             ends.add((end, turn.role))
             path.append(turn)
-            here = (end, "assistant" if turn.role == "assistant" else turn.role)
+            here = (end, self._after(turn))
 
     def conversations(self) -> Iterator[Conversation]:
         """Every complete reading of the prompt, in order."""
@@ -565,7 +663,8 @@ class _PromptReader(Reader):
         bos = bos_token(self.text, start, TURN_OPEN)
         for header, at in self._header(start):
             for turns, generation in self._bodies(at):
-                yield _conversation(bos, header, [self._taken(turn) for turn in turns], generation)
+                taken = [self._taken(turn) for turn in turns]
+                yield _conversation(bos, header, taken, generation, self.dialect.tool_turns)
 
     def _taken(self, turn: _Gemma4Turn) -> _Gemma4Turn:
         """``turn`` with its texts taken from the prompt: its content, reasoning, and calls' and results' strings."""
@@ -657,12 +756,19 @@ def _legacy_response(name: str, body: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "response": body}
 
 
-def _assistant_messages(turn: _Gemma4Turn, ids: Iterator[int], last_with_generation: bool) -> list[Message]:
-    """The assistant message of a model turn, then the tool messages its responses render from."""
+def _assistant_messages(
+    turn: _Gemma4Turn, ids: Iterator[int], last_with_generation: bool, tool_turns: bool = False
+) -> list[Message]:
+    """The assistant message of a model turn, then the tool messages its responses render from
+    (``tool_turns``: the interleaved template's, whose responses are only ``tool_responses``)."""
     calls = [ToolCall(id=call_id(next(ids)), function=_function_call(name, args)) for name, args in turn.calls]
-    needs_media = (calls and not turn.responses and turn.end == TURN_END) or (
-        last_with_generation and turn.responses and turn.content
-    )
+    if tool_turns:  # a media part after the responses is what opens the next turn (I3)
+        needs_media = bool(turn.responses and _MEDIA_TOKEN.search(turn.content))
+    else:
+        needs_media = bool(
+            (calls and not turn.responses and turn.end == TURN_END)
+            or (last_with_generation and turn.responses and turn.content)
+        )
     content: Any = turn.content or (None if calls or turn.responses else "")
     if needs_media:
         content = _media_parts(turn.content)
@@ -672,14 +778,16 @@ def _assistant_messages(turn: _Gemma4Turn, ids: Iterator[int], last_with_generat
     if calls:
         message["tool_calls"] = calls
     results: list[Message] = []
-    if calls and turn.responses and all(_is_tool_message(body) for _, body in turn.responses):
+    if not tool_turns and calls and turn.responses and all(_is_tool_message(body) for _, body in turn.responses):
         results = _tool_messages(turn.responses, calls)
     elif turn.responses:
         message["tool_responses"] = [_legacy_response(name, body) for name, body in turn.responses]
     return [Message(**message), *results]
 
 
-def _conversation(bos: str, header: _Header | None, turns: list[_Gemma4Turn], generation: bool) -> Conversation:
+def _conversation(
+    bos: str, header: _Header | None, turns: list[_Gemma4Turn], generation: bool, tool_turns: bool = False
+) -> Conversation:
     """The conversation of one reading (ids ``call_0``... in order; see the module docs for the canonical choices)."""
     variables: dict[str, Any] = {"bos_token": bos} if bos else {}
     messages: list[Message] = []
@@ -697,7 +805,7 @@ def _conversation(bos: str, header: _Header | None, turns: list[_Gemma4Turn], ge
     ids = itertools.count()
     for index, turn in enumerate(turns):
         if turn.role == "assistant":
-            messages.extend(_assistant_messages(turn, ids, generation and index == len(turns) - 1))
+            messages.extend(_assistant_messages(turn, ids, generation and index == len(turns) - 1, tool_turns))
         else:
             messages.append(Message(role=turn.role, content=turn.content))
     return Conversation(messages=messages, tools=tools, add_generation_prompt=generation, variables=variables)

@@ -306,7 +306,7 @@ class _Checker:
             turn = self._turn(messages, tools, index, variables)
             if isinstance(turn, Unchecked):
                 why = turn
-            else:
+            elif not _content_after_calls(message, turn.reply, self.fmt.wire.call[1]):
                 found.append(turn)
         return found or why
 
@@ -415,6 +415,16 @@ class _Checker:
 def _raises(exc: RenderError) -> Unchecked:
     message = str(exc)
     return Unchecked(f"the template raises: {message if len(message) <= 100 else message[:100] + '...'}")
+
+
+def _content_after_calls(message: dict[str, Any], reply: str, closer: str) -> bool:
+    """Whether the template writes the content of ``message`` after its calls (``closer`` ends each)
+    in ``reply``, answered or not, as Gemma 4 31B's interleaved template does: no model does that,
+    so there is no reply to read."""
+    content = message.get("content")
+    text = content.strip() if isinstance(content, str) else ""
+    last = reply.rfind(closer) if closer else -1
+    return bool(text) and last >= 0 and reply.rfind(text) >= last + len(closer)
 
 
 def _occurrences(text: str, part: str) -> list[int]:

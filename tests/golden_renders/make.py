@@ -474,6 +474,71 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "variables": {"enable_thinking": True},
         },
     },
+    # gemma4_31b_interleaved: declarations with literal leading commas (I1), tool results as tool turns
+    # (I2), every turn closed (I3), reasoning closed without a line break (I4), legacy results that end
+    # a turn, continued by the next calls, and a generation prompt that is only the empty thought (I5)
+    "gemma4_31b_interleaved": {
+        "interleaved_declaration_layout": {
+            "messages": [USER],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "book",
+                        "description": "Book a trip.",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {
+                                "stops": {"type": "array", "items": {"type": "string"}},
+                                "when": {"type": "object", "properties": {"day": {"type": "string", "enum": ["mon"]}}},
+                                "who": {
+                                    "type": "object",
+                                    "description": "The traveller.",
+                                    "nullable": True,
+                                    "properties": {"name": {"type": "string"}},
+                                    "required": ["name"],
+                                },
+                            },
+                            "required": ["stops"],
+                        },
+                    },
+                }
+            ],
+            "add_generation_prompt": True,
+        },
+        "interleaved_tool_turns_and_reasoning": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning_content": "Two cities.",
+                    "tool_calls": [call("c1", "get_weather", {"city": "Paris"})],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "assistant", "content": "Paris is sunny."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "interleaved_legacy_results_continued": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
+                    "tool_calls": [call("c1", "get_weather", {"city": "Paris"})],
+                    "tool_responses": [{"name": "get_weather", "response": {"sky": "sunny"}}],
+                },
+                {"role": "assistant", "tool_calls": [call("c2", "get_weather", {"city": "São Paulo"})]},
+                {
+                    "role": "assistant",
+                    "tool_responses": [{"name": "get_weather", "response": "rain"}],
+                },
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
     # qwen2_5: the default system prompt (and a system message that is it), arguments given as a JSON
     # string written as a JSON string literal
     "qwen2_5": {
