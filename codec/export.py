@@ -556,7 +556,7 @@ def check_tools(tools: Any) -> list[dict[str, Any]]:
     (:func:`codec.tools.normalize_tools`); a name declared twice is a :class:`ValueError`."""
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
         raise TypeError(f"tools must be a list of tools, not {type(tools).__name__}")
-    prepared = jinja.prepare_tools(normalize_tools(tools)) or []
+    prepared = jinja.prepare_tools(normalize_tools(tools, named=True)) or []
     seen: set[str] = set()
     for tool in prepared:
         name = tool_name(tool)

@@ -42,22 +42,26 @@ SHAPES = (
 _API_ONLY = frozenset({"cache_control"})
 
 
-def normalize_tools(tools: Iterable[Any] | None) -> list[Any] | None:
+def normalize_tools(tools: Iterable[Any] | None, *, named: bool = False) -> list[Any] | None:
     """``tools`` in OpenAI chat shape or as bare functions (:mod:`codec.tools` says which shapes
     are read), or None for None.
 
     A tool already in one of those shapes is passed on as the same object (not copied: parsing reads
     tools on every call); pydantic models are dumped first. Raises :class:`~codec.errors.ToolError`
     naming ``tools[i]`` for a tool in no shape read here, and :class:`TypeError` for one that is no
-    mapping or model, or for ``tools`` that is not a list."""
+    mapping or model, or for ``tools`` that is not a list.
+
+    A tool in OpenAI's own shape is passed on with whatever fields it has (a template writes what it
+    is given, and decode gives such a tool back as declared) unless ``named``: where a tool's name
+    and schema are needed (a grammar of its calls), their types are checked too."""
     if tools is None:
         return None
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
         raise TypeError(f"tools must be a list of tools, not {_kind(tools)}")
-    return [normalize_tool(tool, index) for index, tool in enumerate(tools)]
+    return [normalize_tool(tool, index, named=named) for index, tool in enumerate(tools)]
 
 
-def normalize_tool(tool: Any, index: int | None = None) -> Any:
+def normalize_tool(tool: Any, index: int | None = None, *, named: bool = False) -> Any:
     """One tool in OpenAI chat shape (see :func:`normalize_tools`); ``index`` names it in an error."""
     if isinstance(tool, BaseModel):
         tool = tool.model_dump(mode="python")
@@ -73,7 +77,8 @@ def normalize_tool(tool: Any, index: int | None = None) -> Any:
             raise ToolError(f"{where}a tool with a function has type 'function', not {kind!r}")
         if not isinstance(function, Mapping):
             raise ToolError(f"{where}function must be an object, not {_kind(function)}")
-        _check_function(function, where, "function.")
+        if named:
+            _check_function(function, where, "function.")
         return tool
     if "name" in tool and ("input_schema" in tool or kind == "custom"):
         _check_function(tool, where, "", schema_key="input_schema")

@@ -60,7 +60,7 @@ def test_tools_from_stdin_in_an_object(capsys: pytest.CaptureFixture[str], monke
         (
             (),
             [{"type": "function", "function": {"description": "no name"}}],
-            "tools[0]: function.name must be a non-empty string",
+            "tools[0].function.name: Field required",
         ),
         ((), {"not": "tools"}, 'a "tools" key'),
         ((), "twice", "declared twice"),

@@ -32,7 +32,6 @@ REFUSED = [
     ({"type": "web_search"}, r"tools\[0\]: type 'web_search' is not a function tool"),
     ({"type": "bash_20250124", "name": "bash"}, r"tools\[0\]: type 'bash_20250124' is not a function tool"),
     ({"type": "function", "function": "f"}, r"tools\[0\]: function must be an object, not a string"),
-    ({"type": "function", "function": {"parameters": {}}}, r"tools\[0\]: function.name must be a non-empty string"),
     ({"type": "function", "name": ""}, r"tools\[0\]: name must be a non-empty string"),
     ({"name": "f", "input_schema": [1]}, r"tools\[0\]: input_schema of 'f' must be a JSON schema object, not a list"),
     ({"type": "function", "name": "f", "parameters": "{}"}, r"parameters of 'f' must be a JSON schema object"),
@@ -70,6 +69,18 @@ def test_other_shapes_are_refused_by_every_function(tool: Any, message: str) -> 
             call()
     with pytest.raises(ValueError, match=message.replace(r"tools\[0\]: ", "")):
         Tool.model_validate(tool)
+
+
+def test_a_nameless_function_in_openais_shape_renders_as_given_and_has_no_grammar() -> None:
+    """The template is the judge of what it writes (decode gives such a tool back as declared); a
+    grammar of calls needs the name, so it refuses the tool, naming it."""
+    fmt = codec.get_format("hermes")
+    tools = [CHAT, {"type": "function", "function": {"parameters": {}}}]
+    assert fmt.render(MESSAGES, tools, template="{{ tools | length }}") == "2"
+    assert fmt.parse(REPLY, tools=tools).tool_calls == fmt.parse(REPLY, tools=[CHAT]).tool_calls
+    for call in (lambda: fmt.grammar(tools), lambda: fmt.structural_tag(tools)):
+        with pytest.raises(codec.ToolError, match=r"tools\[1\]: function.name must be a non-empty string"):
+            call()
 
 
 def test_tools_must_be_a_list() -> None:

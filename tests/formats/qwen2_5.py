@@ -92,8 +92,10 @@ def qwen_normal_form(
     if first_system and messages[0]["content"] == written:
         messages.pop(0)
         first_system = False
-    if messages and messages[0]["role"] == "system" and not first_system:
-        messages.insert(0, UNSHOWN)  # a later system message, which must not become the first
+    if messages and messages[0]["role"] == "system" and not first_system and (written is not None):
+        # A later system message, which must not become the first: that one is written otherwise
+        # (inside the tools header, or instead of the default prompt). With neither, both read alike.
+        messages.insert(0, UNSHOWN)
     thinking = case["add_generation_prompt"] and bool(case["variables"].get("enable_thinking"))
     return {
         "messages": messages or [UNSHOWN],
