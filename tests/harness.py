@@ -62,7 +62,7 @@ ASPECTS = ("expected", "streaming", "events", "positions", "strict")
 def examples(n: int, **options: Any) -> settings:
     """The settings of a property that deserves ``n`` examples at scale 100, scaled by the active profile.
 
-    The profiles (``tests/conftest.py``) set the scale: ``default`` runs a third of ``n`` (never fewer
+    The profiles (``tests/conftest.py``) set the scale: ``default`` runs an eighth of ``n`` (never fewer
     than 5, or ``n`` itself when smaller), ``deep`` twice ``n``. ``options`` are other settings of this
     property (``phases``...); derandomization, the database and the deadline come from the profile.
     """
