@@ -21,7 +21,7 @@ import codec
 FMT = codec.get_format("qwen3")
 
 
-@examples(900)  # 300 by default
+@examples(900)  # 108 by default
 @given(data=st.data())
 def test_renderings_decode_to_their_normal_form(data: st.DataObject) -> None:
     case = qwen3_cases(data)

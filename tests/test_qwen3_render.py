@@ -61,7 +61,7 @@ def qwen3_cases(data: st.DataObject) -> dict[str, Any]:
     return case if data.draw(st.integers(0, 4)) == 0 else textual(case, data)
 
 
-@examples(900)  # 300 by default
+@examples(900)  # 108 by default
 @given(data=st.data())
 def test_render_matches_the_qwen3_template(data: st.DataObject) -> None:
     ours, ref = render_both(FMT, template(), qwen3_cases(data))
