@@ -145,7 +145,10 @@ class JsonObject(Family):
             triggers=((opener, call),),
             more=seq(self.spec.separator, Marker(opener), call),
             text_forbid_markers=(opener, self.spec.stop),
-            reasoning=None if self.spec.reasoning is None else Reasoning(*self.spec.reasoning),
+            # A call opener ends reasoning (the parser's reasoning text stops at one).
+            reasoning=(
+                None if self.spec.reasoning is None else Reasoning(*self.spec.reasoning, forbid_markers=(opener,))
+            ),
             stops=(self.spec.stop,),
         )
 
