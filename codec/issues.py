@@ -81,6 +81,7 @@ IssueKind = Literal[
     "surrogate_pair",
     "text_after_stop",
     "truncated_call",
+    "unclosed_reasoning",
     "unescaped_quote",
     "uneven_indentation",
     "unexpected_key",
@@ -112,6 +113,9 @@ KINDS: dict[str, KindInfo] = {
     "repeated_stop": _row("note", "text", "the stop token written again"),
     "reasoning_without_opener": _row(
         "note", "text", "a reasoning closer with no opener: the text before it read as reasoning the prompt opened"
+    ),
+    "unclosed_reasoning": _row(
+        "repaired", "text", "a reasoning block not closed before a call: ended at the call opener"
     ),
     "unexpected_text": _row("note", "text", "a character the format takes nowhere, kept as content"),
     "orphan_closer": _row("note", "text", "a call closer with nothing open, ignored"),

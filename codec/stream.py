@@ -134,6 +134,11 @@ class Syntax:
     #: at the end of the reply, or before a token of ``autoclose_before`` that the parser refused.
     autoclose: Mapping[str, str] = field(default_factory=dict)
     autoclose_before: frozenset[str] = frozenset()
+    #: The terminal of ``autoclose`` that closes reasoning, where the reasoning text stops at a
+    #: call opener: a reply that opens a call without closing its reasoning first ended it there.
+    #: Inserted before a token, it is reported as ``unclosed_reasoning``; at the end of the reply
+    #: (the reasoning merely cut), as ``missing_closer``.
+    reasoning_closer: str | None = None
     #: After an error in a block, the block ends after the first ``resync_after`` marker, or
     #: before the first ``resync_before`` marker, whichever comes first.
     resync_after: tuple[str, ...] = ()
@@ -207,6 +212,8 @@ class Syntax:
         unknown = sorted(named - g.terminal_names)
         if unknown:
             raise ValueError(f"the syntax names terminals its grammar does not have: {', '.join(unknown)}")
+        if self.reasoning_closer is not None and self.reasoning_closer not in self.autoclose:
+            raise ValueError("reasoning_closer must be one of autoclose: the closer the stream inserts")
         if self.reasoning_close is not None and self.reasoning_open is None:
             raise ValueError("reasoning_close needs reasoning_open: the terminal fed when the prompt opened reasoning")
         if self.reasoning_marker_span <= 0 and any(not isinstance(m, str) for m in self.reasoning_not_opened):
@@ -803,7 +810,11 @@ class Stream:
                 # The closer ends the block open here: it concerns that block's last call.
                 # (A block read whole by a fast path is not open here: the closer ends what was read last.)
                 call = InBlock(self._block.pos) if self._block is not None else LAST
-                self._out.issue("missing_closer", f"missing {spelling!r} inserted", pos, call=call)
+                if before is not None and terminal == self._syntax.reasoning_closer:
+                    message = f"reasoning not closed before the call: ended at its opener ({spelling!r} inserted)"
+                    self._out.issue("unclosed_reasoning", message, pos, call=None)
+                else:
+                    self._out.issue("missing_closer", f"missing {spelling!r} inserted", pos, call=call)
                 try:
                     self._push(Token(terminal, "", start_pos=pos))
                 except _Reject as rej:  # the closer completed something the builder refuses

@@ -145,7 +145,10 @@ class JsonObject(Family):
             triggers=((opener, call),),
             more=seq(self.spec.separator, Marker(opener), call),
             text_forbid_markers=(opener, self.spec.stop),
-            reasoning=None if self.spec.reasoning is None else Reasoning(*self.spec.reasoning),
+            # A call opener ends reasoning (the parser's reasoning text stops at one).
+            reasoning=(
+                None if self.spec.reasoning is None else Reasoning(*self.spec.reasoning, forbid_markers=(opener,))
+            ),
             stops=(self.spec.stop,),
         )
 
@@ -180,7 +183,9 @@ def _markers(
     foreign = "foreign_shapes" in recover
     lookaheads = [len(opener) + 3, len(closer) + 2, len(stop) + 1]
     if reasoning is not None:
-        lookaheads.append(len(reasoning[1]) + 2)
+        # Reasoning stops at its closer, and at a line break that up to three more and a call
+        # opener (with what confirms it) follow.
+        lookaheads += [len(reasoning[1]) + 2, len(opener) + 6]
     if foreign:
         lookaheads.append(FOREIGN_LOOKAHEAD)
     return Markers(opener, closer, stop, max(lookaheads), foreign, "unwrapped_calls" in recover, keys)
@@ -200,7 +205,7 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
     starts = [m.open[0], m.stop[0], *(["<"] if m.foreign else []), *([think_close[0]] if reasoning else [])]
     values = (
         ("TEXT", _text_pattern(m)),
-        ("THOUGHT", _thought_pattern(think_close) if reasoning else _NEVER),
+        ("THOUGHT", _thought_pattern(think_close, m.open) if reasoning else _NEVER),
         ("THINK_OPEN", r"[ \t\r\n]*" + regex_literal(think_open) + r"\n?" if reasoning else _NEVER),
         ("THINK_CLOSE", r"\n?" + regex_literal(think_close) + r"\n*" if reasoning else _NEVER),
         ("STOP", lark_literal(m.stop)),
@@ -217,6 +222,7 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
         blocks={"CALL_OPEN": "CALL_CLOSE"},
         autoclose={"RBRACK": "]", "RBRACE": "}", "CALL_CLOSE": m.close, **closers},
         autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "STOP"}),
+        reasoning_closer="THINK_CLOSE" if reasoning else None,
         resync_after=(m.close,),
         resync_before=(m.open, m.stop),
         delimiters=(Delimiter('"', '"', "\\"),),
@@ -282,10 +288,17 @@ def _one_of(first_and_rests: tuple[str, list[str]]) -> str:
     return regex_literal(first) + (rests[0] if len(rests) == 1 else "(?:" + "|".join(rests) + ")")
 
 
-def _thought_pattern(closer: str) -> str:
-    """Reasoning text: up to the reasoning closer (or a line break before it)."""
-    first = regex_literal(closer[0])
-    return f"(?:[^{first}\\n]+|\\n(?!{regex_literal(closer)})|{first}(?!{regex_literal(closer[1:])}))+"
+def _thought_pattern(closer: str, opener: str) -> str:
+    """Reasoning text: up to the reasoning closer (or a line break before it), or up to a call
+    opener where it opens a block (or the line breaks before it, up to four): a call opened
+    inside reasoning ends it (the stream inserts the closer, reported as ``unclosed_reasoning``)."""
+    call = regex_literal(opener) + OPENER_NEXT
+    after = {closer[0]: [regex_literal(closer[1:])]}
+    after.setdefault(opener[0], []).append(regex_literal(opener[1:]) + OPENER_NEXT)
+    plain = "[^" + "".join(map(regex_literal, after)) + r"\n]+"
+    line = r"\n(?!" + regex_literal(closer) + r"|\n{0,3}" + call + ")"
+    marks = [regex_literal(c) + "(?!" + "|".join(rests) + ")" for c, rests in after.items()]
+    return "(?:" + "|".join([plain, line, *marks]) + ")+"
 
 
 def _whole_reader(

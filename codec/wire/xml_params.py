@@ -133,6 +133,7 @@ class Tags:
             1 + 16 + len(self.function) + 48 + len(self.name_end),  # a bare call's line
             len(self.function) + 32 + len(self.name_end) + 2 + 16 + len(self.function_close),  # a literal call
             1 + len(self.call_open) + 16 + len(self.function),  # a call opener that a head confirms
+            4 + len(self.call_open) + 16 + len(self.function),  # the same, after reasoning's line breaks
         )
         return max(lookaheads) + 3
 
@@ -246,6 +247,7 @@ def reply_syntax(tags: Tags) -> Syntax:
             "CALL_CLOSE": tags.call_close,
             "THINK_CLOSE": tags.think_close,
         },
+        reasoning_closer="THINK_CLOSE",
         autoclose_before=frozenset(
             {
                 "PARAM_OPEN",

@@ -71,8 +71,11 @@ def reasoning_markers(fmt: Format) -> Reasoning | None:
     syntax = fmt.syntax()
     if syntax.reasoning_close is None or fmt.wire.reasoning is None:
         return None
-    # A format whose export leaves reasoning out still reads a reasoning block in its replies.
-    return export.Reasoning(fmt.wire.reasoning[0], syntax.reasoning_close)
+    # A format whose export leaves reasoning out still reads a reasoning block in its replies,
+    # which its call opener ends where the parser says so (Syntax.reasoning_closer).
+    opener = fmt.wire.call[0]
+    ends = (opener,) if syntax.reasoning_closer is not None and opener else ()
+    return export.Reasoning(fmt.wire.reasoning[0], syntax.reasoning_close, forbid_markers=ends)
 
 
 def _marker_strings(fmt: Format) -> set[str]:
@@ -531,7 +534,11 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
             return result.reasoning or None, rest or None
         if not result.reasoning:
             return None, model_output
-        # Unclosed: the rest starts at a marker the block may not hold (a call), if any.
+        # Unclosed: the rest starts where the parse ended the block at a call opener, or else at a
+        # marker the block may not hold (a call), if any.
+        ended = [issue.pos for issue in result.issues if issue.kind == "unclosed_reasoning"]
+        if ended or self.format.syntax().reasoning_closer is not None:
+            return result.reasoning, (model_output[ended[0] :] if ended else None)
         found = [i for i in (model_output.find(m) for m in self.markers.forbid_markers) if i >= 0]
         return result.reasoning, (model_output[min(found) :] if found else None)
 
@@ -639,7 +646,10 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         head = self._raw[: len(self._raw) - len(self._handover)]
         if not self._open or not head:
             return reasoning
-        whole = self.format.parse(head, prompt=self._prompt, call_id=_CallIds()).reasoning
+        # A block a call opener ended (no closer): read with what follows, so that the line breaks
+        # before the opener are not the block's.
+        text = head if self.markers.close in head else self._raw
+        whole = self.format.parse(text, prompt=self._prompt, call_id=_CallIds()).reasoning
         sent = self._sent + reasoning
         return reasoning + whole[len(sent) :] if whole.startswith(sent) else reasoning
 
