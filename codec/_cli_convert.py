@@ -112,7 +112,24 @@ def _init_worker(converter: _Converter) -> None:
     global _worker_converter
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):  # blocked by the main process while it forked (see _pool)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     _worker_converter = converter
+
+
+def _pool(jobs: int, converter: _Converter) -> Any:
+    """The --jobs processes. SIGTERM is blocked while they are forked: the main process's handler
+    raises, and raised inside fork's own hooks (in either process) it is only printed, ignored, and
+    the run hangs. A signal that arrives meanwhile is delivered once the forks are done (in each
+    worker, once its initializer has made SIGTERM end it)."""
+    masking = hasattr(signal, "pthread_sigmask")
+    if masking:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        return multiprocessing.Pool(jobs, initializer=_init_worker, initargs=(converter,))
+    finally:
+        if masking:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 def _convert_chunk_in_worker(chunk: _Chunk) -> list[_Outcome]:
@@ -150,7 +167,7 @@ def _converted(
         for chunk in chunks:
             yield chunk, converter.lines(chunk)
         return
-    with multiprocessing.Pool(jobs, initializer=_init_worker, initargs=(converter,)) as pool:
+    with _pool(jobs, converter) as pool:
         pending: deque[tuple[_Chunk, Any]] = deque()
         for chunk in chunks:
             pending.append((chunk, pool.apply_async(_convert_chunk_in_worker, (chunk,))))
@@ -323,7 +340,16 @@ class _Stopped(BaseException):
     like KeyboardInterrupt, so that nothing that rejects a line takes it for the line's error)."""
 
 
+#: The process whose run :func:`_stopping_on_sigterm` stops (a --jobs process forked from it
+#: inherits the handler until its initializer replaces it).
+_stopping_pid: int | None = None
+
+
 def _stop(signum: int, frame: Any) -> None:
+    if os.getpid() != _stopping_pid:
+        # A --jobs process the signal reached between its fork and its initializer: raising there
+        # would print "Exception ignored" from the fork's own hooks. It ends as SIGTERM would end it.
+        os._exit(128 + signum)
     raise _Stopped
 
 
@@ -333,6 +359,8 @@ def _stopping_on_sigterm() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    global _stopping_pid
+    _stopping_pid = os.getpid()
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         yield

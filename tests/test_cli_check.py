@@ -213,7 +213,9 @@ def _reference(fmt: codec.Format) -> str:
 def test_every_reference_template_passes_and_a_one_byte_edit_fails(name: str) -> None:
     fmt = codec.get_format(name)
     template = _reference(fmt)
-    assert check_template(template, fmt, examples=examples(30).max_examples, seed=0).ok
+    # At least ten conversations: a check passes only when it had something to check, and in fewer a
+    # template may write no answered call turn at all (NOT CHECKED, which is not ok).
+    assert check_template(template, fmt, examples=max(10, examples(30).max_examples), seed=0).ok
     # A typo in a marker: the last byte of the first stop token the template writes, dropped.
     cut = template.index(fmt.stop_token) + len(fmt.stop_token) - 1
     edited = template[:cut] + template[cut + 1 :]
