@@ -236,6 +236,16 @@ UNSHOWN = {"role": "developer", "content": ""}
 SEPARATORS = ("<|im_end|>\n<|im_start|>", "</tool_response>\n<tool_response>", "<tool_call>\n{")
 
 
+def message_texts(case: dict[str, Any]) -> list[str]:
+    """The texts a conversation's messages give a template: each content, each call's name and arguments."""
+    found = [str(m.get("content")) for m in case["messages"]]
+    for message in case["messages"]:
+        for call in message.get("tool_calls") or ():
+            function = call.get("function", call)
+            found += [str(function.get("name")), str(function.get("arguments"))]
+    return found
+
+
 def text_of(content: Any) -> str:
     # The template writes string content as it is and any other content (parts, None) as nothing.
     return content if isinstance(content, str) else ""

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from codec import jinja
 from formats import Decode
 from formats.hermes import PROFILE as HERMES
+from formats.hermes import message_texts
 
 #: What decode puts where the prompt shows that messages it does not render were there.
 UNSHOWN = {"role": "developer", "content": ""}
@@ -170,11 +171,7 @@ def hermes3_normal_form(case: dict[str, Any]) -> tuple[dict[str, Any], list[str 
 
 
 def _texts(case: dict[str, Any]) -> list[str]:
-    found = [str(m.get("content")) for m in case["messages"]]
-    for message in case["messages"]:
-        for call in message.get("tool_calls") or ():
-            function = call.get("function", call)
-            found += [str(function.get("name")), str(function.get("arguments"))]
+    found = message_texts(case)
     for tool in case["tools"] or ():
         function = tool.get("function", tool)
         parameters = json.dumps(function.get("parameters"), ensure_ascii=False)

@@ -17,7 +17,7 @@ from harness import linked_as_json
 from codec import jinja
 from formats import Decode
 from formats.hermes import PROFILE as HERMES
-from formats.hermes import SEPARATORS, SHOWN_ROLES, UNSHOWN
+from formats.hermes import SEPARATORS, SHOWN_ROLES, UNSHOWN, message_texts
 
 #: Qwen2.5's default system prompt, written where a conversation has none.
 DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
@@ -105,20 +105,11 @@ def qwen_normal_form(
     }, raw
 
 
-def _texts(case: dict[str, Any]) -> list[str]:
-    found = [str(m.get("content")) for m in case["messages"]]
-    for message in case["messages"]:
-        for call in message.get("tool_calls") or ():
-            function = call.get("function", call)
-            found += [str(function.get("name")), str(function.get("arguments"))]
-    return found
-
-
 def normal_form_of(
     case: dict[str, Any], *, unwritten: str | None, shown: Shown, empty: str | None
 ) -> dict[str, Any] | None:
     """:func:`qwen_normal_form` as decode dumps it, string arguments as the text they were."""
-    if any(marker in text for text in _texts(case) for marker in AMBIGUOUS):
+    if any(marker in text for text in message_texts(case) for marker in AMBIGUOUS):
         return None
     got = qwen_normal_form(case, unwritten=unwritten, shown=shown, empty=empty)
     if got is None:
