@@ -41,6 +41,24 @@ class _Model(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A model :func:`built` made shares its set of field names and its empty extras with every
+        # other one of its shape; the first assignment gives it copies of its own, so that what
+        # it records (a new extra's name and value) stays its own.
+        if self.__pydantic_extra__ is _NO_EXTRAS:
+            _set(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+            _set(self, "__pydantic_extra__", {})
+        super().__setattr__(name, value)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        # Pickling keeps shared objects shared: models unpickled together would share one set and
+        # one extras dict that is not :data:`_NO_EXTRAS`, so an assignment to one would change them
+        # all. Each pickles copies of its own instead, as a validated model does.
+        state = super().__getstate__()
+        if self.__pydantic_extra__ is _NO_EXTRAS:
+            state = {**state, "__pydantic_fields_set__": set(self.__pydantic_fields_set__), "__pydantic_extra__": {}}
+        return state
+
     @model_serializer(mode="wrap")
     def _drop_none(self, handler: Any) -> Any:
         data = handler(self)
@@ -54,16 +72,30 @@ def built(cls: type[_M], **fields: Any) -> _M:
     """An instance of ``cls`` holding every one of its ``fields`` as given, unvalidated: what
     ``cls.model_construct(**fields)`` makes (equal to it, dumped the same), at a third of its cost.
     For values a parser built that are right by construction, on the path of every parse; the
-    caller gives every field (no default is filled in)."""
+    caller gives every field (no default is filled in).
+
+    Its set of field names (``model_fields_set``) and its empty extras are shared by every model
+    built with the same fields, which halves what a parsed call holds (two models of four
+    attributes each, a million of them in a long reply); assigning an attribute gives the model
+    copies of its own first (``_Model.__setattr__``), and copies and unpickled models have their
+    own. Read ``model_fields_set`` of such a model, do not change it in place."""
     model = cls.__new__(cls)
     _set(model, "__dict__", fields)
-    _set(model, "__pydantic_fields_set__", set(fields))
-    _set(model, "__pydantic_extra__", {})  # (extra="allow": model_construct's empty extras)
+    key = (cls, *fields)
+    names = _FIELD_NAMES.get(key)
+    if names is None:
+        names = _FIELD_NAMES[key] = set(fields)
+    _set(model, "__pydantic_fields_set__", names)
+    _set(model, "__pydantic_extra__", _NO_EXTRAS)  # (extra="allow": model_construct's empty extras)
     _set(model, "__pydantic_private__", None)
     return model
 
 
 _set = object.__setattr__
+#: The field-name sets :func:`built` models share, by class and field names in order.
+_FIELD_NAMES: dict[tuple[Any, ...], set[str]] = {}
+#: The empty extras :func:`built` models share (never changed: see ``_Model.__setattr__``).
+_NO_EXTRAS: dict[str, Any] = {}
 
 
 def parsed_call(call_id: str, name: str, arguments: dict[str, Any]) -> ToolCall:
