@@ -59,6 +59,28 @@ ASPECTS = ("expected", "streaming", "events", "positions", "strict")
 # --------------------------------------------------------------------------- hypothesis
 
 
+def deep() -> bool:
+    """Whether the deep profile runs: for what a test counts itself (chunkings, cuts, input sizes),
+    all of it in the deep profile, a sample in the default one."""
+    return bool(settings().max_examples >= 100)
+
+
+def sample_cuts(text: str, markers: Sequence[str], spread: int = 48) -> list[int]:
+    """The lengths to cut ``text`` at: every one in the deep profile; in the default one, each cut
+    within two characters of where one of ``markers`` starts or ends in it (where a cut meets the
+    parser's states), ``spread`` evenly spaced others, and the text's ends."""
+    if deep() or len(text) <= spread:
+        return list(range(len(text) + 1))
+    cuts = {0, len(text)} | {round(k * len(text) / spread) for k in range(spread)}
+    for marker in markers:
+        at = text.find(marker)
+        while at >= 0:
+            for edge in (at, at + len(marker)):
+                cuts.update(range(max(0, edge - 2), min(len(text), edge + 2) + 1))
+            at = text.find(marker, at + 1)
+    return sorted(cuts)
+
+
 def examples(n: int, **options: Any) -> settings:
     """The settings of a property that deserves ``n`` examples at scale 100, scaled by the active profile.
 

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness import deep
+
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
@@ -23,8 +25,11 @@ if TYPE_CHECKING:
 Message = dict[str, Any]
 Tools = list[dict[str, Any]] | None
 
-#: Size of the adversarial inputs: large enough that a quadratic cost dwarfs the linear budgets.
-N = 40_000
+#: Size of the adversarial inputs: large enough that a quadratic cost dwarfs the linear budgets
+#: (a work of 8 per character): 40,000 characters in the deep profile, a quarter of that in the
+#: default one, where a cost of c·n² is still over the budget for any c above 1/1,250 (a rescan of
+#: the text per chunk, per call or per line is far above it).
+N = 40_000 if deep() else 10_000
 #: Nesting depth of the adversarial inputs: well past the interpreter's recursion limit.
 DEEP = 5_000
 #: Size of the inputs made of many calls, which cost far more per character than text (events, salvage):
