@@ -16,6 +16,7 @@ it).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable, Iterable
@@ -25,6 +26,7 @@ from pathlib import Path
 from types import MethodType
 from typing import Any
 
+import regex
 from lark import Lark, Token
 from lark.exceptions import UnexpectedToken
 from lark.lexer import Lexer
@@ -377,6 +379,26 @@ class CompiledGrammar:
                 return str(name)
         return None
 
+    def decided(self, state: Any, text: str) -> bool:
+        """Whether what ``state``'s scanner finds at the start of ``text`` (the rest of what has
+        arrived) stays the same whatever text comes after it: no terminal the state lexes could
+        match past the end of ``text``, or needs to look past it (a lookahead), to decide.
+
+        Asked of the last token a chunk holds, so that a token is committed as soon as it cannot
+        change, not only once the longest marker's worth of text has followed it. Each terminal is
+        matched with the ``regex`` module's partial matching, its match required to end past
+        ``text``: a partial match means more text could make it."""
+        beyond = len(text) + 1
+        for name in self._lexed(state):
+            if _past_end(self.terminals[name].pattern.to_regexp(), beyond).match(text, partial=True) is not None:
+                return False
+        return True
+
+    def _lexed(self, state: Any) -> list[str]:
+        """The terminals ``state``'s scanner tries: those it has an action for, and the ignored ones."""
+        names = [n for n in self.states[state] if n in self.terminals]
+        return names + [n for n in self.ignored if n not in names]
+
     def scanner(self, state: Any) -> re.Pattern[str] | None:
         """One regex matching any terminal allowed in ``state``; the group name is the terminal.
 
@@ -386,9 +408,7 @@ class CompiledGrammar:
             return self.scanners[state]
         except KeyError:
             pass
-        names = [n for n in self.states[state] if n in self.terminals]
-        names += [n for n in self.ignored if n not in names]
-        compiled = self._compile([self.terminals[n] for n in names])
+        compiled = self._compile([self.terminals[n] for n in self._lexed(state)])
         self.scanners[state] = compiled
         return compiled
 
@@ -485,6 +505,12 @@ class Parser:
         """
         return self.grammar.simulate(list(self._states), terminal)
 
+    def state_after(self, terminal: str) -> Any:
+        """The LALR state the parser would be in after taking ``terminal`` (None: it would refuse
+        it), its reductions simulated on a copy of the stack."""
+        stack = list(self._states)
+        return stack[-1] if self.grammar.simulate(stack, terminal) else None
+
     def choices(self) -> frozenset[str]:
         """The terminals the current state has an action for (see :meth:`CompiledGrammar.choices`)."""
         return self.grammar.choices(self._states[-1])
@@ -534,6 +560,12 @@ class Parser:
                 del values[-size:]
             states.append(goto[1])
             values.append(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _past_end(pattern: str, length: int) -> regex.Pattern[str]:
+    """``pattern`` with its match required to end at ``length`` or later (for :meth:`CompiledGrammar.decided`)."""
+    return regex.compile(f"(?:{pattern})(?<=\\A[\\s\\S]{{{length},}})")
 
 
 @cache

@@ -647,11 +647,16 @@ class Stream:
             kind: str = m.lastgroup  # type: ignore[union-attr,assignment]
             if end + hold > n and not final and kind not in closed_terms:
                 if kind not in text_terms:
-                    self._need = self._base + end + hold
-                    break
-                end = self._committable_text(buf, i, end, n - hold, state, kind)
-                if end == i:
-                    break
+                    # Committed as soon as no more text could change it, else once the longest
+                    # marker's worth has followed (asked once: the stream waits till then).
+                    self.work += n - i
+                    if not self._decided(kind, buf, i):
+                        self._need = self._base + end + hold
+                        break
+                else:
+                    end = self._committable_text(buf, i, end, n - hold, state, kind)
+                    if end == i:
+                        break
             value = buf[i:end]
             pos = self._base + i
             i = end
@@ -666,6 +671,17 @@ class Stream:
                 self._builder.on_text(text_terms[kind], value, pos)
         self._buf = buf[i:]
         self._base += i
+
+    def _decided(self, kind: str, buf: str, i: int) -> bool:
+        """Whether the token of ``kind`` at ``buf[i]``, near the end of what arrived, can be taken
+        now: no more text could change it, and what lexes the text after it is the grammar's
+        scanner (a fast lexer reads the text it is given: it is given a held-back token's worth
+        at least, as it always was)."""
+        parser = self._parser
+        if not parser.grammar.decided(parser.state, buf[i:]):
+            return False
+        after = parser.state_after(kind)
+        return after is not None and not self._syntax.fast_by_state[after]
 
     def _past_opener_rest(self, buf: str, final: bool) -> int:
         """Where lexing starts: past what remains of the prompt's reasoning opener, if the reply
@@ -772,6 +788,13 @@ class Stream:
                 [str(tok)],
                 blanks if end == tok.start_pos else "",
             )
+        if self._block is None and kind not in syntax.text_terminals:
+            # Outside a block after a marker, a block's closer or a whole call: build what is
+            # complete now rather than when the next token arrives, so that a call is sent in the
+            # delta that finished it. Only the reductions every continuation would make; a handler
+            # refusing one leaves the parser as it was, and the next token meets the refusal.
+            with suppress(BuildError):
+                parser.settle()
 
     def _report_cut(self, terminal: str, pos: int) -> None:
         """The reply ends inside a block and ``terminal`` is the first closer it lacks: unless that

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import codec
-from codec.models import Event, ParseResult, TextDelta, ToolCallDelta, ToolCallEnd
+from codec.models import Event, ParseResult, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from codec.stream import Stream, Syntax
 
 
@@ -152,11 +152,14 @@ def test_a_token_that_could_still_grow_waits_for_the_holdback() -> None:
 
 def test_a_string_argument_streams_as_it_arrives() -> None:
     stream = toy.stream()
-    assert stream.feed('<<f s="') == []  # the name may still grow, the quote may be a string token
+    # The name is whole once a blank follows it: the call starts; the quote may be a string token.
+    assert [type(e) for e in stream.feed('<<f s="')] == [ToolCallStart]
     sent = [stream.feed(piece) for piece in ("abc", "def", 'g"', ">>", " ")]
     fragments = [[e.arguments for e in events if isinstance(e, ToolCallDelta)] for events in sent]
-    assert fragments == [['{"s": "', "abc"], ["def"], ["g"], ['"'], ["}"]]
-    assert [type(e) for e in sent[-1]] == [ToolCallDelta, ToolCallEnd, TextDelta]
+    # The call is sent whole in the delta that closes it, not when the next text arrives.
+    assert fragments == [['{"s": "', "abc"], ["def"], ["g"], ['"', "}"], []]
+    assert [type(e) for e in sent[-2]] == [ToolCallDelta, ToolCallDelta, ToolCallEnd]
+    assert [type(e) for e in sent[-1]] == [TextDelta]
 
 
 # --------------------------------------------------------------------------- work stays linear
