@@ -535,19 +535,21 @@ class Parser:
         self._states[:] = checkpoint.states
         self._values[:] = checkpoint.values
 
-    def settle(self) -> None:
+    def settle(self, *, ending: bool = False) -> None:
         """Make the reductions the parser would make whatever terminal came next (every action of
         its state reduces the same rule), calling their handlers: what is complete gets built now.
-        A stream does this before it gives up a block, so that the block's finished parts are kept."""
+        A stream does this before it gives up a block, so that the block's finished parts are kept.
+        ``ending``: only those the end of the reply would make too (a state where the reply cannot
+        end is left as it is, so that what the end finds missing is found where it is missing)."""
         states, values = self._states, self._values
         callbacks = self._ps.parse_conf.callbacks
         table = self.grammar.states
         while True:
             actions = set(table[states[-1]].values())
-            if len(actions) != 1:
+            if len(actions) != 1 or (ending and "$END" not in table[states[-1]]):
                 return
             ((kind, rule),) = actions
-            if kind is Shift:
+            if kind is Shift or rule.origin.name == self.grammar.start:  # the start rule: only the end makes it
                 return
             size = len(rule.expansion)
             goto = table[states[-1 - size]].get(rule.origin.name) if size < len(states) else None

@@ -792,9 +792,10 @@ class Stream:
             # Outside a block after a marker, a block's closer or a whole call: build what is
             # complete now rather than when the next token arrives, so that a call is sent in the
             # delta that finished it. Only the reductions every continuation would make; a handler
-            # refusing one leaves the parser as it was, and the next token meets the refusal.
+            # refusing one leaves the parser as it was, and the next token meets the refusal. Only
+            # where the reply could end too: elsewhere the end finds what is missing where it is.
             with suppress(BuildError):
-                parser.settle()
+                parser.settle(ending=True)
 
     def _report_cut(self, terminal: str, pos: int) -> None:
         """The reply ends inside a block and ``terminal`` is the first closer it lacks: unless that
