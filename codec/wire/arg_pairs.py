@@ -113,6 +113,7 @@ class Tags:
         closers = (self.key_close, self.value_close, self.call_close)
         lookaheads = (
             1 + len(self.key_open) + NAME_LIMIT + len(self.key_close),
+            len(self.value_close) + 32 + NAME_LIMIT + len(self.key_close),  # a closer and what confirms it
             len(self.call_close) + 16 + max(len(self.call_open), len(self.stop)),
             *(len(closer) + 3 * (4 + len(closer)) for closer in closers),
             NAME_LIMIT + len(self.key_close),
@@ -129,11 +130,22 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
     def tail(marker: str) -> str:
         return r(marker[1:])
 
-    # After a value's '<': its closer, a key tag that a key and its closer follow, a call closer
+    # After a value's '<': its closer where what follows confirms it, a key tag that a key and its closer follow, a call closer
     # that the end of the reply, the next call or the stop token follows, the stop token.
+    blanks = r"(?:[ \t\r\n]|\\n){0,16}"
+    confirmed = "|".join(
+        (
+            r(tags.key_open),
+            r(tags.call_close),
+            r(tags.value_close),
+            r(tags.stop),
+            rf"[^<\n]{{1,{NAME_LIMIT}}}{r(tags.key_close)}",
+            r"\Z",
+        )
+    )
     value_stops = "|".join(
         (
-            tail(tags.value_close),
+            rf"{tail(tags.value_close)}(?={blanks}(?:{confirmed}))",
             rf"{tail(tags.key_open)}[^<\n]{{0,{NAME_LIMIT}}}{r(tags.key_close)}",
             rf"{tail(tags.call_close)}(?=[ \t\r\n]{{0,16}}(?:{r(tags.call_open)}|{r(tags.stop)}|\Z))",
             tail(tags.stop),
@@ -371,7 +383,7 @@ def reply_syntax(tags: Tags) -> Syntax:
     return Syntax(
         grammar=grammar,
         builder=builder,
-        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "VALUE": VALUE, "LOOSE_VALUE": VALUE},
+        text_terminals={"TEXT": CONTENT, "TEXT_FIRST": CONTENT, "THOUGHT": REASONING, "VALUE": VALUE, "LOOSE_VALUE": VALUE},
         blocks={"CALL_OPEN": "CALL_CLOSE"},
         # The call's closer first: where a call may end, a value closer would be a stray one.
         autoclose={"CALL_CLOSE": tags.call_close, "VALUE_CLOSE": tags.value_close, "THINK_CLOSE": tags.think_close},
