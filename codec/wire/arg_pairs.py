@@ -19,7 +19,7 @@ its name (``argument_separator``: glm4_6's line break, nothing for glm4_7). Valu
 ``values="text"``: a string raw, anything else as JSON; the builder types each by the tool's
 schema. Every marker is a tag: it starts with ``<``, which free text stops at.
 
-How a value is typed (README, "glm4_6"):
+How a value is typed (docs/formats.md, "glm4_6"):
 
 * with a schema that declares types, by those types (:func:`~codec.schema.type_text`): a string
   stays the text exactly (``02134`` stays ``"02134"``), an integer parameter gives an integer,
@@ -155,8 +155,8 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
         ("CALL_OPEN", r(tags.call_open)),
         ("CALL_OPEN_TAIL", tail(tags.call_open)),
         ("CALL_OPEN_STRING", lark_literal(tags.call_open)),
-        ("CALL_CLOSE", r(tags.call_close)),
         ("CALL_CLOSE_TAIL", tail(tags.call_close)),
+        ("CALL_CLOSE_STRING", lark_literal(tags.call_close)),
         ("KEY_OPEN", r(tags.key_open)),
         ("KEY_CLOSE", r(tags.key_close)),
         ("KEY_CLOSE_STRING", lark_literal(tags.key_close)),
@@ -205,16 +205,19 @@ class ArgPairsBuilder(Builder):
         self._call: CallWriter | None = None
         self._key: tuple[str, int] | None = None  # the key read, whose value comes next
         self._param: _Param | None = None
+        self._after_call = False  # a call just closed, and nothing but blanks came since
 
     # ---- the call's head and end
 
     def head(self, token: Token) -> None:
+        self._after_call = False
         name = str(token).strip()
         self._call = self.sink.call(name, token.start_pos)
 
     def glued(self, token: Token) -> None:
         """A name with the first key glued to it, the key's opener missing: split at the longest
         declared tool name that leaves a key."""
+        self._after_call = False
         tags, text, pos = self.tags, str(token), token.start_pos
         body = text[: len(text) - len(tags.key_close)]
         name = self._declared_prefix(body)
@@ -240,12 +243,25 @@ class ArgPairsBuilder(Builder):
     def call(self, *children: Token) -> None:
         call, self._call = self._call, None
         assert call is not None
-        closer = children[-1]
-        self._closer_repeats(closer, self.tags.call_close)
         call.end()
+        self._after_call = True
+
+    def on_text(self, kind: str, text: str, pos: int) -> None:
+        self._after_call = False
+        if kind != VALUE:
+            super().on_text(kind, text, pos)
+            return
+        self._value(text, pos)
+
+    def stop(self, token: Token) -> None:
+        self._after_call = False
+        super().stop(token)
 
     def orphan_close(self, token: Token) -> None:
         closer, opener = self.tags.call_close, self.tags.call_open
+        if self._after_call:  # nothing but blanks since the call's own closer
+            self.sink.issue("stray_closer", f"{closer!r} written again, ignored", token.start_pos, str(token))
+            return
         self.sink.issue("orphan_closer", f"{closer} without {opener}, ignored", token.start_pos, str(token))
 
     def stray(self, token: Token) -> None:
@@ -286,10 +302,8 @@ class ArgPairsBuilder(Builder):
         if streams:
             call.string_start(key[0], key[1])
 
-    def on_text(self, kind: str, text: str, pos: int) -> None:
-        if kind != VALUE:
-            super().on_text(kind, text, pos)
-            return
+    def _value(self, text: str, pos: int) -> None:
+        """The next characters of the value being read (at offset ``pos``)."""
         if self._param is None:  # LOOSE_VALUE: the value's opener is missing
             message = f"value of {self._key[0] if self._key else ''!r} without {self.tags.value_open!r}"
             self.sink.issue("missing_opener", message, pos)
