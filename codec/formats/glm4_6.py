@@ -21,7 +21,7 @@ by its grammar and builder, which also take what GLM models write instead (a val
 without its opener, a key glued to the name, closers written again, a stray value closer). The
 family renders them too, as the template writes an assistant turn's content and calls. The stop
 token is ``<|user|>``, the turn GLM writes after an answer; after calls it writes ``<|observation|>``
-(both are end-of-turn tokens of GLM's tokenizer, which a server strips from the reply).
+(the spec's ``block`` closer; both are end-of-turn tokens of GLM's tokenizer).
 
 Quirks of the reference template, reproduced by the renderer:
 
@@ -294,7 +294,8 @@ def _assistant(
         except ParseError:
             return None
 
-    content, calls = "", []
+    content: str = ""
+    calls: list[tuple[str, dict[str, Any]]] = []
     if pos < end:
         start = expect(prompt, pos, "\n")
 
@@ -374,8 +375,8 @@ def prompt_conversation(prompt: str) -> Conversation:
         if not generation_prompt and messages[-1]["role"] == "assistant" and _empty(messages[-1]):
             messages.pop()  # the generation prompt of G3, not an empty answer
             generation_prompt = True
-    if not messages:
-        raise parse_error_at(prompt, len(prompt), "a prompt holds at least one message", expected=ROLES)
+    if not messages:  # G2: messages of other roles render as nothing; one stands for them
+        messages.append({"role": "developer", "content": ""})
     return Conversation.model_validate(
         {"messages": messages, "tools": tools, "add_generation_prompt": generation_prompt, "variables": variables}
     )
@@ -391,6 +392,7 @@ def _empty(message: dict[str, Any]) -> bool:
 WIRE = WireSpec(
     "arg_pairs",
     call=(CALL_OPEN, CALL_CLOSE),
+    block=("", OBSERVATION),
     stop=USER,
     reasoning=(THINK_OPEN, THINK_CLOSE),
     arguments="tagged",

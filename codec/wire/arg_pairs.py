@@ -9,11 +9,12 @@ A reply, as glm4_6 writes it (the markers are its spec's)::
     <arg_value>São Paulo</arg_value>
     <arg_key>days</arg_key>
     <arg_value>3</arg_value>
-    </tool_call><|user|>
+    </tool_call><|observation|>
 
 A spec gives the call's opener and closer (``call``), the argument tags (``parameter``: the key's
 opener, the key's closer and the value's closer ``</TAG>``, whose opener ``<TAG>`` is implied),
-the stop token, the reasoning markers, what the renderer writes between two calls
+the stop token (and, as ``block``'s closer, what ends a turn's calls where that is another
+marker, as GLM's ``<|observation|>``), the reasoning markers, what the renderer writes between two calls
 (``separator``: also between the content and the first call) and before each tag of a call after
 its name (``argument_separator``: glm4_6's line break, nothing for glm4_7). Values are
 ``values="text"``: a string raw, anything else as JSON; the builder types each by the tool's
@@ -75,6 +76,8 @@ class Tags:
     call_open: str
     call_close: str
     stop: str
+    #: What ends a turn's calls where it is not the stop token (GLM's ``<|observation|>``), or "".
+    calls_close: str
     think_open: str
     think_close: str
     key_open: str
@@ -95,6 +98,7 @@ class Tags:
             call_open=spec.call[0],
             call_close=spec.call[1],
             stop=spec.stop,
+            calls_close=spec.block[1],
             think_open=spec.reasoning[0],
             think_close=spec.reasoning[1],
             key_open=key_open,
@@ -106,6 +110,11 @@ class Tags:
         )
 
     @functools.cached_property
+    def ends(self) -> tuple[str, ...]:
+        """What ends a reply: the stop token, and what ends a turn's calls where that differs."""
+        return tuple(marker for marker in (self.stop, self.calls_close) if marker)
+
+    @functools.cached_property
     def holdback(self) -> int:
         """Characters that must follow a token before it is committed: longer than the grammar's
         longest lookahead (a key tag that stops a value, a call closer and what confirms it, a
@@ -114,7 +123,8 @@ class Tags:
         lookaheads = (
             1 + len(self.key_open) + NAME_LIMIT + len(self.key_close),
             len(self.value_close) + 32 + NAME_LIMIT + len(self.key_close),  # a closer and what confirms it
-            len(self.call_close) + 16 + max(len(self.call_open), len(self.stop)),
+            len(self.call_close) + 16 + max(len(self.call_open), *map(len, self.ends)),
+            1 + len(self.call_open) + 32 + 2,  # a call opener and the name that confirms it
             *(len(closer) + 3 * (4 + len(closer)) for closer in closers),
             NAME_LIMIT + len(self.key_close),
         )
@@ -130,15 +140,19 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
     def tail(marker: str) -> str:
         return r(marker[1:])
 
-    # After a value's '<': its closer where what follows confirms it, a key tag that a key and its closer follow, a call closer
-    # that the end of the reply, the next call or the stop token follows, the stop token.
+    stops = "(?:" + "|".join(r(end) for end in tags.ends) + ")"
+    stop_tails = "(?:" + "|".join(tail(end) for end in tags.ends) + ")"
+
+    # After a value's '<': its closer where what follows confirms it, a key tag that a key and its
+    # closer follow, a call closer that the end of the reply, the next call or the stop token
+    # follows, the stop token.
     blanks = r"(?:[ \t\r\n]|\\n){0,16}"
     confirmed = "|".join(
         (
             r(tags.key_open),
             r(tags.call_close),
             r(tags.value_close),
-            r(tags.stop),
+            stops,
             rf"[^<\n]{{1,{NAME_LIMIT}}}{r(tags.key_close)}",
             r"\Z",
         )
@@ -147,14 +161,15 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
         (
             rf"{tail(tags.value_close)}(?={blanks}(?:{confirmed}))",
             rf"{tail(tags.key_open)}[^<\n]{{0,{NAME_LIMIT}}}{r(tags.key_close)}",
-            rf"{tail(tags.call_close)}(?=[ \t\r\n]{{0,16}}(?:{r(tags.call_open)}|{r(tags.stop)}|\Z))",
-            tail(tags.stop),
+            rf"{tail(tags.call_close)}(?=[ \t\r\n]{{0,16}}(?:{r(tags.call_open)}|{stops}|\Z))",
+            stop_tails,
         )
     )
     return (
         ("CALL_OPEN", r(tags.call_open)),
         ("CALL_OPEN_TAIL", tail(tags.call_open)),
-        ("CALL_OPEN_STRING", lark_literal(tags.call_open)),
+        # What confirms a call opener: a name after blanks, or the end of what has arrived.
+        ("CALL_NEXT", r"(?:[ \t\r\n]|\\n){0,16}(?:[^ \t\r\n<\\]|\\(?!n)|\Z)"),
         ("CALL_CLOSE_TAIL", tail(tags.call_close)),
         ("CALL_CLOSE_STRING", lark_literal(tags.call_close)),
         ("KEY_OPEN", r(tags.key_open)),
@@ -163,8 +178,9 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
         ("VALUE_OPEN_STRING", lark_literal(tags.value_open)),
         ("VALUE_CLOSE", r(tags.value_close)),
         ("VALUE_STOPS", value_stops),
-        ("STOP_TAIL", tail(tags.stop)),
+        ("STOP_TAIL", stop_tails),
         ("STOP_STRING", lark_literal(tags.stop)),
+        ("CALLS_CLOSE_STRING", lark_literal(tags.calls_close) if tags.calls_close else "/(?!)./"),
         ("THINK_OPEN", r(tags.think_open)),
         ("THINK_CLOSE", r(tags.think_close)),
         ("THINK_CLOSE_TAIL", tail(tags.think_close)),
@@ -390,6 +406,7 @@ def reply_syntax(tags: Tags) -> Syntax:
     reads them (built once per set of markers, so that members whose replies parse alike share it)."""
     from codec.sink import CONTENT, REASONING
     from codec.stream import Syntax
+    from codec.watch import Delimiter
 
     grammar = family_grammar("wire/arg_pairs", grammar_values(tags))
     builder = type("ArgPairsBuilder", (ArgPairsBuilder,), {"tags": tags, "__module__": ArgPairsBuilder.__module__})
@@ -397,17 +414,25 @@ def reply_syntax(tags: Tags) -> Syntax:
     return Syntax(
         grammar=grammar,
         builder=builder,
-        text_terminals={"TEXT": CONTENT, "TEXT_FIRST": CONTENT, "THOUGHT": REASONING, "VALUE": VALUE, "LOOSE_VALUE": VALUE},
+        text_terminals={
+            "TEXT": CONTENT,
+            "TEXT_FIRST": CONTENT,
+            "THOUGHT": REASONING,
+            "VALUE": VALUE,
+            "LOOSE_VALUE": VALUE,
+        },
         blocks={"CALL_OPEN": "CALL_CLOSE"},
         # The call's closer first: where a call may end, a value closer would be a stray one.
         autoclose={"CALL_CLOSE": tags.call_close, "VALUE_CLOSE": tags.value_close, "THINK_CLOSE": tags.think_close},
         reasoning_closer="THINK_CLOSE",
-        autoclose_before=frozenset({"KEY", "CALL_CLOSE", "CALL_OPEN", "STOP"}),
+        autoclose_before=frozenset({"KEY", "CALL_CLOSE", "CALL_OPEN", "STOP", "CALLS_CLOSE"}),
         resync_after=(tags.call_close,),
-        resync_before=(tags.call_open, tags.stop),
+        resync_before=(tags.call_open, *tags.ends),
         # A reply cut inside the next argument keeps the finished ones, and one cut after the
         # name keeps the call.
         settle_rejected_blocks=True,
+        # A key may be long: the watch follows it to its closer across chunks.
+        delimiters=(Delimiter(tags.key_open, tags.key_close),),
         holdback=tags.holdback,
         marker_starts="<\n",
         reasoning_open="THINK_OPEN",
@@ -415,7 +440,7 @@ def reply_syntax(tags: Tags) -> Syntax:
         prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith(think_open),
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=tags.think_close,
-        reasoning_not_opened=(tags.think_open, tags.call_open, tags.stop),
+        reasoning_not_opened=(tags.think_open, tags.call_open, *tags.ends),
     )
 
 
@@ -453,7 +478,7 @@ class ArgPairs(Family):
 
     name = "arg_pairs"
     parameters = frozenset(
-        {"call", "stop", "reasoning", "arguments", "parameter", "values", "separator", "argument_separator"}
+        {"call", "block", "stop", "reasoning", "arguments", "parameter", "values", "separator", "argument_separator"}
     )
 
     def __init__(self, spec: WireSpec) -> None:
@@ -474,7 +499,10 @@ class ArgPairs(Family):
         if spec.reasoning is None:
             problems.append("reasoning markers are needed")
         key_open, key_close, value_close = spec.parameter
-        markers = (*spec.call, spec.stop, *(spec.reasoning or ()), key_open, key_close, value_close)
+        if spec.block[0]:
+            problems.append("the block has no opener: block[1] is what ends a turn's calls")
+        ends = (spec.block[1],) if spec.block[1] else ()
+        markers = (*spec.call, spec.stop, *ends, *(spec.reasoning or ()), key_open, key_close, value_close)
         if not all(marker.startswith("<") and len(marker) > 1 for marker in markers):
             problems.append("every marker must be a tag: call, stop, reasoning and parameter start with '<'")
         if not re.fullmatch(r"</[^\s<>]+>", value_close):
@@ -508,17 +536,19 @@ class ArgPairs(Family):
         return "".join(out)
 
     def reply_parts(self, message: Any) -> tuple[str, str]:
-        """(content, calls): the trimmed content (:func:`content_text`), and the call blocks followed
-        by the stop token, each block but a leading one after the separator."""
+        """(content, calls): the trimmed content (:func:`content_text`), and the call blocks, each but
+        a leading one after the separator, followed by what ends a turn's calls (else the stop token)."""
         content = content_text(attr(message, "content"))
         out = []
         calls = attr(message, "tool_calls")
+        called = False
         if is_iterable(calls) and not is_mapping(calls):
             for index, call in enumerate(calls):
                 if content or index:
                     out.append(self.spec.separator)
                 out.append(self.render_call(call))
-        out.append(self.tags.stop)
+                called = True
+        out.append(self.tags.calls_close if called and self.tags.calls_close else self.tags.stop)
         return content, "".join(out)
 
     def reply_text(self, message: dict[str, Any]) -> str:
@@ -572,8 +602,8 @@ class ArgPairs(Family):
         return CallSyntax(
             triggers=((tags.call_open, call),),
             more=seq(self.spec.separator, Marker(tags.call_open), call),
-            text_forbid_markers=(tags.call_open, tags.call_close, tags.key_open, tags.stop),
-            stops=(tags.stop,),
+            text_forbid_markers=(tags.call_open, tags.call_close, tags.key_open, *tags.ends),
+            stops=tags.ends,
         )
 
     def reply_markers(self) -> tuple[str, ...]:

@@ -319,7 +319,7 @@ PROFILE = Profile(
     ),
     call_closer="</tool_call>",
     plain_text=PLAIN_TEXT,
-    broken_block="<tool_call>f\n<arg_value>oops</arg_value>\n</tool_call>",
+    broken_block="<tool_call>fk</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
     adversarial=_adversarial,
     grammar_forbid=(),
     decode=Decode(normal_form=decode_normal_form),
