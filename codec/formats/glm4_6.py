@@ -157,24 +157,27 @@ def call_blocks(message: Any, before: str) -> str:
     return "".join(out)
 
 
-def tool_result(messages: list[dict[str, Any]], index: int) -> str:
-    """A tool message's ``<|observation|>`` (where it opens one) and results (G6)."""
+def tool_result(
+    messages: list[dict[str, Any]], index: int, opener: str = RESPONSE_OPEN, closer: str = RESPONSE_CLOSE
+) -> str:
+    """A tool message's ``<|observation|>`` (where it opens one) and its results, each between
+    ``opener`` and ``closer`` (G6)."""
     content = attr(messages[index], "content")
     if isinstance(content, str):
         opens = index == 0 or attr(messages[index - 1], "role") != "tool"
-        return (OBSERVATION if opens else "") + RESPONSE_OPEN + content + RESPONSE_CLOSE
+        return (OBSERVATION if opens else "") + opener + content + closer
     out = [OBSERVATION]
     for result in iterate(content):
         output = attr(result, "output")
-        out.append(RESPONSE_OPEN + string(output if defined(output) else result) + RESPONSE_CLOSE)
+        out.append(opener + string(output if defined(output) else result) + closer)
     return "".join(out)
 
 
-def tools_turn(tools: list[dict[str, Any]] | None) -> str:
-    """The system turn declaring the tools, or nothing without tools (G1)."""
+def tools_turn(tools: list[dict[str, Any]] | None, footer: str = TOOLS_FOOTER) -> str:
+    """The system turn declaring the tools, ending with ``footer``, or nothing without tools (G1)."""
     if not tools:
         return ""
-    return SYSTEM + "\n" + TOOLS_HEADER + "".join(tojson(tool) + "\n" for tool in tools) + TOOLS_FOOTER
+    return SYSTEM + "\n" + TOOLS_HEADER + "".join(tojson(tool) + "\n" for tool in tools) + footer
 
 
 def prompt_text(
@@ -211,7 +214,7 @@ def prompt_text(
 # ---------------------------------------------------------------------------- decode
 
 
-def _turns(prompt: str, pos: int) -> Iterator[tuple[str, int, int]]:
+def turns_of(prompt: str, pos: int) -> Iterator[tuple[str, int, int]]:
     """The turns from ``pos``: (role marker, where its body starts, where it ends), split at every role marker."""
     while pos < len(prompt):
         role = next((r for r in ROLES if prompt.startswith(r, pos)), None)
@@ -224,13 +227,13 @@ def _turns(prompt: str, pos: int) -> Iterator[tuple[str, int, int]]:
         pos = end
 
 
-def _tools(prompt: str, pos: int) -> tuple[list[dict[str, Any]], int]:
-    """The tools of the tools turn whose header ends at ``pos``, and the offset after its footer."""
+def read_tools(prompt: str, pos: int, footer: str = TOOLS_FOOTER) -> tuple[list[dict[str, Any]], int]:
+    """The tools of the tools turn whose header ends at ``pos``, and the offset after its ``footer``."""
     tools: list[dict[str, Any]] = []
-    while not prompt.startswith(TOOLS_FOOTER, pos):
+    while not prompt.startswith(footer, pos):
         line_end = prompt.find("\n", pos)
         if line_end < 0:
-            raise expected_error(prompt, pos, (TOOLS_FOOTER,))
+            raise expected_error(prompt, pos, (footer,))
         try:
             tool = json.loads(prompt[pos:line_end])
         except ValueError:
@@ -241,7 +244,7 @@ def _tools(prompt: str, pos: int) -> tuple[list[dict[str, Any]], int]:
         pos = line_end + 1
     if not tools:
         raise parse_error_at(prompt, pos, "the tools turn declares no tool")
-    return tools, pos + len(TOOLS_FOOTER)
+    return tools, pos + len(footer)
 
 
 def _read_call(text: str, pos: int, end: int, schemas: Mapping[str, Any]) -> tuple[tuple[str, dict[str, Any]], int]:
@@ -318,27 +321,30 @@ def _named(tool: Any) -> bool:
     return isinstance(function, dict) and isinstance(function.get("name"), str)
 
 
-def _results(prompt: str, body: int, end: int) -> list[str]:
-    """The results of an ``<|observation|>`` turn (G6)."""
+def read_results(
+    prompt: str, body: int, end: int, opener: str = RESPONSE_OPEN, closer: str = RESPONSE_CLOSE
+) -> list[str]:
+    """The results of an ``<|observation|>`` turn, each between ``opener`` and ``closer`` (G6)."""
     results, pos = [], body
     while pos < end:
-        start = expect(prompt, pos, RESPONSE_OPEN)
+        start = expect(prompt, pos, opener)
         # Each result runs to the first closer that the next result or the turn's end follows.
-        stop = prompt.find(RESPONSE_CLOSE, start, end)
-        while stop >= 0 and not _ends_result(prompt, stop + len(RESPONSE_CLOSE), end):
-            stop = prompt.find(RESPONSE_CLOSE, stop + 1, end)
+        stop = prompt.find(closer, start, end)
+        while stop >= 0 and not (stop + len(closer) == end or prompt.startswith(opener, stop + len(closer))):
+            stop = prompt.find(closer, stop + 1, end)
         if stop < 0:
-            raise parse_error_at(prompt, start, "this tool result is never closed", expected=(RESPONSE_CLOSE,))
+            raise parse_error_at(prompt, start, "this tool result is never closed", expected=(closer,))
         results.append(prompt[start:stop])
-        pos = stop + len(RESPONSE_CLOSE)
-    if not results:
-        raise parse_error_at(prompt, body, "an observation turn holds tool results", expected=(RESPONSE_OPEN,))
+        pos = stop + len(closer)
     return results
 
 
-def _ends_result(prompt: str, pos: int, end: int) -> bool:
-    """Whether a result closer that ends at ``pos`` ends its result: the turn's end or the next result follows."""
-    return pos == end or prompt.startswith(RESPONSE_OPEN, pos)
+def results_messages(messages: list[dict[str, Any]], results: list[str]) -> list[dict[str, Any]]:
+    """The tool messages of an observation turn's results: one each, or (after another tool turn, or
+    with none: only a list of results opens one there, G6) one message of them all as ``output`` parts."""
+    if not results or (messages and messages[-1]["role"] == "tool"):
+        return [{"role": "tool", "content": [{"output": result} for result in results]}]
+    return [{"role": "tool", "content": result} for result in results]
 
 
 def prompt_conversation(prompt: str) -> Conversation:
@@ -346,21 +352,17 @@ def prompt_conversation(prompt: str) -> Conversation:
     pos = expect(prompt, 0, PREFIX)
     tools = None
     if prompt.startswith(SYSTEM + "\n" + TOOLS_HEADER, pos):
-        tools, pos = _tools(prompt, pos + len(SYSTEM + "\n" + TOOLS_HEADER))
+        tools, pos = read_tools(prompt, pos + len(SYSTEM + "\n" + TOOLS_HEADER))
     messages: list[dict[str, Any]] = []
     ids = itertools.count()
     generation_prompt = False
-    turns = list(_turns(prompt, pos))
+    turns = list(turns_of(prompt, pos))
     for index, (role, body, end) in enumerate(turns):
         last = index == len(turns) - 1
         if role == ASSISTANT and last and body == end:
             generation_prompt = True
         elif role == OBSERVATION:
-            results = _results(prompt, body, end)
-            if messages and messages[-1]["role"] == "tool":  # G6: only a list of results opens it again
-                messages.append({"role": "tool", "content": [{"output": result} for result in results]})
-            else:
-                messages += [{"role": "tool", "content": result} for result in results]
+            messages += results_messages(messages, read_results(prompt, body, end))
         elif role == ASSISTANT:
             messages.append(_assistant(prompt, body, end, tools, ids))
         else:
@@ -372,7 +374,7 @@ def prompt_conversation(prompt: str) -> Conversation:
         variables["enable_thinking"] = False
         for message in users:
             message["content"] = message["content"][: -len(NOTHINK)]
-        if not generation_prompt and messages[-1]["role"] == "assistant" and _empty(messages[-1]):
+        if not generation_prompt and empty_answer(messages[-1]):
             messages.pop()  # the generation prompt of G3, not an empty answer
             generation_prompt = True
     if not messages:  # G2: messages of other roles render as nothing; one stands for them
@@ -382,8 +384,11 @@ def prompt_conversation(prompt: str) -> Conversation:
     )
 
 
-def _empty(message: dict[str, Any]) -> bool:
-    return not message.get("content") and not message.get("tool_calls") and not message.get("reasoning_content")
+def empty_answer(message: dict[str, Any]) -> bool:
+    """Whether a decoded message is an assistant turn that shows nothing."""
+    return message["role"] == "assistant" and not any(
+        message.get(key) for key in ("content", "tool_calls", "reasoning_content")
+    )
 
 
 # ---------------------------------------------------------------------------- wire

@@ -38,6 +38,7 @@ longest declared tool name), closers written again, a value closer with no value
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -514,7 +515,9 @@ class ArgPairs(Family):
 
     def syntax(self) -> Syntax:
         if self._syntax is None:  # the kit's own, once: the shared one of its markers
-            self._syntax = reply_syntax(self.tags)
+            # What the renderer writes between tags is no marker: members that differ only in it
+            # read their replies alike (glm4_6 and glm4_7), with one syntax.
+            self._syntax = reply_syntax(dataclasses.replace(self.tags, separator="", spacing=""))
         return self._syntax
 
     # ---- reply
