@@ -712,6 +712,7 @@ CodecQwen25ToolParser = _tool_parser("qwen2_5")
 CodecQwqToolParser = _tool_parser("qwq")
 CodecGemma431bToolParser = _tool_parser("gemma4_31b")
 CodecGemma431bInterleavedToolParser = _tool_parser("gemma4_31b_interleaved")
+CodecGranite4ToolParser = _tool_parser("granite4")
 
 CodecHermesReasoningParser = _reasoning_parser("hermes")
 CodecQwen3ReasoningParser = _reasoning_parser("qwen3")
