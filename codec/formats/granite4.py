@@ -24,7 +24,8 @@ Quirks of the template, cited by ID below:
   by :data:`DEFAULT_SYSTEM`, so a first system message whose content is that prompt, or empty,
   writes what no system message does.
 - ``G2`` The variable ``available_tools``, where given and not empty, stands for ``tools``; the
-  variable ``documents`` (any list of JSON values) adds the documents block.
+  variable ``documents`` adds the documents block (transformers takes only a list of mappings:
+  anything else is its ``TypeError``).
 - ``G3`` A message's content is its string, or the ``text`` of its parts of type ``text`` joined
   by ``\\n`` (a part's text is joined with ``+``: a missing one or one that is no string raises),
   else nothing.
@@ -180,7 +181,10 @@ def prompt_text(
     available = variables.get("available_tools")
     if available:
         tools = available
-    out = [SYSTEM_OPEN + system_text(messages, tools, variables.get("documents")) + TURN_END]
+    documents = variables.get("documents")
+    if documents is not None and not all(isinstance(document, dict) for document in documents):
+        raise TypeError("documents must be a list of mappings with 'title' and 'text' keys")  # transformers' check
+    out = [SYSTEM_OPEN + system_text(messages, tools, documents) + TURN_END]
     out += [turn(messages, i) for i in range(len(messages))]
     if add_generation_prompt:
         out.append(GENERATION_PROMPT)  # G7
@@ -248,6 +252,8 @@ def _first_turn(text: str, start: int, end: int) -> tuple[str | None, list[Any] 
     documents = tools = None
     if text.endswith(DOCUMENTS_FOOTER, start, end):
         end, documents = _block(text, start, end - len(DOCUMENTS_FOOTER), DOCUMENTS_HEADER)
+        if not all(isinstance(document, dict) for document in documents):
+            raise parse_error_at(text, end, "a document is no mapping (transformers takes no other)")
         if text.endswith(TOOLS_FOOTER, start, end - 2) and text.startswith("\n\n", end - 2):
             end, tools = _block(text, start, end - 2 - len(TOOLS_FOOTER), TOOLS_HEADER)
     elif text.endswith(TOOLS_FOOTER, start, end):
