@@ -50,6 +50,7 @@ from codec.formats._render import attr, concat, defined, is_iterable, is_mapping
 from codec.schema import declared_types, type_text
 from codec.stream import Builder, BuildError
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
+from codec.wire._xml_params_builder import schema_properties
 
 if TYPE_CHECKING:
     from codec.export import CallSyntax, GrammarBuilder
@@ -312,7 +313,7 @@ class ArgPairsBuilder(Builder):
         call, key = self._call, self._key
         assert call is not None and key is not None
         self._key = None
-        properties = _properties(self.sink.tool_schema(call.name or ""))
+        properties = schema_properties(self.sink.tool_schema(call.name or ""))
         schema = properties.get(key[0]) if properties is not None else None
         streams = declared_types(schema) == ["string"]
         self._param = _Param(key[0], key[1], schema, streams)
@@ -373,12 +374,6 @@ class ArgPairsBuilder(Builder):
             return None
         call.cut(raw, error, pos)  # a string value being read keeps what was already sent of it
         return len(raw)
-
-
-def _properties(parameters: Any) -> dict[str, Any] | None:
-    """A tool's parameter schemas by name (None: no tool, or no ``properties``)."""
-    found = parameters.get("properties") if parameters is not None else None
-    return found if isinstance(found, dict) else None
 
 
 def _untyped(raw: str) -> Any:
@@ -447,7 +442,7 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
         if block is None:
             return None
         name = block.group(1)
-        properties = _properties(tool_parameters(tools[name]) if tools is not None and name in tools else None)
+        properties = schema_properties(tool_parameters(tools[name]) if tools is not None and name in tools else None)
         arguments: dict[str, Any] = {}
         for pair in shape.pair.finditer(block.group(2)):
             key, raw = pair.groups()
