@@ -3,7 +3,10 @@
 Reference template: DeepSeek V3.1's (``families/deepseek/deepseek-ai-DeepSeek-V3.1.jinja``). A
 reply after the generation prompt looks like::
 
-    Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>
+    Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}
+    <｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>
+
+(one line: the break is only for this page).
 
 With ``thinking`` the generation prompt opens ``<think>`` and the reply's reasoning runs to
 ``</think>``. The template's quirks, by the IDs the renderer cites:
@@ -79,7 +82,11 @@ def prompt_text(
     first_system = True
     for message in messages:  # D1
         if attr(message, "role") == "system":
-            system = concat(system, attr(message, "content")) if first_system else concat(system, "\n\n", attr(message, "content"))
+            system = (
+                concat(system, attr(message, "content"))
+                if first_system
+                else concat(system, "\n\n", attr(message, "content"))
+            )
             first_system = False
     out = [string(variables.get("bos_token", "")), string(system)]
     last_user = is_tool = False
@@ -97,7 +104,10 @@ def prompt_text(
         if role == "assistant" and isinstance(calls, Undefined):
             if last_user:  # D4
                 prefix = attr(message, "prefix")
-                out.append(ASSISTANT + (THINK_OPEN if not isinstance(prefix, Undefined) and prefix and thinking else THINK_CLOSE))
+                out.append(
+                    ASSISTANT
+                    + (THINK_OPEN if not isinstance(prefix, Undefined) and prefix and thinking else THINK_CLOSE)
+                )
             last_user = False
             content = attr(message, "content")
             if is_tool:  # D7
@@ -181,17 +191,22 @@ def prompt_conversation(prompt: str) -> Conversation:
             if not prompt.startswith(ASSISTANT, pos):
                 raise expected_error(prompt, pos, (ASSISTANT, USER, OUTPUT_BEGIN))
             pos += len(ASSISTANT)
-            if prompt.startswith(THINK_OPEN, pos) and pos + len(THINK_OPEN) == len(prompt):
+            prefix = prompt.startswith(THINK_OPEN, pos)  # D4, D9: thinking (a prefix message, or the generation prompt)
+            if not prefix and not prompt.startswith(THINK_CLOSE, pos):
+                raise expected_error(prompt, pos, (THINK_CLOSE, THINK_OPEN))
+            pos += len(THINK_OPEN if prefix else THINK_CLOSE)
+            if prefix:
                 variables["thinking"] = True
-                generation, pos = True, len(prompt)
-                break
-            if not prompt.startswith(THINK_CLOSE, pos):
-                raise expected_error(prompt, pos, (THINK_CLOSE,))
-            pos += len(THINK_CLOSE)
             if pos == len(prompt):
                 generation = True
                 break
-        message, pos = _assistant(prompt, pos, ids, after_tool)
+            message, pos = _assistant(prompt, pos, ids, after_tool)
+            if prefix:
+                if "tool_calls" in message:
+                    raise parse_error_at(prompt, pos, "an assistant turn opened with <think> holds calls")
+                message["prefix"] = True
+        else:
+            message, pos = _assistant(prompt, pos, ids, after_tool)
         messages.append(message)
         last_user = after_tool = False
     if not messages:
@@ -275,4 +290,3 @@ class DeepSeekV31(Format):
 
     functions = Functions(prompt_text, prompt_conversation)
     wire = WIRE
-

@@ -3,7 +3,10 @@
 DeepSeek V3.1 writes (its markers as the example; a member's :class:`~codec.wire.WireSpec` gives
 its own)::
 
-    [reasoning</think>]content<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>
+    [reasoning</think>]content<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>
+    {"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>
+
+(one line: the break is only for this page).
 
 A member's spec sets:
 
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -55,15 +59,21 @@ from codec.export import (
 )
 from codec.formats._calls import LiteralHandlers
 from codec.formats._render import attr, concat, iterate
-from codec.literals import json_text, json_value
+from codec.literals import PLAIN_JSON_DECODER, json_text, json_value
 from codec.models import dump_arguments
 from codec.schema import tool_name
-from codec.sink import CONTENT, REASONING, CallWriter, Sink
-from codec.stream import Builder, BuildError, Syntax
+from codec.sink import CONTENT, LAST, REASONING, CallWriter, Sink
+from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter
 from codec.wire import Family, WireSpec, family_grammar, regex_literal
 from codec.wire._json_object_builder import CLOSED_PUNCTUATION
-from codec.wire._json_object_values import arguments_text, lex_json_container, members_of, string_value
+from codec.wire._json_object_values import (
+    arguments_text,
+    lex_json_container,
+    may_hold_surrogates,
+    members_of,
+    string_value,
+)
 
 __all__ = ["DSML_OPENER", "FAMILY", "RECOVERIES", "Markers", "NamedJson", "arguments_json"]
 
@@ -106,9 +116,7 @@ class Markers:
     def of(cls, spec: WireSpec) -> Markers:
         think_open, think_close = spec.reasoning or ("", "")
         foreign = (DSML_OPENER,) if "dsml_calls" in spec.recover else ()
-        return cls(
-            *spec.block, *spec.call, *spec.name, *spec.call_id, spec.stop, think_open, think_close, foreign
-        )
+        return cls(*spec.block, *spec.call, *spec.name, *spec.call_id, spec.stop, think_open, think_close, foreign)
 
     @functools.cached_property
     def strays(self) -> tuple[str, ...]:
@@ -181,11 +189,10 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
     reasoning = bool(m.think_open)
     return (
         ("TEXT", _outside(m.frame)),
-        ("THOUGHT", _outside(m.thought_ends) if reasoning else NEVER),
-        ("THINK_OPEN", r"[ \t\r\n]*" + regex_literal(m.think_open) if reasoning else NEVER),
-        ("THINK_CLOSE", _marker(m.think_close)),
+        ("THOUGHT", _outside((*m.thought_ends, "\n" + m.think_close)) if reasoning else NEVER),
+        ("THINK_OPEN", r"[ \t\r\n]*" + regex_literal(m.think_open) + r"\n?" if reasoning else NEVER),
+        ("THINK_CLOSE", r"\n?" + regex_literal(m.think_close) + r"\n*" if reasoning else NEVER),
         ("STOP", _marker(m.stop)),
-        ("STRAY", _alternatives(m.strays)),
         ("FOREIGN", _alternatives(m.foreign)),
         ("SECTION_OPEN", _marker(m.section_open)),
         ("SECTION_CLOSE", _marker(m.section_close)),
@@ -193,7 +200,9 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
         ("CALL_CLOSE", _marker(m.call_close)),
         ("ARGS_OPEN", _marker(m.args_open)),
         ("ID_OPEN", _marker(m.id_open)),
-        ("NAME", "[^ \\t\\r\\n" + "".join(regex_literal(c) for c in sorted(name_stops)) + "]+"),
+        # At most 128 characters: a longer run is no name (the block is rejected), and a name that
+        # keeps growing is not lexed again on every chunk.
+        ("NAME", "[^ \\t\\r\\n" + "".join(regex_literal(c) for c in sorted(name_stops)) + "]{1,128}"),
         ("CALL_END", "CALL_CLOSE" if m.call_close else ""),
     )
 
@@ -210,7 +219,12 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
     def __init__(self, sink: Sink) -> None:
         super().__init__(sink)
         self._call: CallWriter | None = None  # the call being read
+        self._opened = 0  # where the call being read opened
+        self._end = 0  # where the last call ended
         self._in_section = False
+        self._section_at = self._section_calls = 0  # where the open section opened, its calls so far
+        #: A section whose opener was kept as content with a first call that was no call: its closer is too.
+        self._orphan_section: bool | None = None
 
     # values
     def string(self, token: Token) -> str:
@@ -235,32 +249,62 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         return self.mapping(children[1:-1:2])  # { pair , pair ... }
 
     # the frame
+    def on_text(self, kind: str, text: str, pos: int) -> None:
+        if self._in_section and not text.strip():  # layout between a section's calls
+            return
+        self.sink.text(kind, text, pos)
+
     def stray(self, token: Token) -> None:
-        self.sink.issue("stray_closer", f"{str(token)!r} with nothing open, ignored", token.start_pos, str(token))
+        text = str(token)
+        self.sink.issue("stray_closer", f"{text!r} with nothing open, ignored", token.start_pos, text)
 
     def foreign(self, token: Token) -> None:
         self.sink.keep_as_content(str(token), token.start_pos, "calls in another model's syntax, not read as calls")
 
-    def section_open(self, token: Token) -> None:
-        self._in_section = True
+    def section_close(self, token: Token) -> None:
+        text, kept = str(token), self._orphan_section
+        self._orphan_section = None
+        if self._in_section:
+            self._in_section = False
+        elif kept:  # its opener went to the content with a first call that was no call
+            self.sink.text(CONTENT, text, token.start_pos)
+        else:
+            self.sink.issue("stray_closer", f"{text!r} with nothing open, ignored", token.start_pos, text)
 
-    def section(self, *children: Any) -> None:
-        self._in_section = False
+    def stop(self, token: Token) -> None:
+        self._unclosed(token.start_pos)
+        self.sink.stop(token)
+
+    def start(self, *children: Any) -> None:
+        """The end of the reply."""
+        self._unclosed(self._end)
+
+    def _unclosed(self, pos: int) -> None:
+        if self._in_section:
+            self._in_section = False
+            self.sink.issue("missing_closer", f"missing {self.markers.section_close!r} inserted", pos, call=LAST)
+
+    def section_open(self, token: Token) -> None:
+        self._in_section, self._section_at, self._orphan_section = True, token.start_pos, None
+        self._section_calls = 0
 
     # a call
-    def call_head(self, opener: Token, name: Token, args_open: Token) -> None:
-        self._start(opener, name, None)
+    def call_opener(self, token: Token) -> None:
+        self._opened = token.start_pos
 
-    def call_head_id(self, opener: Token, name: Token, id_open: Token, written: Token, args_open: Token) -> None:
-        self._start(opener, name, written)
+    def call_head(self, name: Token, args_open: Token) -> None:
+        self._start(name, None)
 
-    def call_head_nameless(self, opener: Token, args_open: Token) -> None:
-        raise BuildError("a call without a name", opener.start_pos)
+    def call_head_id(self, name: Token, id_open: Token, written: Token, args_open: Token) -> None:
+        self._start(name, written)
 
-    def _start(self, opener: Token, name_token: Token, written: Token | None) -> None:
-        m, pos = self.markers, opener.start_pos
+    def call_head_nameless(self, args_open: Token) -> None:
+        raise BuildError("a call without a name", self._opened)
+
+    def _start(self, name_token: Token, written: Token | None) -> None:
+        m, pos = self.markers, self._opened
         name = str(name_token)
-        if m.section_open and not self._in_section:
+        if m.section_open and not self._in_section and not self._orphan_section:
             self.sink.issue("bare_call", f"a call outside the calls section ({m.section_open!r} missing)", pos)
         if m.name_open:
             if name.startswith(m.name_open) and len(name) > len(m.name_open):
@@ -274,13 +318,11 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
             else:
                 call_id = m.call_id(name, str(written))
         self._call = self.sink.call(name, pos, call_id)
+        self._section_calls += 1
 
     def arg(self, key: Token, colon: Token, value: Any) -> None:
         assert self._call is not None
         self._call.argument(string_value(key), value, key.start_pos)
-
-    def fast_args(self, token: ValueToken) -> None:
-        self._arguments(token.decoded, token.start_pos)
 
     def args_string(self, token: Token) -> None:
         try:
@@ -302,12 +344,17 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
     def call(self, *children: Any) -> None:
         call, self._call = self._call, None
         assert call is not None
+        last = children[-1]
+        self._end = last.start_pos + len(last) if isinstance(last, Token) else call.pos
         call.end()
 
     # a call the grammar rejected
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         call, self._call = self._call, None
         if call is None or call.name is None or not call.open:
+            if self._in_section and not self._section_calls:  # its opener goes to the content with it
+                self._in_section, self._orphan_section = False, True
+                self.sink.text(CONTENT, self.markers.section_open, self._section_at)
             return None
         call.cut(raw, error, pos)
         return len(raw)
@@ -321,22 +368,21 @@ def reply_syntax(m: Markers) -> Syntax:
     closers = {"THINK_CLOSE": m.think_close} if reasoning else {}
     if m.call_close:
         closers["CALL_CLOSE"] = m.call_close
-    if m.section_close:
-        closers["SECTION_CLOSE"] = m.section_close
     markers = (*m.frame, *m.thought_ends, m.think_open)
+    closer = "CALL_CLOSE" if m.call_close else None
     return Syntax(
         grammar=family_grammar("wire/named_json", grammar_values(m)),
         builder=builder,
         text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
-        blocks={"CALL_OPEN": "CALL_CLOSE" if m.call_close else None},
+        blocks={"CALL_OPEN": closer},
         autoclose={"RBRACE": "}", "RBRACK": "]", **closers},
-        autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP"}),
+        autoclose_before=frozenset({"SECTION_OPEN", "CALL_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP"}),
         reasoning_closer="THINK_CLOSE" if reasoning else None,
         resync_after=(m.call_close,) if m.call_close else (),
         resync_before=tuple(x for x in (m.call_open, m.section_close, m.stop) if x),
         delimiters=(Delimiter('"', '"', "\\"),),
         closed_terminals=frozenset(
-            {"STRING", "CALL_OPEN", "CALL_CLOSE", "SECTION_OPEN", "SECTION_CLOSE", "STOP", *CLOSED_PUNCTUATION}
+            {"STRING", "CALL_OPEN", "SECTION_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP", *CLOSED_PUNCTUATION}
         ),
         holdback=m.holdback,
         marker_starts="".join(dict.fromkeys(marker[0] for marker in markers if marker)),
@@ -345,13 +391,56 @@ def reply_syntax(m: Markers) -> Syntax:
         fast_terminals={"JSON_CONTAINER": lex_json_container},
         reasoning_open="THINK_OPEN" if reasoning else None,
         preempt_starts=" \t\r\n" + m.think_open[0] if reasoning else "",
-        prompt_opens_reasoning=(lambda prompt: prompt.endswith(m.think_open)) if reasoning else None,
+        prompt_opens_reasoning=(lambda prompt: prompt.rstrip().endswith(m.think_open)) if reasoning else None,
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=m.think_close or None,
         reasoning_not_opened=tuple(x for x in (m.think_open, m.section_open, m.call_open, m.stop) if x)
         if reasoning
         else (),
+        whole=_whole_reader(m),
     )
+
+
+def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReading | None]:
+    """The whole-reply reader (``Syntax.whole``): content holding no character a marker starts
+    with, then the calls as the renderer writes them (names in the grammar's shape, arguments an
+    object's plain JSON right after the arguments' opener), the section closed, then the stop token.
+    Anything else (reasoning, a call id, blanks, a marker out of place) is the grammar's to read."""
+    name = re.compile(grammar_values(m)[-2][1])
+    starts = re.compile("[" + "".join(re.escape(marker[0]) for marker in (*m.frame, *m.thought_ends)) + "]")
+
+    def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
+        if m.id_form or m.name_open or not m.section_open or not m.call_close:
+            return None
+        end = len(text) - len(m.stop) if text.endswith(m.stop) else len(text)
+        start = text.find(m.section_open, 0, end)
+        content = text[: end if start < 0 else start]
+        if starts.search(content) is not None:
+            return None
+        calls: list[tuple[str, dict[str, Any]]] = []
+        if start < 0:
+            return content, "", calls
+        pos = start + len(m.section_open)
+        while text.startswith(m.call_open, pos):
+            pos += len(m.call_open)
+            sep = text.find(m.args_open, pos, end)
+            if sep < 0 or name.fullmatch(text, pos, sep) is None:
+                return None
+            try:
+                arguments, after = PLAIN_JSON_DECODER.raw_decode(text, sep + len(m.args_open))
+            except (ValueError, RecursionError):
+                return None
+            if not isinstance(arguments, dict) or not text.startswith(m.call_close, after):
+                return None
+            if may_hold_surrogates(text, sep, after):
+                return None
+            calls.append((text[pos:sep], arguments))
+            pos = after + len(m.call_close)
+        if not calls or pos + len(m.section_close) != end or not text.startswith(m.section_close, pos):
+            return None
+        return content, "", calls
+
+    return whole_reply
 
 
 # ---------------------------------------------------------------------------- the family
@@ -424,7 +513,7 @@ class NamedJson(Family):
         values = JsonValues(builder)
         bodies = []
         for tool in tools:
-            head: Expr = seq(m.name_open + tool_name(tool))
+            head: Expr = seq(m.name_open + (tool_name(tool) or ""))
             if m.id_form:
                 head = seq(head, m.id_open, Term("CALL_ID", plus(DIGIT)))
             closer = Marker(m.call_close) if m.call_close else EMPTY

@@ -639,7 +639,11 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "messages": [
                 SYSTEM,
                 USER,
-                {"role": "assistant", "content": "Let me check.", "tool_calls": [call("c1", "get_weather", {"city": "Paris"})]},
+                {
+                    "role": "assistant",
+                    "content": "Let me check.",
+                    "tool_calls": [call("c1", "get_weather", {"city": "Paris"})],
+                },
                 {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
                 {"role": "assistant", "content": "Kept</think>whole."},
                 {"role": "user", "content": "And now?"},
