@@ -5,6 +5,7 @@ from __future__ import annotations
 from codec.errors import UnknownFormat
 from codec.format import Format
 from codec.formats.deepseek_pythonic import DeepseekPythonic
+from codec.formats.deepseek_v3_1 import DeepSeekV31
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
 from codec.formats.gemma4_31b import Gemma4_31b
@@ -33,6 +34,7 @@ BUILTINS += (
     Granite4,
 )  # variants of a format's prompts, one line each
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
+BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}
