@@ -231,9 +231,9 @@ def reply_text(message: dict[str, Any]) -> str:
 
 _SYSTEM = BEGIN + ROLE + "system\n"
 #: What a turn after the system turn opens with.
-_OPENERS = (ROLE + "user\n", ROLE + "ai\n", ROLE + "tool\n<response>")
+_OPENERS = (ROLE + "user\n", ROLE + "ai\n", ROLE + "tool\n<response>", ROLE + "tool" + TURN_END)
 #: A turn's end: ``[e~[\\n`` that the next turn (or the end of the prompt) follows.
-_TURN_END = re.compile(re.escape(TURN_END) + r"(?=" + re.escape(ROLE) + r"(?:user\n|ai\n|tool\n<response>)|\Z)")
+_TURN_END = re.compile(f"{re.escape(TURN_END)}(?={'|'.join(re.escape(o) for o in _OPENERS)}|\\Z)")
 _TOOL_LINE = re.compile(r"<tool>(.*)</tool>\n")
 _CALLS_START = f"\n{CALL_OPEN}\n"
 _INVOKE = '<invoke name="'
@@ -315,7 +315,10 @@ def _json_object(text: str) -> dict[str, Any] | None:
 
 
 def _read_results(text: str, pos: int, end: int) -> list[dict[str, Any]]:
-    """The tool messages of a ``]~b]tool`` run (M6): ``\\n<response>R</response>`` each."""
+    """The tool messages of a ``]~b]tool`` run (M6): ``\\n<response>R</response>`` each; a run of none
+    is a result with no parts."""
+    if pos == end:
+        return [{"role": "tool", "content": []}]
     results = []
     while pos < end:
         pos = expect(text, pos, "\n<response>")

@@ -24,16 +24,24 @@ from codec.wire._xml_params_builder import schema_properties
 if TYPE_CHECKING:
     from codec.wire.invoke import Tags
 
-__all__ = ["VALUE", "InvokeBuilder"]
+__all__ = ["BRACKET", "VALUE", "InvokeBuilder"]
 
 #: Text kind of the parameter-value terminal: the builder types it, or streams it as a string.
 VALUE = "value"
+#: Text kind of a bracket call's body: collected, read as JSON once its closer arrives.
+BRACKET = "bracket"
 
 #: An attribute of a head: its name and its value, in double quotes, single quotes or none.
 _ATTRIBUTE = re.compile(r"""([\w-]+)=(?:"([^"]*)"|'([^']*)'|([^\s"'<>/]+))""")
 
 #: The parameter a model may wrap every argument in.
 _WRAPPER = "arguments"
+
+
+def _tag_pos(token: Token) -> int:
+    """Where the tag starts in a token that holds the layout before it."""
+    text = str(token)
+    return int(token.start_pos) + len(text) - len(text.lstrip(" \t\r\n"))
 
 
 def _attributes(head: str) -> list[tuple[str, str]]:
@@ -69,31 +77,34 @@ class InvokeBuilder(Builder):
         self._param: _Param | None = None
         #: Where the last invoke of the block being read ended (a broken block keeps what follows).
         self._ended = -1
+        self._bracket: list[str] = []  # the body of the bracket call being read, as it arrives
+        self._bracket_pos = 0
+        self._bracket_text = ""  # the body of the bracket call read last
 
     # ---- heads
 
     def _head(self, token: Token, stem: str) -> tuple[str, list[tuple[str, str]]]:
-        """The name a head gives after ``stem`` and its other attributes."""
-        text = str(token)
+        """The name a head gives after ``stem`` and its other attributes (the layout before it left out)."""
+        text = str(token).lstrip(" \t\r\n")
         found = _attributes(text[len(stem) - len("name=") :])
         if not found or found[0][0] != "name":
-            raise BuildError(f"{text!r} names nothing", token.start_pos)
+            raise BuildError(f"{text!r} names nothing", _tag_pos(token))
         name = found[0][1].strip()
         if not name:
-            raise BuildError(f"{text!r} gives an empty name", token.start_pos)
+            raise BuildError(f"{text!r} gives an empty name", _tag_pos(token))
         return name, found[1:]
 
     def invoke_head(self, token: Token) -> None:
         name, _ = self._head(token, self.tags.invoke_stem)
-        self._call = self.sink.call(name, token.start_pos)
+        self._call = self.sink.call(name, _tag_pos(token))
 
     def bare_head(self, token: Token) -> None:
         name, _ = self._head(token, self.tags.invoke_stem)
         head = f"{self.tags.invoke}{name}{self.tags.name_end} without {self.tags.call_open}"
         if self.sink.undeclared(name):
-            raise BuildError(f"{head} names no declared tool", token.start_pos)
-        self.sink.issue("bare_function", f"{head} accepted", token.start_pos)
-        self._call = self.sink.call(name, token.start_pos)
+            raise BuildError(f"{head} names no declared tool", _tag_pos(token))
+        self.sink.issue("bare_function", f"{head} accepted", _tag_pos(token))
+        self._call = self.sink.call(name, _tag_pos(token))
 
     def invoke(self, *children: Any) -> None:
         call, self._call = self._call, None
@@ -107,7 +118,7 @@ class InvokeBuilder(Builder):
 
     def invoke_self(self, token: Token) -> None:
         name, _ = self._head(token, self.tags.invoke_stem)
-        call = self.sink.call(name, token.start_pos)
+        call = self.sink.call(name, _tag_pos(token))
         call.end()
         self._ended = token.start_pos + len(str(token))
 
@@ -135,11 +146,17 @@ class InvokeBuilder(Builder):
         else:
             types = declared_types(schema)
             streams = not types or types == ["string"]
-        self._param = _Param(key, token.start_pos, schema, streams, flag)
+        pos = _tag_pos(token)
+        self._param = _Param(key, pos, schema, streams, flag)
         if streams:
-            call.string_start(key, token.start_pos)
+            call.string_start(key, pos)
 
     def on_text(self, kind: str, text: str, pos: int) -> None:
+        if kind == BRACKET:
+            if not self._bracket:
+                self._bracket_pos = pos
+            self._bracket.append(text)
+            return
         if kind != VALUE:
             super().on_text(kind, text, pos)
             return
@@ -175,7 +192,7 @@ class InvokeBuilder(Builder):
         if param.flag is False:
             try:
                 return json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
         value, problem = type_text(raw, param.schema)
         if value is None and problem is not None:
@@ -187,7 +204,7 @@ class InvokeBuilder(Builder):
         argument of the call in one, taken apart (reported)."""
         try:
             arguments = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
         if not isinstance(arguments, dict) or not arguments:
             return False
@@ -202,25 +219,33 @@ class InvokeBuilder(Builder):
 
     # ---- another model's form
 
-    def bracket(self, *children: Token) -> None:
-        opener = children[0]
-        body = str(children[1]) if len(children) == 3 else ""
+    def bracket_body(self, *children: Any) -> tuple[str, dict[str, Any]]:
+        """A bracket call's JSON object: its name and arguments (reduced before its closer is read,
+        so that a body that is none refuses the block)."""
+        body, pos = "".join(self._bracket), self._bracket_pos
+        self._bracket_text, self._bracket = body, []
         try:
             found = json.loads(body)
-        except ValueError:
-            raise BuildError(f"{body.strip()[:40]!r} is no JSON call object", opener.start_pos) from None
+        except (ValueError, RecursionError):
+            raise BuildError(f"{body.strip()[:40]!r} is no JSON call object", pos) from None
         name = found.get("tool", found.get("name")) if isinstance(found, dict) else None
         arguments = found.get("args", found.get("arguments", {})) if isinstance(found, dict) else None
         if not isinstance(name, str) or not name or not isinstance(arguments, dict):
-            raise BuildError("a bracket call object needs a 'tool' name and 'args'", opener.start_pos)
-        self.sink.issue("foreign_tag", f"call {name!r} in another model's {opener!s} form, read", opener.start_pos)
+            raise BuildError("a bracket call object needs a 'tool' name and 'args'", pos)
+        return name, arguments
+
+    def bracket(self, opener: Token, body: tuple[str, dict[str, Any]], closer: Token) -> None:
+        name, arguments = body
+        message = f"call {name!r} in another model's {opener!s} form, read"
+        written = f"{opener!s}{self._bracket_text}{closer!s}"
+        self.sink.issue("foreign_tag", message, opener.start_pos, written)
         self.sink.whole_call(name, opener.start_pos, arguments)
 
     # ---- recovery
 
     def recover(self, raw: str, pos: int, error: str) -> int | None:
         call, ended = self._call, self._ended
-        self._call, self._param, self._ended = None, None, -1
+        self._call, self._param, self._ended, self._bracket = None, None, -1, []
         if call is not None:
             call.cut(raw, error, pos)  # a string value being read keeps what was already sent of it
             return len(raw)

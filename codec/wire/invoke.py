@@ -40,7 +40,7 @@ from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_lit
 
 if TYPE_CHECKING:
     from codec.export import CallSyntax, GrammarBuilder
-    from codec.stream import Syntax
+    from codec.stream import Syntax, ToolsByName, WholeReading
 
 __all__ = ["FAMILY", "RECOVERIES", "Invoke", "Tags", "reply_syntax"]
 
@@ -185,7 +185,9 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
         "<": [
             rf"\/[^<>\s]{{0,16}}{word}(?:[^<>\s]{{0,12}}>|[ \t]{{0,4}}\r?\n)",
             r(tags.invoke_close[1:]) + ends,
-        ]
+        ],
+        # The line break before a head that ends a value without its closer is layout.
+        "\n": [rf"[ \t]{{0,16}}{r(tags.parameter_stem)}"],
     }
     items, rules = "", ""
     if bare:
@@ -194,7 +196,9 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
     if brackets:
         items += " | bracket"
         rules += (
-            "bracket: BRACKET_OPEN BRACKET_BODY? BRACKET_CLOSE\n"
+            "bracket: BRACKET_OPEN bracket_body BRACKET_CLOSE\n"
+            "bracket_body: bracket_text\n"
+            "bracket_text: bracket_text BRACKET_BODY | BRACKET_BODY\n"
             f"BRACKET_OPEN.3: {lark_literal(brackets[0])}\n"
             f"BRACKET_CLOSE.3: {lark_literal(brackets[1])}\n"
             f"BRACKET_BODY.2: /(?:[^{r(brackets[1][0])}]+|{_stops((brackets[1],))})+/\n"
@@ -212,15 +216,15 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
         ("CALL_OPEN_TAIL", r(tags.call_open[1:])),
         ("STOP_STRING", lark_literal(tags.stop)),
         ("CALL_OPEN_STRING", lark_literal(tags.call_open)),
-        ("CALL_CLOSE_STRING", lark_literal(tags.call_close)),
+        ("CALL_CLOSE", r(tags.call_close)),
         ("INVOKE_STEM", r(tags.invoke_stem)),
-        ("INVOKE_CLOSE_STRING", lark_literal(tags.invoke_close)),
+        ("INVOKE_CLOSE", r(tags.invoke_close)),
         ("PARAM_STEM", r(tags.parameter_stem)),
         ("PARAM_CLOSE_STRING", lark_literal(tags.parameter_close)),
         ("PARAM_WORD", word),
         ("NAME", _NAME),
         ("ATTRIBUTES", _ATTRIBUTES),
-        ("VALUE_FIRSTS", r(_first_chars((*value_markers, "<")))),
+        ("VALUE_FIRSTS", r(_first_chars((*value_markers, "<", "\n")))),
         ("VALUE_STOPS", _stops(value_markers, value_tails)),
     )
 
@@ -229,17 +233,19 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
 
 
 @functools.cache
-def reply_syntax(tags: Tags) -> Syntax:
+def reply_syntax(tags: Tags, separator: str) -> Syntax:
     """The reply syntax of members with these markers: the grammar, the builder and how the stream
     reads them (built once per set of markers)."""
     from codec.sink import CONTENT, REASONING
     from codec.stream import Syntax
-    from codec.wire._invoke_builder import VALUE, InvokeBuilder
+    from codec.watch import Delimiter
+    from codec.wire._invoke_builder import BRACKET, VALUE, InvokeBuilder
 
     grammar = family_grammar("wire/invoke", grammar_values(tags))
     builder = type("InvokeBuilder", (InvokeBuilder,), {"tags": tags, "__module__": InvokeBuilder.__module__})
     think_open = tags.think_open
     blocks: dict[str, str | None] = {"CALL_OPEN": "CALL_CLOSE"}
+    brackets = {"BRACKET_BODY": BRACKET} if tags.brackets else {}
     if "bare_invoke" in tags.recover:
         blocks["INVOKE_OPEN"] = "INVOKE_CLOSE"
     if tags.brackets:
@@ -247,7 +253,7 @@ def reply_syntax(tags: Tags) -> Syntax:
     return Syntax(
         grammar=grammar,
         builder=builder,
-        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "VALUE": VALUE},
+        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "VALUE": VALUE, **brackets},
         blocks=blocks,
         autoclose={
             "PARAM_CLOSE": tags.parameter_close,
@@ -263,6 +269,22 @@ def reply_syntax(tags: Tags) -> Syntax:
         resync_before=(tags.call_open, tags.stop),
         # A reply cut inside the next parameter keeps the finished ones.
         settle_rejected_blocks=True,
+        # A call ends at its </invoke>, though the wrapper may hold more: it is sent there.
+        settle_after=frozenset({"INVOKE_CLOSE", "INVOKE_SELF"}),
+        closed_terminals=frozenset(
+            {
+                "CALL_OPEN",
+                "CALL_CLOSE",
+                "INVOKE_OPEN",
+                "INVOKE_SELF",
+                "INVOKE_CLOSE",
+                "PARAM_OPEN",
+                "PARAM_CLOSE",
+                "STOP",
+            }
+        ),
+        # A long name or key: the head is watched for its end rather than lexed again.
+        delimiters=(Delimiter(tags.invoke, tags.name_end), Delimiter(tags.parameter, tags.key_end)),
         holdback=tags.holdback,
         marker_starts=_first_chars((tags.call_open, tags.stop, tags.invoke, "<", "\n", *(tags.brackets or ()))),
         reasoning_open="THINK_OPEN",
@@ -271,7 +293,116 @@ def reply_syntax(tags: Tags) -> Syntax:
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=tags.think_close,
         reasoning_not_opened=(tags.think_open, tags.call_open, tags.stop),
+        whole=functools.partial(whole_reply, _whole_shape(tags, separator)),
     )
+
+
+@dataclass(frozen=True)
+class _WholeShape:
+    """What :func:`whole_reply` matches, for one set of markers."""
+
+    tags: Tags
+    separator: str
+    invoke: re.Pattern[str]
+    parameter: re.Pattern[str]
+    markup: re.Pattern[str]
+
+
+def _whole_shape(tags: Tags, separator: str) -> _WholeShape:
+    r = regex_literal
+    # A name within the grammar's bound (256 characters), without blanks at either end.
+    name = r"([^\s\"<>\[][^\"<>\n\[]{0,254}[^\s\"<>\[]|[^\s\"<>\[])"
+    flag = r'(?:" string="(true|false))?' if tags.flagged else "()"
+    return _WholeShape(
+        tags,
+        separator,
+        re.compile(f"{r(tags.invoke)}{name}{r(tags.name_end)}\n"),
+        # A value runs to the first closer (as PARAM_CLOSE ends it), checked for markup by ``markup``.
+        re.compile(f"{r(tags.parameter)}{name}{flag}{r(tags.key_end)}(.*?){r(tags.parameter_close)}\n", re.DOTALL),
+        # What a value may stop at in the grammar (or where it may read otherwise): a head, a
+        # closer however spelled, the wrapper's closer, the stop token.
+        re.compile(
+            "|".join(
+                (
+                    r(tags.parameter_stem),
+                    r(tags.invoke_close),
+                    r(tags.call_close),
+                    r(tags.stop),
+                    rf"</[^<>\s]{{0,16}}{r(tags.parameter_word)}",
+                )
+            )
+        ),
+    )
+
+
+def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> WholeReading | None:
+    """A whole reply in the renderer's shape, read at once (see ``Syntax.whole``): an optional think
+    block, prose, then one call wrapper whose invokes hold parameters with no markup of the call's
+    in their values, typed as the builder types them with nothing to report; anything else is the
+    grammar's (layout, markup in a value, a repeated or wrapped parameter, a value that fits no type)."""
+    import json
+
+    from codec.formats._calls import MARKUP, before_stop, leading_reasoning
+    from codec.schema import declared_types, tool_parameters, type_text
+    from codec.wire._xml_params_builder import schema_properties
+
+    tags = shape.tags
+    lead = leading_reasoning(text, f"{tags.think_open}\n", f"\n{tags.think_close}\n\n")
+    if lead is None:
+        return None
+    reasoning, start = lead
+    last = before_stop(text, tags.stop)
+    first = text.find(tags.call_open, start, last)
+    if first < 0:
+        prose = text[start:last]
+        return (prose, reasoning, []) if not MARKUP.search(prose) else None
+    prose = ""
+    if first > start:
+        if not text.startswith(shape.separator, first - len(shape.separator)):
+            return None
+        prose = text[start : first - len(shape.separator)]
+        if not prose or MARKUP.search(prose) or prose[-1].isspace():
+            return None
+    pos = first + len(tags.call_open)
+    if not text.startswith("\n", pos):
+        return None
+    pos += 1
+    calls: list[tuple[str, dict[str, Any]]] = []
+    closer = f"{tags.invoke_close}\n"
+    while not text.startswith(tags.call_close, pos):
+        head = shape.invoke.match(text, pos)
+        if head is None:
+            return None
+        name = head.group(1)
+        properties = schema_properties(tool_parameters(tools[name]) if tools is not None and name in tools else None)
+        arguments: dict[str, Any] = {}
+        pos = head.end()
+        while not text.startswith(closer, pos):
+            parameter = shape.parameter.match(text, pos)
+            if parameter is None:
+                return None
+            key, flag, raw = parameter.groups()
+            if key in arguments or key == "arguments" or shape.markup.search(raw):
+                return None  # a repeat, or perhaps every argument in one: the builder's to decide
+            schema = properties.get(key) if properties is not None else None
+            if flag == "false":
+                try:
+                    value: Any = json.loads(raw)
+                except ValueError:
+                    return None
+            elif flag == "true" or not declared_types(schema) or declared_types(schema) == ["string"]:
+                value = raw
+            else:
+                value, problem = type_text(raw, schema)
+                if problem is not None:
+                    return None
+            arguments[key] = value
+            pos = parameter.end()
+        calls.append((name, arguments))
+        pos += len(closer)
+    if not calls or pos + len(tags.call_close) != last:
+        return None
+    return prose, reasoning, calls
 
 
 # ---------------------------------------------------------------------------- reply
@@ -328,7 +459,7 @@ class Invoke(Family):
 
     def syntax(self) -> Syntax:
         if self._syntax is None:  # the kit's own, once: the shared one of its markers
-            self._syntax = reply_syntax(self.tags)
+            self._syntax = reply_syntax(self.tags, self.spec.separator)
         return self._syntax
 
     # ---- reply
@@ -356,13 +487,14 @@ class Invoke(Family):
         return f"{tags.call_open}\n" + "".join(self.render_invoke(call) for call in calls) + tags.call_close
 
     def reply_parts(self, message: Any) -> tuple[str, str]:
-        """(content, calls): the content as given (text, or its text parts joined), and the
-        separator and call wrapper (where the message has calls), then the stop token."""
+        """(content, calls): the content as given (text, or its text parts joined), and the call
+        wrapper (where the message has calls; after the separator where there is content), then
+        the stop token."""
         content = content_text(attr(message, "content"))
         calls = attr(message, "tool_calls")
         out = ""
         if is_iterable(calls) and not is_mapping(calls) and calls:
-            out = self.spec.separator + self.render_calls(calls)
+            out = (self.spec.separator if content else "") + self.render_calls(calls)
         return content, out + self.tags.stop
 
     def reply_text(self, message: dict[str, Any]) -> str:
