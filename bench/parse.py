@@ -256,8 +256,21 @@ PLAIN_STRINGS = {"deepseek_pythonic"}
 #: ``None`` (it rewrites keys and strings to JSON, not the literal).
 NO_NULLS = {"gemma4"}
 
+_DEEPSEEK_V3_1_RX = re.compile(r"<｜tool▁call▁begin｜>(.*?)<｜tool▁sep｜>(.*?)<｜tool▁call▁end｜>", re.DOTALL)
+
+
+def deepseek_v3_1_baseline(text: str) -> list[Any]:
+    """vLLM's DeepSeek V3.1 approach: a lazy regex for each call's name and arguments, json.loads for these."""
+    calls = []
+    for m in _DEEPSEEK_V3_1_RX.finditer(text):
+        with contextlib.suppress(json.JSONDecodeError):  # a partial call while streaming
+            calls.append({"name": m.group(1), "arguments": json.loads(m.group(2))})
+    return calls
+
+
 BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "deepseek_pythonic": pythonic_baseline,
+    "deepseek_v3_1": deepseek_v3_1_baseline,
     "gemma3_tool_code": pythonic_baseline,
     "gemma4": gemma4_baseline,
     "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)

@@ -193,6 +193,12 @@ class Family:
         """Regular expressions that match only where a reply writes a call in this syntax (for detection)."""
         raise NotImplementedError
 
+    def reply_ids(self, message: dict[str, Any]) -> list[str] | None:
+        """The ids the calls of the reply :meth:`reply_text` writes for ``message`` parse with, where
+        the syntax writes ids (they are then the calls' ids); None where it writes none (a parse's
+        ``call_id`` makes them)."""
+        return None
+
     def schema_tag(self, name: str) -> tuple[str, str] | None:
         """What comes before and after the arguments of a call of tool ``name`` in xgrammar's
         structural tag, where xgrammar writes the arguments itself (:attr:`content_style`), or
