@@ -40,7 +40,7 @@ from typing import Any
 
 from codec.errors import parse_error_at
 from codec.format import Format, Functions
-from codec.formats._chatml import GENERATION_PROMPT, IM_END, IM_START, TURN_END, ChatMLTurn, read_turns
+from codec.formats._chatml import GENERATION_PROMPT, IM_END, IM_START, TURN_END, ChatMLTurn, turn_end
 from codec.formats._decode import bos_token, rendering
 from codec.formats._pythonic import CallListSyntax, decoded_call, decoded_tool, json_readings, read_call_list
 from codec.formats._reading import Readings, find_all
@@ -315,6 +315,26 @@ def _messages(
     return messages, tools
 
 
+_ROLE_LINE = re.compile(r"([A-Za-z_]+)\n")
+
+
+def read_turns(prompt: str, pos: int) -> tuple[list[ChatMLTurn], bool]:
+    """The turns from ``pos`` to the end (L7), and whether the prompt ends with the generation prompt."""
+    turns: list[ChatMLTurn] = []
+    while pos < len(prompt):
+        if len(prompt) - pos == len(GENERATION_PROMPT) and prompt.startswith(GENERATION_PROMPT, pos):
+            return turns, True
+        role = _ROLE_LINE.match(prompt, pos + len(IM_START)) if prompt.startswith(IM_START, pos) else None
+        if role is None:
+            raise parse_error_at(
+                prompt, pos, "expected a turn: <|im_start|>, a role and a line break", expected=[IM_START]
+            )
+        end = turn_end(prompt, role.end(), (IM_START,))
+        turns.append(ChatMLTurn(role[1], pos, role.end(1), end))
+        pos = end + len(TURN_END)
+    return turns, False
+
+
 def prompt_conversation(prompt: str) -> Conversation:
     """The conversation ``prompt`` renders; where the template writes several alike, one fixed reading.
 
@@ -329,10 +349,7 @@ def prompt_conversation(prompt: str) -> Conversation:
     if first < 0:
         raise parse_error_at(prompt, len(prompt), "no turn", expected=[IM_START])
     bos = bos_token(prompt, first, IM_START)
-    turns, generation = read_turns(prompt, first, (IM_START,))
-    for turn in turns:
-        if prompt[turn.body] != "\n":
-            raise parse_error_at(prompt, turn.body, "a turn's role is followed by a line break", expected=["\n"])
+    turns, generation = read_turns(prompt, first)
     variables: dict[str, Any] = {"bos_token": bos} if bos else {}
     fallback = None
     for preserve in (False, True):

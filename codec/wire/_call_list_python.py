@@ -17,7 +17,6 @@ from typing import Any
 
 from codec import jinja
 from codec.export import (
-    ANY,
     Expr,
     GrammarBuilder,
     JsonValues,
@@ -88,7 +87,7 @@ class PythonValues(JsonValues):
 
 def _quoted(quote: str) -> Regex:
     """A string as ``repr`` writes it between ``quote``: backslash escapes, no raw line break."""
-    return rseq(quote, star(ralt(charset(quote + "\\\n", negate=True), rseq("\\", ANY))), quote)
+    return rseq(quote, star(ralt(charset(quote + "\\\n", negate=True), rseq("\\", charset("\n", negate=True)))), quote)
 
 
 def python_value(py: PythonValues, js: JsonValues, schema: Any) -> Expr:
