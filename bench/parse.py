@@ -207,7 +207,7 @@ def _literal(node: ast.expr) -> Any:
 
 
 #: The Python-list formats' strings are written plain here (see sample_calls).
-PLAIN_STRINGS = {"deepseek_pythonic"}
+PLAIN_STRINGS = {"deepseek_pythonic", "lfm2"}
 #: Formats whose replies hold no null here: transformers' gemma4 response template fails on
 #: ``None`` (it rewrites keys and strings to JSON, not the literal).
 NO_NULLS = {"gemma4"}
