@@ -251,7 +251,7 @@ def _literal(node: ast.expr) -> Any:
 
 
 #: The Python-list formats' strings are written plain here (see sample_calls).
-PLAIN_STRINGS = {"deepseek_pythonic"}
+PLAIN_STRINGS = {"deepseek_pythonic", "lfm2"}
 #: Formats whose replies hold no null here: transformers' gemma4 response template fails on
 #: ``None`` (it rewrites keys and strings to JSON, not the literal).
 NO_NULLS = {"gemma4"}
@@ -272,6 +272,7 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "deepseek_pythonic": pythonic_baseline,
     "deepseek_v3_1": deepseek_v3_1_baseline,
     "gemma3_tool_code": pythonic_baseline,
+    "lfm2": pythonic_baseline,
     "gemma4": gemma4_baseline,
     "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)
     "glm4_6": glm4_6_baseline,
@@ -337,9 +338,21 @@ TYPICAL_CALL = {
 RESPONSE_TEMPLATES = {"qwen3_coder": "qwen3_5", "gemma4": "gemma4"}
 #: The targets of the speed issue: the largest ratio each measure may reach.
 TARGETS = {
-    "typical_vs_baseline": {"hermes": 5.0, "granite4": 5.0, "gemma3_tool_code": 1.0, "deepseek_pythonic": 1.0},
+    "typical_vs_baseline": {
+        "hermes": 5.0,
+        "granite4": 5.0,
+        "gemma3_tool_code": 1.0,
+        "deepseek_pythonic": 1.0,
+        "lfm2": 1.0,
+    },
     "typical_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
-    "20k_vs_baseline": {"hermes": 3.0, "granite4": 3.0, "gemma3_tool_code": 1.0, "deepseek_pythonic": 1.0},
+    "20k_vs_baseline": {
+        "hermes": 3.0,
+        "granite4": 3.0,
+        "gemma3_tool_code": 1.0,
+        "deepseek_pythonic": 1.0,
+        "lfm2": 1.0,
+    },
     "20k_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
     "stream_vs_parse": 3.0,
     "first_parse_ms": 15.0,

@@ -17,6 +17,7 @@ from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
 from codec.formats.minimax_m2 import MinimaxM2
 from codec.formats.kimi_k2 import KimiK2
+from codec.formats.lfm2 import Lfm2
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_coder import Qwen3Coder
@@ -39,6 +40,7 @@ BUILTINS += (
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
+BUILTINS += (Lfm2,)  # members of a family with replies of their own
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}

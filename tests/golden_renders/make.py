@@ -575,6 +575,41 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": True,
         },
     },
+    # lfm2: reasoning after the last user message only, or everywhere with preserve_thinking (L4);
+    # content parts with an image (L3); Python values and an empty call list (L5); the tag moved
+    # after the calls (L6); a later system message as an ordinary turn (L1)
+    "lfm2": {
+        "lfm2_thinking_and_preserve_thinking": {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": "<think>old</think> Sunny.", "reasoning_content": "Old."},
+                {"role": "user", "content": "And Rome?"},
+                {"role": "assistant", "content": "Checking.", "reasoning_content": "Rome next."},
+            ],
+            "tools": None,
+            "add_generation_prompt": False,
+            "variables": {"preserve_thinking": True, "bos_token": "<|startoftext|>"},
+        },
+        "lfm2_python_values_and_parts": {
+            "messages": [
+                {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+                {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Where?"}]},
+                {
+                    "role": "assistant",
+                    "content": "CONTINUE_FINAL_MESSAGE_TAG ",
+                    "tool_calls": [
+                        call("c1", "get_weather", {"city": "Paris", "days": 2, "ok": True, "none": None}),
+                        call("c2", "search", {"query": "it", "opts": {"k": [1, "x"]}, "tags": ["a", 1.5]}),
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "assistant", "content": "", "tool_calls": []},
+                {"role": "system", "content": "Later."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
     # qwen2_5: the default system prompt (and a system message that is it), arguments given as a JSON
     # string written as a JSON string literal
     "qwen2_5": {
