@@ -15,9 +15,9 @@ from codec.formats.glm4_7 import Glm4_7
 from codec.formats.granite4 import Granite4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
-from codec.formats.minimax_m2 import MinimaxM2
 from codec.formats.kimi_k2 import KimiK2
 from codec.formats.lfm2 import Lfm2
+from codec.formats.minimax_m2 import MinimaxM2
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_coder import Qwen3Coder
@@ -38,7 +38,6 @@ BUILTINS += (
     Granite4,
 )  # variants of a format's prompts, one line each
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
-BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2,)  # members of a family with replies of their own
 
