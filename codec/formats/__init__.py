@@ -13,6 +13,7 @@ from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
+from codec.formats.qwen3_5 import Qwen3_5
 from codec.formats.qwen3_coder import Qwen3Coder
 from codec.formats.qwen3_coder_official import Qwen3CoderOfficial
 from codec.formats.qwq import Qwq
@@ -27,6 +28,7 @@ BUILTINS += (
     Qwq,
     Gemma4_31b,
     Gemma4_31bInterleaved,
+    Qwen3_5,
 )  # variants of a format's prompts, one line each
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
