@@ -35,6 +35,7 @@ WAITS = {
 #: at once is the part of "send what is certain" not done yet.
 HELD_TEXT = "a token before the closer still waits for the longest marker's worth of text after it"
 HELD = {
+    "deepseek_v3_1/call_in_one_delta",
     "gemma4/whitespace_in_body",
     "glm4_6/call_without_arguments",
     "glm4_6/canonical_single_call",

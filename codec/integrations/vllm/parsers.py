@@ -715,6 +715,7 @@ CodecGemma431bInterleavedToolParser = _tool_parser("gemma4_31b_interleaved")
 CodecQwen35ToolParser = _tool_parser("qwen3_5")
 CodecGlm46ToolParser = _tool_parser("glm4_6")
 CodecGlm47ToolParser = _tool_parser("glm4_7")
+CodecGranite4ToolParser = _tool_parser("granite4")
 
 CodecHermesReasoningParser = _reasoning_parser("hermes")
 CodecQwen3ReasoningParser = _reasoning_parser("qwen3")
