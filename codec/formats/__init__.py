@@ -20,6 +20,7 @@ from codec.formats.lfm2 import Lfm2
 from codec.formats.minimax_m2 import MinimaxM2
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
+from codec.formats.qwen3_5 import Qwen3_5
 from codec.formats.qwen3_coder import Qwen3Coder
 from codec.formats.qwen3_coder_official import Qwen3CoderOfficial
 from codec.formats.qwq import Qwq
@@ -35,6 +36,7 @@ BUILTINS += (
     Qwq,
     Gemma4_31b,
     Gemma4_31bInterleaved,
+    Qwen3_5,
     Granite4,
 )  # variants of a format's prompts, one line each
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members

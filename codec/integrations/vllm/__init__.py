@@ -25,6 +25,7 @@ REASONING_FORMATS = frozenset(
     | {"glm4_6", "glm4_7"}
     | {"minimax_m2"}
     | {"deepseek_v3_1", "kimi_k2"}
+    | {"qwen3_5"}
 )
 
 
