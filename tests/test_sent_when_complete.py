@@ -36,6 +36,12 @@ WAITS = {
 HELD_TEXT = "a token before the closer still waits for the longest marker's worth of text after it"
 HELD = {
     "gemma4/whitespace_in_body",
+    "glm4_6/call_without_arguments",
+    "glm4_6/canonical_single_call",
+    "glm4_6/parallel_calls",
+    "glm4_6/python_literals",
+    "glm4_6/typed_by_the_schema",
+    "glm4_6/untyped_values_without_tools",
     "hermes/name_only",
     "hermes/unicode_and_escapes",
     "qwen3_coder/call_without_parameters",

@@ -10,6 +10,8 @@ from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
 from codec.formats.gemma4_31b import Gemma4_31b
 from codec.formats.gemma4_31b_interleaved import Gemma4_31bInterleaved
+from codec.formats.glm4_6 import Glm4_6
+from codec.formats.glm4_7 import Glm4_7
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
 from codec.formats.kimi_k2 import KimiK2
@@ -30,6 +32,7 @@ BUILTINS += (
     Gemma4_31b,
     Gemma4_31bInterleaved,
 )  # variants of a format's prompts, one line each
+BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}

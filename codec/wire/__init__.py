@@ -58,6 +58,7 @@ FAMILIES: dict[str, str] = {
     "xml_params": "xml_params",
     "call_list": "call_list",
     "gemma4": "gemma4",
+    "arg_pairs": "arg_pairs",
     "named_json": "named_json",
 }
 

@@ -585,6 +585,93 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "variables": {"enable_thinking": True},
         },
     },
+    # glm4_6: reasoning shown only after the last user message (else an empty think block), thinking
+    # turned off (/nothink on user turns, the generation prompt's empty think block), tool results
+    # as a list (each opening <|observation|> again), arguments that are not a mapping
+    "glm4_6": {
+        "glm4_6_reasoning_after_last_user": {
+            "messages": [
+                SYSTEM,
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Dropped: before the last user."},
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning_content": "  Two cities.  ",
+                    "tool_calls": CALLS["tool_calls"],
+                },
+                *RESULTS,
+                {"role": "assistant", "content": "<think>Inline.</think>\nParis is sunny, São Paulo rainy."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+        "glm4_6_thinking_disabled": {
+            "messages": [USER, {"role": "assistant", "content": "Sure."}, {"role": "user", "content": "Go/nothink"}],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"enable_thinking": False},
+        },
+        "glm4_6_tool_results_as_a_list": {
+            "messages": [
+                USER,
+                {"role": "assistant", "tool_calls": [call("c1", "get_weather", {"city": "Paris", "days": 2})]},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "tool", "content": [{"output": "rain"}, "wind"]},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "glm4_6_string_arguments": {
+            "messages": [USER, {"role": "assistant", "tool_calls": [call("c1", "get_weather", '{"city": "Paris"}')]}],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+    },
+    # glm4_7: the same conversations without line breaks, reasoning kept in every turn with
+    # clear_thinking=False, the generation prompt's think block opened or (thinking off) closed
+    "glm4_7": {
+        "glm4_7_reasoning_after_last_user": {
+            "messages": [
+                SYSTEM,
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Dropped: before the last user."},
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning_content": "  Two cities.  ",
+                    "tool_calls": CALLS["tool_calls"],
+                },
+                *RESULTS,
+                {"role": "assistant", "content": "<think>Inline.</think>Paris is sunny, São Paulo rainy."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "glm4_7_clear_thinking_off": {
+            "messages": [
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Kept: clear_thinking is off."},
+                USER,
+            ],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"clear_thinking": False},
+        },
+        "glm4_7_thinking_disabled": {
+            "messages": [USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"enable_thinking": False},
+        },
+        "glm4_7_string_arguments": {
+            "messages": [USER, {"role": "assistant", "tool_calls": [call("c1", "get_weather", '{"city": "Paris"}')]}],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+    },
     # qwen3: every assistant turn needs a content; reasoning shows only after the last user query
     "qwen3": {
         "qwen3_reasoning_after_last_query": {
