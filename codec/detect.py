@@ -18,7 +18,7 @@ from typing import Any
 
 from codec._compare import CONTEXT, first_difference, format_outcome, offset_at, template_outcome
 from codec.format import Format
-from codec.formats import formats, get_format, reply_owner
+from codec.formats import BUILTINS, formats, get_format, reply_owner
 
 __all__ = ["PROBES", "Detection", "PromptDifference", "TemplateDetection", "detect", "detect_reply", "detect_template"]
 
@@ -298,16 +298,25 @@ def detect_reply(text: str) -> list[Detection]:
     its stop token (0.2). Formats with no evidence at all are left out, so plain text without a
     stop token gives an empty list, and plain text ending in a stop token gives at most 0.2.
     Equal confidences are ordered by how much of the reply the format leaves as plain content
-    (less first), then by name. Only a reply that writes a tool call can be told apart reliably:
-    formats that share a stop token (``<|im_end|>``) tie on plain text. Prompt variants that reply
-    as another format does are left out: the reply is that format's.
+    (less first), then by the registry's order (``BUILTINS``: a format registered later, whose
+    replies only its stop token tells from an older one's, as ``granite4``'s from ``hermes``', does
+    not take that format's replies without it). Only a reply that writes a tool call can be told
+    apart reliably: formats that share a stop token (``<|im_end|>``) tie on plain text. Prompt
+    variants that reply as another format does are left out: the reply is that format's.
     """
     if not isinstance(text, str):
         raise TypeError(f"detect_reply() takes the reply text (str), not {type(text).__name__}")
     scored = [_weigh(fmt, text) for fmt in _reply_formats()]
     scored = [entry for entry in scored if entry[0] > 0]
-    scored.sort(key=lambda entry: (-entry[0], entry[1], entry[2].format))
+    rank = _registry_rank()
+    scored.sort(key=lambda entry: (-entry[0], entry[1], rank[entry[2].format]))
     return [detection for _, _, detection in scored]
+
+
+@cache
+def _registry_rank() -> dict[str, int]:
+    """Each format's place in the registry."""
+    return {cls.name: i for i, cls in enumerate(BUILTINS)}
 
 
 def _weigh(fmt: Format, text: str) -> tuple[float, int, Detection]:

@@ -60,6 +60,7 @@ FAMILIES: dict[str, str] = {
     "gemma4": "gemma4",
     "arg_pairs": "arg_pairs",
     "named_json": "named_json",
+    "invoke": "invoke",
 }
 
 

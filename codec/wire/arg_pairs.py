@@ -50,11 +50,12 @@ from codec.formats._render import attr, concat, defined, is_iterable, is_mapping
 from codec.schema import declared_types, type_text
 from codec.stream import Builder, BuildError
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
+from codec.wire._xml_params_builder import schema_properties
 
 if TYPE_CHECKING:
     from codec.export import CallSyntax, GrammarBuilder
     from codec.sink import CallWriter, Sink
-    from codec.stream import Syntax
+    from codec.stream import Syntax, ToolsByName, WholeReading
 
 __all__ = ["FAMILY", "ArgPairs", "ArgPairsBuilder", "Tags", "content_text", "reply_syntax"]
 
@@ -312,7 +313,7 @@ class ArgPairsBuilder(Builder):
         call, key = self._call, self._key
         assert call is not None and key is not None
         self._key = None
-        properties = _properties(self.sink.tool_schema(call.name or ""))
+        properties = schema_properties(self.sink.tool_schema(call.name or ""))
         schema = properties.get(key[0]) if properties is not None else None
         streams = declared_types(schema) == ["string"]
         self._param = _Param(key[0], key[1], schema, streams)
@@ -375,12 +376,6 @@ class ArgPairsBuilder(Builder):
         return len(raw)
 
 
-def _properties(parameters: Any) -> dict[str, Any] | None:
-    """A tool's parameter schemas by name (None: no tool, or no ``properties``)."""
-    found = parameters.get("properties") if parameters is not None else None
-    return found if isinstance(found, dict) else None
-
-
 def _untyped(raw: str) -> Any:
     """A value without a declared type: the JSON value other than a string that it reads as, else the text."""
     from codec.literals import json_value
@@ -399,6 +394,74 @@ def _unescaped(raw: str) -> str | None:
     except ValueError:
         return None
     return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class _WholeShape:
+    """What :func:`whole_reply` matches, for one set of markers."""
+
+    tags: Tags
+    block: re.Pattern[str]
+    pair: re.Pattern[str]
+
+    @classmethod
+    def of(cls, tags: Tags) -> _WholeShape:
+        r = regex_literal
+        # Names and keys within the grammar's bounds; values holding no '<' (no tag may start in them).
+        name, key = rf"[A-Za-z_][\w.\-]{{0,{NAME_LIMIT - 1}}}", r"[A-Za-z_][\w.\-]{0,255}"
+        pair = rf"\n?{r(tags.key_open)}({key}){r(tags.key_close)}\n?{r(tags.value_open)}([^<]*){r(tags.value_close)}"
+        block = rf"{r(tags.call_open)}({name})((?:{pair})*)\n?{r(tags.call_close)}"
+        return cls(tags, re.compile(block), re.compile(pair))
+
+
+def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> WholeReading | None:
+    """A whole reply in the renderers' shape, read at once (see ``Syntax.whole``): prose holding no
+    ``<`` and starting with no blank, then call blocks (a line break or nothing between them and
+    their tags) whose values hold no ``<``, typed as the builder types them with nothing to report,
+    then nothing or the reply's end marker; anything else (reasoning among it) is the grammar's."""
+    from codec.schema import tool_parameters
+
+    tags = shape.tags
+    end = len(text)
+    for marker in tags.ends:
+        if text.endswith(marker):
+            end -= len(marker)
+            break
+    first = text.find(tags.call_open, 0, end)
+    prose = text[: end if first < 0 else first]
+    if "<" in prose or prose[:1].isspace():
+        return None
+    if first < 0:
+        return prose, "", []
+    if prose.endswith("\n"):  # the line break before a call is layout
+        prose = prose[:-1]
+    calls: list[tuple[str, dict[str, Any]]] = []
+    pos = first
+    while True:
+        block = shape.block.match(text, pos)
+        if block is None:
+            return None
+        name = block.group(1)
+        properties = schema_properties(tool_parameters(tools[name]) if tools is not None and name in tools else None)
+        arguments: dict[str, Any] = {}
+        for pair in shape.pair.finditer(block.group(2)):
+            key, raw = pair.groups()
+            schema = properties.get(key) if properties is not None else None
+            if key in arguments:
+                return None
+            if not declared_types(schema):
+                arguments[key] = _untyped(raw)
+                continue
+            value, problem = type_text(raw, schema)
+            if problem is not None:
+                return None
+            arguments[key] = value
+        calls.append((name, arguments))
+        pos = block.end()
+        if pos == end:
+            return prose, "", calls
+        if text.startswith("\n", pos):
+            pos += 1
 
 
 @functools.cache
@@ -442,6 +505,7 @@ def reply_syntax(tags: Tags) -> Syntax:
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=tags.think_close,
         reasoning_not_opened=(tags.think_open, tags.call_open, *tags.ends),
+        whole=functools.partial(whole_reply, _WholeShape.of(tags)),
     )
 
 

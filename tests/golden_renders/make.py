@@ -540,6 +540,41 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": True,
         },
     },
+    # granite4: the default system prompt where the system text is empty (G1), documents and
+    # available_tools (G2), string arguments written as they are (G5), tool results in a user turn (G6)
+    "granite4": {
+        "granite_empty_system_message": {
+            "messages": [{"role": "system", "content": ""}, USER],
+            "tools": None,
+            "add_generation_prompt": True,
+        },
+        "granite_documents_and_tools": {
+            "messages": [SYSTEM, USER],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+            "variables": {"documents": [{"doc_id": 1, "title": "Lisbon", "text": "Lisbon is sunny in June."}]},
+        },
+        "granite_available_tools": {
+            "messages": [USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"available_tools": [WEATHER]},
+        },
+        "granite_string_arguments_and_results": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "tool_calls": [call("c1", "get_weather", '{"city":"Paris"}')],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "tool", "tool_call_id": "c1", "content": "warm"},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
     # qwen2_5: the default system prompt (and a system message that is it), arguments given as a JSON
     # string written as a JSON string literal
     "qwen2_5": {

@@ -24,6 +24,7 @@ REASONING_FORMATS = frozenset(
     | {"qwen2_5", "qwq", "gemma4_31b", "gemma4_31b_interleaved"}
     | {"glm4_6", "glm4_7"}
     | {"deepseek_v3_1", "kimi_k2"}
+    | {"minimax_m2"}
 )
 
 
