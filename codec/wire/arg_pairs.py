@@ -125,7 +125,8 @@ class Tags:
             1 + len(self.key_open) + NAME_LIMIT + len(self.key_close),
             len(self.value_close) + 32 + NAME_LIMIT + len(self.key_close),  # a closer and what confirms it
             len(self.call_close) + 16 + max(len(self.call_open), *map(len, self.ends)),
-            1 + len(self.call_open) + 32 + 2,  # a call opener and the name that confirms it
+            # a call opener and the name and tag that confirm it
+            1 + len(self.call_open) + 16 + NAME_LIMIT + max(len(self.value_close), len(self.call_close)) + 1,
             NAME_LIMIT + len(self.key_close),
         )
         return max(lookaheads) + 16
@@ -141,6 +142,16 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
         return r(marker[1:])
 
     stops = "(?:" + "|".join(r(end) for end in tags.ends) + ")"
+    # What confirms a call opener (after up to four blanks): a name (text on the opener's line)
+    # that a key tag, a value tag or closer or the call's closer follows after up to four blanks, or a name
+    # glued to a key and its closer; at the end of what has arrived, a name so far or nothing.
+    # Prose that mentions the opener stays text.
+    few = r"(?:[ \t\r\n]|\\n){0,4}"
+    tag = "(?:" + "|".join(map(r, (tags.key_open, tags.value_open, tags.call_close, tags.value_close))) + ")"
+    call_next = (
+        rf"{few}(?:[^<\n]{{1,{NAME_LIMIT}}}?{few}{tag}|[^<\n]{{1,{NAME_LIMIT}}}{r(tags.key_close)}"
+        rf"|[A-Za-z_][\w.\-]{{0,{NAME_LIMIT - 1}}}\Z|\Z)"
+    )
     stop_tails = "(?:" + "|".join(tail(end) for end in tags.ends) + ")"
 
     # After a value's '<': its closer where what follows confirms it, a key tag that a key and its
@@ -168,8 +179,7 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
     return (
         ("CALL_OPEN", r(tags.call_open)),
         ("CALL_OPEN_TAIL", tail(tags.call_open)),
-        # What confirms a call opener: a name after blanks, or the end of what has arrived.
-        ("CALL_NEXT", r"(?:[ \t\r\n]|\\n){0,16}(?:[^ \t\r\n<\\]|\\(?!n)|\Z)"),
+        ("CALL_NEXT", call_next),
         ("CALL_CLOSE_TAIL", tail(tags.call_close)),
         ("CALL_CLOSE", r(tags.call_close)),
         ("KEY_OPEN", r(tags.key_open)),
