@@ -142,14 +142,14 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
         return r(marker[1:])
 
     stops = "(?:" + "|".join(r(end) for end in tags.ends) + ")"
-    # What confirms a call opener (after up to four blanks): a name (text on the opener's line)
-    # that a key tag, a value tag or closer or the call's closer follows after up to four blanks, or a name
+    # What confirms a call opener (after up to four blanks): a name (no blank in it) that a key tag,
+    # a value tag or closer or the call's closer follows after up to four blanks, or a name
     # glued to a key and its closer; at the end of what has arrived, a name so far or nothing.
     # Prose that mentions the opener stays text.
     few = r"(?:[ \t\r\n]|\\n){0,4}"
     tag = "(?:" + "|".join(map(r, (tags.key_open, tags.value_open, tags.call_close, tags.value_close))) + ")"
     call_next = (
-        rf"{few}(?:[^<\n]{{1,{NAME_LIMIT}}}?{few}{tag}|[^<\n]{{1,{NAME_LIMIT}}}{r(tags.key_close)}"
+        rf"{few}(?:[^\s<]{{1,{NAME_LIMIT}}}?{few}{tag}|[^<\n]{{1,{NAME_LIMIT}}}{r(tags.key_close)}"
         rf"|[A-Za-z_][\w.\-]{{0,{NAME_LIMIT - 1}}}\Z|\Z)"
     )
     stop_tails = "(?:" + "|".join(tail(end) for end in tags.ends) + ")"
