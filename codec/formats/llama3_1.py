@@ -48,7 +48,7 @@ Quirks of the template, cited by ID below:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from codec import jinja
@@ -73,7 +73,7 @@ from codec.formats._render import (
 )
 from codec.literals import PLAIN_JSON_DECODER
 from codec.models import Conversation, FunctionCall
-from codec.wire import WireSpec, compile_spec
+from codec.wire import WireSpec
 
 __all__ = ["Llama3_1", "prompt_conversation", "prompt_text"]
 
@@ -439,6 +439,7 @@ WIRE = WireSpec(
     name=('"name"', ""),
     arguments_keys=("parameters", "arguments"),
     separator="; ",
+    recover=("bare_calls",),
 )
 
 # ---------------------------------------------------------------------------- format

@@ -51,6 +51,9 @@ RECOVERIES = {
     + ", ".join(f"<{tag}>" for tag in FOREIGN_TAGS)
     + ', <function=NAME> or <function name="NAME"> around them',
     "unwrapped_calls": "call objects (or a JSON list of them) with no wrapper that are the whole reply",
+    "bare_calls": "the member's own calls: call objects (or lists of them) at the start of the reply, bare or "
+    "each after the call opener, ';' or blanks apart, up to the stop token, the closer or the end; with tools, "
+    "of declared tools only (one is no repair; a second, a list or a 'type' key are reported)",
 }
 #: What a key may be: JSON writes it as it is between quotes.
 _KEY = re.compile(r"[A-Za-z_][\w\-]*")
@@ -85,6 +88,8 @@ class JsonObject(Family):
         if unknown:
             known = ", ".join(RECOVERIES)
             raise ValueError(f"the json_object family recovers no {', '.join(unknown)}; it knows {known}")
+        if "bare_calls" in spec.recover and len(spec.recover) > 1:
+            raise ValueError("a json_object member whose calls are bare (bare_calls) reads no other model's shapes")
 
     def __init__(self, spec: WireSpec) -> None:
         super().__init__(spec)
@@ -112,12 +117,18 @@ class JsonObject(Family):
         args = arguments if isinstance(arguments, str) else jinja.tojson(arguments)
         opener, closer = self.spec.call
         head = f'{{"{self.keys.name}": "{"" if name is None else name}", "{self.keys.arguments[0]}": '
+        if self.markers.bare:  # a bare call: the object alone
+            return f"{head}{args}}}"
         return f"{opener}\n{head}{args}}}\n{closer}"
 
     def reply_text(self, message: dict[str, Any]) -> str:
-        """The content, then each call's block (``separator`` before each, after any content), then the stop token."""
+        """The content, then each call's block (``separator`` before each, after any content), then the
+        stop token. Bare calls are the whole reply: the content, or the calls ``separator`` apart."""
         content = message.get("content")
         content = content if isinstance(content, str) else ""
+        calls = message.get("tool_calls") or []
+        if self.markers.bare and calls:
+            return self.spec.separator.join(map(self.call_text, calls)) + self.spec.stop
         out = [content]
         for i, call in enumerate(message.get("tool_calls") or []):
             if i or content:
@@ -134,6 +145,8 @@ class JsonObject(Family):
         """
         opener, closer = self.spec.call
         values = JsonValues(builder)
+        if self.markers.bare:
+            return self._bare_calls(builder, values, tools)
         bodies = []
         for tool in tools:
             name = tool_name(tool)
@@ -152,13 +165,34 @@ class JsonObject(Family):
             stops=(self.spec.stop,),
         )
 
+    def _bare_calls(self, builder: GrammarBuilder, values: JsonValues, tools: list[dict[str, Any]]) -> CallSyntax:
+        """Bare calls as the renderer writes them, ``{"name": "NAME", "parameters": {...}}``, at the
+        start of the reply (free text before them is text), ``separator`` apart."""
+        heads = []
+        for tool in tools:
+            head = f'{{"{self.keys.name}": "{tool_name(tool)}", "{self.keys.arguments[0]}": '
+            heads.append((head, seq(values.value(parameters_schema(tool)), "}")))
+        call = builder.rule("call", alt(*(seq(head, body) for head, body in heads))) if heads else EMPTY
+        return CallSyntax(
+            triggers=tuple(heads),
+            more=seq(self.spec.separator, call),
+            text_forbid_markers=(self.spec.call[0], self.spec.stop),
+            text_forbid_start=("{",),  # a reply that starts with an object is read as calls
+            stops=(self.spec.stop,),
+            at_start=True,
+        )
+
     def schema_tag(self, name: str) -> tuple[str, str] | None:
         """The block as :meth:`call_text` writes it around a call's arguments (JSON, xgrammar's ``json``)."""
         opener, closer = self.spec.call
         head = f'{{"{self.keys.name}": {json.dumps(name, ensure_ascii=False)}, "{self.keys.arguments[0]}": '
+        if self.markers.bare:
+            return head, "}"
         return f"{opener}\n{head}", "}\n" + closer
 
     def reply_markers(self) -> tuple[str, ...]:
+        if self.markers.bare:  # a bare call object starts the reply, or one after the opener
+            return (r"\A[ \t\r\n]*(?:" + re.escape(self.spec.call[0]) + r"[ \t\r\n]*)?\{\s*\"" + self.keys.name + '"',)
         return (re.escape(self.spec.call[0]) + r"\s*\{",)
 
 
@@ -188,7 +222,8 @@ def _markers(
         lookaheads += [len(reasoning[1]) + 2, len(opener) + 6]
     if foreign:
         lookaheads.append(FOREIGN_LOOKAHEAD)
-    return Markers(opener, closer, stop, max(lookaheads), foreign, "unwrapped_calls" in recover, keys)
+    unwrapped, bare = "unwrapped_calls" in recover, "bare_calls" in recover
+    return Markers(opener, closer, stop, max(lookaheads), foreign, unwrapped, keys, bare)
 
 
 @functools.cache
