@@ -278,7 +278,7 @@ def read_prompt(prompt: str, default_date: str | None, *, reads_builtin: bool) -
                 prompt, end, "only a call of the assistant ends with <|eom_id|>, and only with builtin_tools"
             )
         if role == "ipython":
-            messages.append({"role": "tool", "content": _result(prompt, body, end)})
+            messages.append(_result(prompt, body, end))
         else:
             messages.append({"role": role, "content": prompt[body:end]})
     if builtin is not None:
@@ -358,15 +358,18 @@ def _role(text: str, turn: _Turn) -> str:
     return text[start : text.find(HEADER_CLOSE, start)]
 
 
-def _result(text: str, start: int, end: int) -> Any:
-    """A tool result: the text or parts its ``tojson`` writes (L6)."""
+def _result(text: str, start: int, end: int) -> dict[str, Any]:
+    """A tool result: the text or parts its ``tojson`` writes (L6). An object (a result given as a
+    mapping) is refused: no message's content holds one."""
     try:
         value = PLAIN_JSON_DECODER.decode(text[start:end])
     except (ValueError, RecursionError):
         value = None
+    if isinstance(value, dict):
+        raise parse_error_at(text, start, "a tool result written as a JSON object: no message's content holds one")
     if not isinstance(value, str | list) or jinja.tojson(value) != text[start:end]:
         raise parse_error_at(text, start, "a tool result is written as a JSON string (tojson): this one is not")
-    return value
+    return {"role": "tool", "content": value}
 
 
 def _read_call(text: str, start: int, end: int, builtin: list[str] | None) -> Any:

@@ -405,9 +405,10 @@ def _scan_lead(t: _Text, m: Markers) -> _Step[Shape | None]:
     return Shape("bare", opener, opener, end, True, t.at)
 
 
-_SEVERAL_BARE = "several calls in one reply (the format writes one)"
-#: The mark of a built-in tool's call in what a shape holds: its name is no declared tool's.
-BUILTIN = "built-in"
+_SEVERAL_TAGS = "{opener} written again before another call"
+#: The mark of a call in the member's own syntax (``bare_calls``) in what a shape holds: a call
+#: whatever its name (a tool not declared is reported), as a call inside the call markers is.
+OWN = "own"
 #: The keys a bare call object may start with beside its name's and arguments': ``"type"``
 #: (``"type": "function"``, as OpenAI writes a call).
 _TYPE_KEY = "type"
@@ -441,7 +442,7 @@ def _bare(t: _Text, m: Markers) -> _Step[Shape | None]:
             return Shape("bare", opener, opener, end, True, t.at)
         if (yield from _literal(t, m.close)):
             return Shape("bare", opener, opener, end, True, t.at)
-        if not (yield from _literal(t, m.open, read=False)):
+        if after not in "{[" and not (yield from _literal(t, m.open, read=False)):  # blanks apart, or the opener
             return None
 
 
@@ -639,14 +640,17 @@ def _objects(body: str, at: int, found: Found, m: Markers, *, strict: bool) -> b
 
 
 def _bare_calls(body: str, at: int, found: Found, m: Markers) -> bool:
-    """Add the member's own bare calls ``body`` holds (see :func:`_bare`) to ``found``: a call
-    after another is reported (``several_objects``: the member writes one per reply), a call
-    object that also says ``"type": "function"`` too (``unexpected_key``); False if it holds anything
-    but calls."""
-    i, n, count = 0, len(body), 0
+    """Add the member's own bare calls ``body`` holds (see :func:`_bare`) to ``found``: the opener
+    written again before a call is reported (``several_objects``: the calls ``;`` or blanks apart
+    are the reply's calls as they are), a call object that also says ``"type": "function"`` too
+    (``unexpected_key``); False if it holds anything but calls."""
+    i, n, count, tags = 0, len(body), 0, 0
     while i < n:
         i = BLANKS.match(body, i).end()  # type: ignore[union-attr]
         if body.startswith(m.open, i):
+            tags += 1
+            if tags == 2:
+                found.append((at + i, "several_objects", _SEVERAL_TAGS.format(opener=m.open), None, None))
             i = BLANKS.match(body, i + len(m.open)).end()  # type: ignore[union-attr]
         if body.startswith(("{", "["), i) and not _PYTHON_LIST.match(body, i):
             got = _one_value(body, i)
@@ -656,7 +660,7 @@ def _bare_calls(body: str, at: int, found: Found, m: Markers) -> bool:
             return False
         value, how, end = got
         if how == _PYTHON_CALLS:
-            count = _add_python_calls(value, at + i, found, count)
+            count += _add_python_calls(value, at + i, found)
             i = BLANKS.match(body, end).end()  # type: ignore[union-attr]
             if i < n and body[i] == ";":
                 i += 1
@@ -671,11 +675,9 @@ def _bare_calls(body: str, at: int, found: Found, m: Markers) -> bool:
             if call is None:
                 return False
             count += 1
-            if count == 2:
-                found.append((at + i, "several_objects", _SEVERAL_BARE, None, None))
             name, arguments, repairs = call
             found += [(at + i, kind, message, None, text) for kind, message, text in repairs]
-            found.append((at + i, name, "", arguments, None))
+            found.append((at + i, name, OWN, arguments, None))
         i = BLANKS.match(body, end).end()  # type: ignore[union-attr]
         if i < n and body[i] == ";":
             i += 1
@@ -700,16 +702,14 @@ def _python_value(body: str, pos: int) -> tuple[Any, str, int] | None:
     return (body[pos] == "[", calls), _PYTHON_CALLS, end
 
 
-def _add_python_calls(value: Any, at: int, found: Found, count: int) -> int:
+def _add_python_calls(value: Any, at: int, found: Found) -> int:
     """Add Python calls (``(listed, calls)``) to ``found``: a built-in tool's ``NAME.call(...)`` is
-    the call ``NAME``, as written; another function's, written where JSON was, is reported."""
+    the call ``NAME``, as written; another function's, written where JSON was, is reported. Returns
+    how many there were."""
     listed, calls = value
     if listed:
         found.append((at, "call_list", "calls written as one Python list", None, None))
     for name, pairs in calls:
-        count += 1
-        if count == 2:
-            found.append((at, "several_objects", _SEVERAL_BARE, None, None))
         arguments: dict[str, Any] = {}
         repairs: list[Repair] = []
         add_arguments(arguments, dict(pairs), repairs)
@@ -717,8 +717,8 @@ def _add_python_calls(value: Any, at: int, found: Found, count: int) -> int:
         builtin = name.endswith(_BUILTIN_CALL)
         if not builtin:
             found.append((at, "repaired_call", f"tool call {name!r} written as a Python call, read", None, None))
-        found.append((at, name.removesuffix(_BUILTIN_CALL), BUILTIN if builtin else "", arguments, None))
-    return count
+        found.append((at, name.removesuffix(_BUILTIN_CALL), OWN, arguments, None))
+    return len(calls)
 
 
 def _one_value(body: str, pos: int) -> tuple[Any, str, int] | None:

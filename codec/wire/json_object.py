@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any
 from codec import jinja
 from codec.errors import RenderError
 from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, Reasoning, alt, parameters_schema, seq
+from codec.formats._calls import MARKUP, before_stop
 from codec.formats._chatml import read_whole_reply
+from codec.literals import PLAIN_JSON_DECODER
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING
 from codec.stream import Syntax, ToolsByName, WholeReading
@@ -36,7 +38,7 @@ from codec.watch import Delimiter
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 from codec.wire._json_object_builder import CLOSED_PUNCTUATION, OPENER_NEXT, CallLexers, builder_of, opener_pattern
 from codec.wire._json_object_shapes import FOREIGN_LOOKAHEAD, FOREIGN_TAGS, Markers, shape_lexers
-from codec.wire._json_object_values import Keys, lex_json_container
+from codec.wire._json_object_values import CALL_NAME, Keys, lex_json_container
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,9 +53,10 @@ RECOVERIES = {
     + ", ".join(f"<{tag}>" for tag in FOREIGN_TAGS)
     + ', <function=NAME> or <function name="NAME"> around them',
     "unwrapped_calls": "call objects (or a JSON list of them) with no wrapper that are the whole reply",
-    "bare_calls": "the member's own calls: call objects (or lists of them) at the start of the reply, bare or "
-    "each after the call opener, ';' or blanks apart, up to the stop token, the closer or the end; with tools, "
-    "of declared tools only (one is no repair; a second, a list or a 'type' key are reported)",
+    "bare_calls": "the member's own calls: call objects (or lists of them) that are the whole reply, bare or "
+    "after the call opener, ';' or blanks apart, up to the stop token, the closer or the end, and Python calls "
+    "after the opener (a built-in tool's NAME.call(...); another's is reported); the opener repeated, a list "
+    "or a 'type' key are reported",
 }
 #: What a key may be: JSON writes it as it is between quotes.
 _KEY = re.compile(r"[A-Za-z_][\w\-]*")
@@ -353,4 +356,30 @@ def _whole_reader(
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
         return read_whole_reply(text, m.open, read_block, stop=m.stop, reasoning_marks=marks)
 
-    return whole_reply
+    def whole_bare(text: str, tools: ToolsByName | None) -> WholeReading | None:
+        """A reply of bare calls as the renderer writes one: prose without markup, or ordinary call
+        objects ``; `` apart (the separator bare members write) that are the whole reply."""
+        last = before_stop(text, m.stop)
+        if not text.startswith("{"):
+            return None if MARKUP.search(text, 0, last) else (text[:last], "", [])
+        calls, pos = [], 0
+        while True:
+            try:
+                value, end = PLAIN_JSON_DECODER.raw_decode(text, pos)
+            except (ValueError, RecursionError):
+                return None
+            # Only what the fast lexer of call objects takes (the rules read anything else).
+            if not (isinstance(value, dict) and len(value) == 2 and isinstance(value.get(name), str)):
+                return None
+            if not CALL_NAME.fullmatch(value[name]) or not isinstance(value.get(arguments), dict):
+                return None  # (a name the shape's reading takes: see call_parts)
+            if "\\u" in text[pos:end]:
+                return None
+            calls.append((value[name], value[arguments]))
+            if end == last:
+                return "", "", calls
+            if not text.startswith("; ", end):
+                return None
+            pos = end + 2
+
+    return whole_bare if m.bare else whole_reply

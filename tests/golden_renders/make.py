@@ -574,6 +574,58 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": True,
         },
     },
+    # llama3_1: the tools in the first user message (L3) or in the system turn, built-in tools and
+    # their Python calls ended by <|eom_id|> (L2, L5), the date and bos_token variables (L1), tool
+    # results as JSON string literals (L6), and the template's two errors (L3, L5)
+    "llama3_1": {
+        "llama_tools_in_the_system_turn": {
+            "messages": [SYSTEM, USER],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+            "variables": {
+                "tools_in_user_message": False,
+                "date_string": "02 Dec 2026",
+                "bos_token": "<|begin_of_text|>",
+            },
+        },
+        "llama_builtin_tools": {
+            "messages": [
+                USER,
+                {"role": "assistant", "tool_calls": [call("c1", "brave_search", {"query": "weather in Paris"})]},
+                {"role": "ipython", "content": "sunny"},
+                {"role": "assistant", "tool_calls": [call("c2", "get_weather", {"city": "Paris"})]},
+                {"role": "tool", "tool_call_id": "c2", "content": "18 °C"},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+            "variables": {"builtin_tools": ["brave_search", "code_interpreter", "wolfram_alpha"]},
+        },
+        "llama_custom_tools": {
+            "messages": [USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"custom_tools": [SEARCH]},
+        },
+        "llama_two_calls_in_one_turn": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        call("c1", "get_weather", {"city": "Paris"}),
+                        call("c2", "get_weather", {"city": "Rio"}),
+                    ],
+                },
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "llama_tools_without_a_user_message": {
+            "messages": [SYSTEM],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
     # qwen2_5: the default system prompt (and a system message that is it), arguments given as a JSON
     # string written as a JSON string literal
     "qwen2_5": {

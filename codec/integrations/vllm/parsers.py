@@ -713,6 +713,7 @@ CodecQwqToolParser = _tool_parser("qwq")
 CodecGemma431bToolParser = _tool_parser("gemma4_31b")
 CodecGemma431bInterleavedToolParser = _tool_parser("gemma4_31b_interleaved")
 CodecGranite4ToolParser = _tool_parser("granite4")
+CodecLlama31ToolParser = _tool_parser("llama3_1")
 
 CodecHermesReasoningParser = _reasoning_parser("hermes")
 CodecQwen3ReasoningParser = _reasoning_parser("qwen3")
