@@ -13,6 +13,7 @@ from codec.formats.granite4 import Granite4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
 from codec.formats.llama3_1 import Llama3_1
+from codec.formats.llama3_2 import Llama3_2
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_coder import Qwen3Coder
@@ -31,6 +32,7 @@ BUILTINS += (
     Gemma4_31bInterleaved,
     Granite4,
     Llama3_1,
+    Llama3_2,
 )  # variants of a format's prompts, one line each
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}

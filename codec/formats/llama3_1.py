@@ -54,7 +54,7 @@ from typing import Any
 from codec import jinja
 from codec.errors import RenderError, parse_error_at
 from codec.format import Format, Functions
-from codec.formats._decode import bos_token, call_id, expected_error
+from codec.formats._decode import arguments_as_written, bos_token, call_id, expected_error
 from codec.formats._render import (
     Undefined,
     attr,
@@ -375,22 +375,19 @@ def _result(text: str, start: int, end: int) -> dict[str, Any]:
 def _read_call(text: str, start: int, end: int, builtin: list[str] | None) -> Any:
     """The function of the call an assistant turn writes (L5), or None where the turn is no call."""
     if builtin is not None and text.startswith(PYTHON_TAG, start):
-        got = _read_builtin(text, start + len(PYTHON_TAG), end)
-        if got is not None and got["name"] not in builtin:
-            builtin.append(got["name"])  # code_interpreter: called, and never named in the system turn
-        return got
+        builtin_call = _read_builtin(text, start + len(PYTHON_TAG), end)
+        if builtin_call is not None and builtin_call["name"] not in builtin:
+            builtin.append(builtin_call["name"])  # code_interpreter: called, and never named in the system turn
+        return builtin_call
     if not text.startswith(CALL_HEAD, start) or not text.endswith("}", start, end):
         return None
     name_end = text.find(CALL_PARAMETERS, start + len(CALL_HEAD), end)
     if name_end < 0:
         return None
-    at = name_end + len(CALL_PARAMETERS)
-    try:
-        value, stop = PLAIN_JSON_DECODER.raw_decode(text, at)
-    except (ValueError, RecursionError):
+    got = arguments_as_written(text, name_end + len(CALL_PARAMETERS))
+    if got is None or got[1] != end - 1:
         return None
-    if stop != end - 1 or not isinstance(value, dict | str) or jinja.tojson(value) != text[at:stop]:
-        return None
+    value = got[0]
     name = text[start + len(CALL_HEAD) : name_end]
     if builtin is not None and name in builtin:
         return None  # a built-in tool's call is written as Python

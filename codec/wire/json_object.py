@@ -180,7 +180,7 @@ class JsonObject(Family):
             triggers=tuple(heads),
             more=seq(self.spec.separator, call),
             text_forbid_markers=(self.spec.call[0], self.spec.stop),
-            text_forbid_start=("{",),  # a reply that starts with an object is read as calls
+            text_forbid_start=(f'{{"{self.keys.name}"',),  # a reply that starts like a call object is read as calls
             stops=(self.spec.stop,),
             at_start=True,
         )

@@ -714,6 +714,7 @@ CodecGemma431bToolParser = _tool_parser("gemma4_31b")
 CodecGemma431bInterleavedToolParser = _tool_parser("gemma4_31b_interleaved")
 CodecGranite4ToolParser = _tool_parser("granite4")
 CodecLlama31ToolParser = _tool_parser("llama3_1")
+CodecLlama32ToolParser = _tool_parser("llama3_2")
 
 CodecHermesReasoningParser = _reasoning_parser("hermes")
 CodecQwen3ReasoningParser = _reasoning_parser("qwen3")
