@@ -209,10 +209,13 @@ def _detect_one(template: str, name: str | None) -> TemplateDetection | None:
     text = template.replace('\\"', '"').replace("\\'", "'")
     shown = [fmt for fmt in _formats() if fmt.template_markers and all(m in text for m in fmt.template_markers)]
     shown.sort(key=lambda fmt: -len(fmt.template_markers))  # stable: registry order among equals
-    theirs = _template_outcomes(template)
+    theirs: dict[str, list[str]] = {}  # by how the formats' templates take arguments, as needed
     differences: dict[str, tuple[int, PromptDifference]] = {}
     for fmt in [*shown, *(fmt for fmt in _formats() if fmt not in shown)]:
-        found = _difference(theirs, fmt)
+        kind = fmt.template_arguments
+        if kind not in theirs:
+            theirs[kind] = _template_outcomes(template, kind)
+        found = _difference(theirs[kind], fmt)
         if found is None:
             return TemplateDetection(fmt.name, True, None, name)
         differences[fmt.name] = found
@@ -226,9 +229,10 @@ def _detect_one(template: str, name: str | None) -> TemplateDetection | None:
     return TemplateDetection(closest.name, False, differences[closest.name][1], name)
 
 
-def _template_outcomes(template: str) -> list[str]:
-    """What the template renders for each probe (raises the syntax error of one that does not compile)."""
-    return [template_outcome(template, conversation) for conversation in PROBES.values()]
+def _template_outcomes(template: str, arguments: str) -> list[str]:
+    """What the template renders for each probe, given call arguments as ``arguments`` says (raises
+    the syntax error of one that does not compile)."""
+    return [template_outcome(template, conversation, arguments) for conversation in PROBES.values()]
 
 
 def _difference(theirs: list[str], fmt: Format) -> tuple[int, PromptDifference] | None:

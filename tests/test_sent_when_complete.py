@@ -29,6 +29,7 @@ WAITS = {
     "gemma3_tool_code": "a list's calls are sent when the list closes, not at each call's ')'",
     # Bare call objects are calls only where they are the whole reply: known at the stop token or the end.
     "llama3_1": "bare calls are known to be the whole reply only at the stop token or the end",
+    "lfm2": "a list's calls are sent when the list closes, not at each call's ')'",
 }
 
 #: Replies whose last token before a closer waits for the longest marker's worth of text after it:
@@ -38,8 +39,15 @@ WAITS = {
 HELD_TEXT = "a token before the closer still waits for the longest marker's worth of text after it"
 HELD = {
     "gemma4/whitespace_in_body",
+    "glm4_6/call_without_arguments",
+    "glm4_6/canonical_single_call",
+    "glm4_6/parallel_calls",
+    "glm4_6/python_literals",
+    "glm4_6/typed_by_the_schema",
+    "glm4_6/untyped_values_without_tools",
     "hermes/name_only",
     "hermes/unicode_and_escapes",
+    "minimax_m2/markup_inside_a_string_value",
     "qwen3_coder/call_without_parameters",
     "qwen3_coder/canonical_single_call",
     "qwen3_coder/canonical_without_tools",
