@@ -27,6 +27,8 @@ WAITS = {
     "deepseek_pythonic": "a bare list's calls are known to be calls only at its end",
     # Calls in a list are built when the list closes: a rejected list is recovered whole.
     "gemma3_tool_code": "a list's calls are sent when the list closes, not at each call's ')'",
+    # Bare call objects are calls only where they are the whole reply: known at the stop token or the end.
+    "llama3_1": "bare calls are known to be the whole reply only at the stop token or the end",
     "lfm2": "a list's calls are sent when the list closes, not at each call's ')'",
 }
 
