@@ -231,6 +231,7 @@ def test_keywords_left_out_are_named_once_with_their_place(fmt_name: str) -> Non
             "qwen3_coder_official",
             "deepseek_pythonic",
             "minimax_m2",
+            "deepseek_v3_2",
         )
         assert ("book.code: pattern" in message) == raw, message
 

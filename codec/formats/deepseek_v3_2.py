@@ -92,6 +92,8 @@ TOOLS_HEADER = (
     "Here are the functions available in JSONSchema format:\n<functions>\n"
 )
 TOOLS_FOOTER = "</functions>\n"
+#: How the tools header starts: a system text holding it without the functions is a cut prompt.
+_TOOLS_START = TOOLS_HEADER[:64]
 
 # ---------------------------------------------------------------------------- render
 
@@ -245,7 +247,7 @@ def prompt_conversation(prompt: str) -> Conversation:
     bos = _BOS_TOKEN.match(prompt)
     if (
         bos is not None
-        and bos.group() not in (USER, ASSISTANT)
+        and bos.group() not in (USER, ASSISTANT, EOS)
         and not bos.group().startswith("</")
         and not prompt.startswith("\n\n" + TOOLS_HEADER, bos.end())  # then it is the system text
     ):
@@ -260,9 +262,14 @@ def prompt_conversation(prompt: str) -> Conversation:
     elif prompt.find(EOS, pos, head_end) >= 0:
         head_end = pos  # an assistant message before any user: no opener (D3), after no system text
     system, tools = _read_system(prompt, pos, head_end)
-    messages: list[dict[str, Any]] = [] if not system else [{"role": "system", "content": system}]
+    messages: list[dict[str, Any]] = []
     reader = _Reader(prompt, tools, variables)
     reader.read(head_end, messages)
+    if system:
+        # First, unless tool results come before any call: those count from the first message (D5).
+        first_call = next((i for i, m in enumerate(messages) if m.get("tool_calls")), len(messages))
+        early = any(m["role"] == "tool" for m in messages[:first_call])
+        messages.insert(len(messages) if early else 0, {"role": "system", "content": system})
     if not messages:  # a system text of nothing (D1): what a lone empty system message writes
         messages.append({"role": "system", "content": ""})
     return Conversation.model_validate(
@@ -278,6 +285,9 @@ def prompt_conversation(prompt: str) -> Conversation:
 def _read_system(text: str, pos: int, end: int) -> tuple[str, list[dict[str, Any]] | None]:
     """The system text and the tools (None without) of the text before the first turn."""
     if not text.endswith(TOOLS_FOOTER, pos, end):
+        cut = text.find(_TOOLS_START, pos, end)
+        if cut >= 0:  # the template's own header without its functions: a prompt cut short
+            raise parse_error_at(text, end, "the tools block is cut short", expected=(TOOLS_FOOTER,))
         return text[pos:end], None
     head = text.find(TOOLS_HEADER, pos, end)
     if head < 0:

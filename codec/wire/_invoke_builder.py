@@ -128,8 +128,8 @@ class InvokeBuilder(Builder):
         self._ended = -1
 
     def stray_close(self, token: Token) -> None:
-        closer = self.tags.think_close
-        self.sink.issue("stray_closer", f"{closer} with no reasoning open, ignored", token.start_pos, str(token))
+        """A reasoning closer the reply starts with: the end of an empty think block, as templates
+        write a turn that does not think (``</think>`` alone), so nothing to report."""
 
     # ---- parameters
 
