@@ -27,6 +27,7 @@ WAITS = {
     "deepseek_pythonic": "a bare list's calls are known to be calls only at its end",
     # Calls in a list are built when the list closes: a rejected list is recovered whole.
     "gemma3_tool_code": "a list's calls are sent when the list closes, not at each call's ')'",
+    "lfm2": "a list's calls are sent when the list closes, not at each call's ')'",
 }
 
 #: Replies whose last token before a closer waits for the longest marker's worth of text after it:
@@ -36,6 +37,12 @@ WAITS = {
 HELD_TEXT = "a token before the closer still waits for the longest marker's worth of text after it"
 HELD = {
     "gemma4/whitespace_in_body",
+    "glm4_6/call_without_arguments",
+    "glm4_6/canonical_single_call",
+    "glm4_6/parallel_calls",
+    "glm4_6/python_literals",
+    "glm4_6/typed_by_the_schema",
+    "glm4_6/untyped_values_without_tools",
     "hermes/name_only",
     "hermes/unicode_and_escapes",
     "minimax_m2/markup_inside_a_string_value",
@@ -71,6 +78,10 @@ HELD = {
     "qwen3_coder_official/python_literals_of_the_string_filter",
     "qwen3_coder_official/typed_containers",
     "qwen3_coder_official/typed_scalars",
+    "qwen3_5/parallel_calls",
+    "qwen3_5/think_closer_glued_to_the_call",
+    "qwen3_5/thinking_disabled_call",
+    "qwen3_5/thinking_then_call_with_scalars",
 }
 
 
