@@ -6,6 +6,7 @@ from codec.errors import UnknownFormat
 from codec.format import Format
 from codec.formats.deepseek_pythonic import DeepseekPythonic
 from codec.formats.deepseek_v3_1 import DeepSeekV31
+from codec.formats.deepseek_v3_2 import DeepseekV32
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
 from codec.formats.gemma4_31b import Gemma4_31b
@@ -29,7 +30,7 @@ from codec.formats.qwq import Qwq
 
 #: Every built-in format class. Adding a format is one module, one grammar and one line here.
 BUILTINS: tuple[type[Format], ...] = (DeepseekPythonic, Gemma3ToolCode, Gemma4, Hermes, Qwen3Coder)
-BUILTINS += (MinimaxM2,)  # members of the invoke family
+BUILTINS += (MinimaxM2, DeepseekV32)  # members of the invoke family
 BUILTINS += (
     Hermes3,
     Qwen3,
