@@ -499,6 +499,9 @@ class CallSyntax:
     reasoning: Reasoning | None = None
     #: Markers that end the reply (stop tokens): not part of the grammar, the server stops on them.
     stops: tuple[str, ...] = ()
+    #: A reply without calls where the format writes it otherwise than as free text (a message of
+    #: its own, reasoning and all): in place of the free text, and no text before the calls.
+    content: Expr | None = None
 
 
 WHITESPACE = Term("WS", plus(charset(" \t\r\n")))
@@ -518,6 +521,9 @@ def frame(b: GrammarBuilder, calls: CallSyntax, *, tool_choice: str, parallel: b
         return
 
     def content(forbid_start: tuple[str, ...]) -> Expr:
+        if calls.content is not None:
+            first = alt(*(seq(Marker(trigger), body) for trigger, body in calls.triggers))
+            return alt(calls.content, seq(first, rest)) if calls.triggers else calls.content
         text = b.text(calls.text_forbid_markers, calls.text_forbid, (*calls.text_forbid_start, *forbid_start))
         if not calls.triggers:
             return text

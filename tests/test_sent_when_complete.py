@@ -36,6 +36,10 @@ WAITS = {
 HELD_TEXT = "a token before the closer still waits for the longest marker's worth of text after it"
 HELD = {
     "gemma4/whitespace_in_body",
+    "gpt_oss/canonical_call",
+    "gpt_oss/preamble_then_call",
+    "gpt_oss/recipient_first_in_the_first_message",
+    "gpt_oss/recipient_in_the_role_header",
     "hermes/name_only",
     "hermes/unicode_and_escapes",
     "qwen3_coder/call_without_parameters",

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from codec import jinja
-from codec._lark import Token, ValueToken
+from codec._lark import Token
 from codec.errors import RenderError
 from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, alt, parameters_schema, seq
 from codec.formats._calls import LiteralHandlers
@@ -57,7 +57,7 @@ from codec.sink import CONTENT, NEXT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax
 from codec.watch import Delimiter
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
-from codec.wire._json_object_values import Repair, lex_json_container, string_value, whole_characters
+from codec.wire._json_object_values import Repair, string_value, whole_characters
 
 __all__ = ["FAMILY", "RECOVERIES", "Harmony", "Markers"]
 
@@ -138,6 +138,8 @@ class Markers:
 
 # ---------------------------------------------------------------------------- the grammar's terminals
 
+#: How far into a header (past its opener, and past its channel token) a recipient is looked for.
+HEADER_REACH = 12
 #: A regex that matches nothing (a stripped form's terminals, for a member that reads none).
 NEVER = r"\x00(?!\x00)\x00"
 
@@ -160,6 +162,7 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
     firsts = "".join(dict.fromkeys(regex_literal(token[0]) for token in m.tokens))
     channels = "|".join(regex_literal(channel) for channel in m.channels)
     to = regex_literal(m.to)
+    near = f"[^{firsts}\\n]{{0,{HEADER_REACH}}}"  # the words a header may hold before a recipient
     if m.stripped:
         switch = regex_literal(m.role) + f"(?:{channels})"
         stripped_text = _text(m.tokens, ((m.role[0], regex_literal(m.role[1:]) + f"(?:{channels})"),))
@@ -176,6 +179,8 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
         ("S_SWITCH", switch),
         ("S_CALL", s_call),
         ("RECIPIENT0", f"[ \\t]*{to}[^\\s{firsts}]+(?=[ \\t]*{regex_literal(m.channel)})"),
+        ("CALL_START", f"{regex_literal(m.start)}(?={near}(?:{regex_literal(m.channel)}{near})?{to})"),
+        ("CALL_CHANNEL", f"{regex_literal(m.channel)}(?={near}{to})"),
         ("START", lark_literal(m.start)),
         ("END", lark_literal(m.end)),
         ("RETURN", lark_literal(m.stop)),
@@ -215,9 +220,6 @@ class HarmonyBuilder(LiteralHandlers, Builder):
         self._call: CallWriter | None = None
         self._stopped = -1  # where a stop token ended the reply (-1: none yet)
         self._after_stop = False  # whether what follows it was reported
-        #: A message that ended without its closer, for the next header to report: whether it was
-        #: a call (its index), else None; False: none.
-        self._unclosed: int | None | bool = False
         self._stripped = False  # whether the stripped form was reported
 
     # text
@@ -252,8 +254,6 @@ class HarmonyBuilder(LiteralHandlers, Builder):
             return [*children[0], *children[1:]]
         return list(children)
 
-    cwords = words
-
     def channel(self, token: Token, words: list[Token] | None = None) -> list[Token]:
         return [token, *(words or ())]
 
@@ -272,6 +272,8 @@ class HarmonyBuilder(LiteralHandlers, Builder):
                 where = "channel"
             elif kind == "CONSTRAIN":
                 where = "constrain"
+            elif kind in ("CALL_CHANNEL", "CALL_START"):
+                where = "channel" if kind == "CALL_CHANNEL" else "role"
             elif kind in ("RECIPIENT", "RECIPIENT0"):
                 header.recipient = token.value.strip()[len(m.to) :]
             elif kind == "WORD":
@@ -293,14 +295,9 @@ class HarmonyBuilder(LiteralHandlers, Builder):
         self.sink.issue("unknown_header", f"unknown {what} {token.value!r} in a message's header, ignored", token.start_pos, token.value)
 
     def _opened(self, pos: int) -> None:
-        """A message starts at ``pos``: what the one before it left unfinished is reported."""
+        """A message starts at ``pos``: after a stop token, that is reported."""
         if self._stopped >= 0:
             self._past_stop(pos)
-        if self._unclosed is not False:
-            call = self._unclosed
-            closer = self.markers.end if call is None else self.markers.call_end
-            self.sink.issue("missing_closer", f"missing {closer!r} inserted before the next message", pos, call=call)
-            self._unclosed = False
 
     def head(self, *children: Any) -> None:
         header = self._read_header(children)
@@ -311,7 +308,7 @@ class HarmonyBuilder(LiteralHandlers, Builder):
             self._stop(rest[-1])
 
     def open_message(self, *children: Any) -> None:
-        self._unclosed = None
+        pass  # (its body was sent as it came)
 
     # calls
     def call_head(self, *children: Any) -> None:
@@ -341,17 +338,22 @@ class HarmonyBuilder(LiteralHandlers, Builder):
     def call_end(self, token: Token) -> Token:
         return token
 
-    def call(self, head: None, token: Token, args: None, end: Token | None = None) -> None:
+    def call(self, head: None, token: Token, args: None, end: Token) -> None:
+        index = self._end_call()
+        if end.type == "END":
+            message = f"the call closed by {end.value!r}, where {self.markers.call_end!r} ends a call"
+            self.sink.issue("missing_closer", message, end.start_pos, call=index)
+        else:
+            self._stop(end)
+
+    def open_call(self, head: None, token: Token, args: None) -> None:
+        self._end_call()
+
+    def _end_call(self) -> int:
         call, self._call, self._header = self._call, None, None
         assert call is not None and call.index is not None
         call.end()
-        if end is None:
-            self._unclosed = call.index
-        elif end.type == "END":
-            message = f"the call closed by {end.value!r}, where {self.markers.call_end!r} ends a call"
-            self.sink.issue("missing_closer", message, end.start_pos, call=call.index)
-        else:
-            self._stop(end)
+        return call.index
 
     def start_cut(self) -> None:
         header = self._header
@@ -364,10 +366,7 @@ class HarmonyBuilder(LiteralHandlers, Builder):
         if call is not None:
             call.cut(raw, error, pos)
             return len(raw)
-        recipient = header.recipient if header is not None else None
-        self.sink.issue("invalid_tool_call", f"a message to {recipient!r} that holds no JSON arguments: {error}", pos)
-        self.sink.text(CONTENT, raw, pos)
-        return len(raw)
+        return None  # no arguments were read: the whole block is content
 
     def cut_head(self, head: None) -> None:
         header, self._header = self._header, None
@@ -397,9 +396,7 @@ class HarmonyBuilder(LiteralHandlers, Builder):
         pass
 
     def stripped_call(self, *children: Any) -> None:
-        call, self._call, self._header = self._call, None, None
-        assert call is not None
-        call.end()
+        self._end_call()
 
     # values
     def string(self, token: Token) -> str:
@@ -418,9 +415,6 @@ class HarmonyBuilder(LiteralHandlers, Builder):
         except ValueError as exc:
             raise BuildError(str(exc), token.start_pos) from None
 
-    def container(self, token: ValueToken) -> Any:
-        return token.decoded
-
     def array(self, *children: Any) -> list[Any]:
         return list(children[1:-1:2])  # [ value , value ... ]
 
@@ -436,26 +430,31 @@ def reply_syntax(m: Markers) -> Syntax:
     """The reply syntax of members with markers ``m`` (built once per markers)."""
     builder = type("HarmonyBuilder", (HarmonyBuilder,), {"markers": m, "__module__": __name__})
     longest = max(len(token) for token in (*m.tokens, m.role + max(m.channels, key=len)))
-    starts = [token[0] for token in m.tokens] + ([m.role[0], *(c[0] for c in m.channels)] if m.stripped else [])
+    # (In the stripped form, the role's name glued to a channel's may start inside text.)
+    starts = [token[0] for token in m.tokens] + ([m.role[0]] if m.stripped else [])
     return Syntax(
         grammar=family_grammar("wire/harmony", grammar_values(m)),
         builder=builder,
         text_terminals={"TEXT": CONTENT, "BODY": BODY, "S_BODY": BODY},
-        blocks={"CALL_MESSAGE": None, "S_CALL": None},
-        autoclose={"RBRACK": "]", "RBRACE": "}"},
-        autoclose_before=frozenset({"START", "END", "RETURN", "CALL_END"}),
+        blocks={"CALL_START": None, "CALL_CHANNEL": None, "RECIPIENT0": None, "S_CALL": None},
+        # A message's closer, missing before the next message (a call's own first).
+        autoclose={"RBRACK": "]", "RBRACE": "}", "CALL_END": m.call_end, "END": m.end},
+        autoclose_before=frozenset(
+            {"START", "CALL_START", "CHANNEL", "CALL_CHANNEL", "RECIPIENT0", "END", "RETURN", "CALL_END"}
+        ),
         resync_after=(m.call_end,),
         resync_before=(m.start, m.end, m.stop),
         delimiters=(Delimiter('"', '"', "\\"),),
         closed_terminals=frozenset(
-            {"STRING", "START", "END", "RETURN", "CALL_END", "CHANNEL", "CONSTRAIN", "MESSAGE", "CALL_MESSAGE"}
+            # (not START nor CHANNEL: a call's first token spells them, told by what follows)
+            {"STRING", "END", "RETURN", "CALL_END", "CONSTRAIN", "MESSAGE"}
             | {"LBRACE", "RBRACE", "LBRACK", "RBRACK", "COMMA", "COLON"}
         ),
-        holdback=max(40, longest + 8),
-        marker_starts="".join(dict.fromkeys([*starts, " ", "\n"])),
+        # The lookahead of a call's first token reaches past its channel token and two stretches of words.
+        holdback=max(40, longest + 8, len(m.start) + len(m.channel) + 2 * HEADER_REACH + len(m.to) + 1),
+        marker_starts="".join(dict.fromkeys([*starts, "\n"])),
         nest_open=frozenset({"LBRACE", "LBRACK"}),
         nest_close=frozenset({"RBRACE", "RBRACK"}),
-        fast_terminals={"JSON_CONTAINER": lex_json_container},
         # A stripped reply's first channel name, and a recipient written before the first
         # message's channel, outrank the text they start.
         preempt_starts="".join(dict.fromkeys([" ", "\t", m.to[0], *(c[0] for c in m.channels)])),
@@ -498,7 +497,9 @@ class Harmony(Family):
         reasoning as an ``analysis`` message, then the content (a ``commentary`` preamble before a
         call, else the ``final`` message, ended by the stop token), then the call, channel first
         with ``<|constrain|>json``, ended by ``<|call|>``; every message but the first opens with
-        ``<|start|>assistant``. A reply holds at most one call: more raise a RenderError."""
+        ``<|start|>assistant``. The model stops at a call's closer, so a generation holds one call:
+        more are written one after the other, as several turns would write them (a reply parses them
+        with a ``text_after_stop`` note)."""
         m = self.markers
         out: list[str] = []
 
@@ -511,15 +512,14 @@ class Harmony(Family):
         content = _content(attr(message, "content"))
         calls = attr(message, "tool_calls")
         calls = list(iterate(calls)) if calls else []
-        if len(calls) > 1:
-            raise RenderError(f"a harmony reply holds at most one tool call ({m.call_end!r} stops the model); got {len(calls)}")
         if not calls:
             add(m.content_channel, content, m.stop)
             return "".join(out)
         if content:
             add(m.calls_channel, content, m.end)
-        name, arguments = _call_parts(calls[0])
-        out.append((m.start + m.role if out else "") + m.call_head(name) + arguments + m.call_end)
+        for call in calls:
+            name, arguments = _call_parts(call)
+            out.append((m.start + m.role if out else "") + m.call_head(name) + arguments + m.call_end)
         return "".join(out)
 
     def grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
@@ -527,11 +527,8 @@ class Harmony(Family):
         an ``analysis`` message maybe, then either a call (maybe after a ``commentary`` preamble),
         channel first with ``<|constrain|>json`` and the arguments as JSON constrained by the
         tool's parameters (the server stops at ``<|call|>``), or the ``final`` message (the server
-        stops at ``<|return|>``). Every message after the first opens with ``<|start|>assistant``.
-
-        The content is a message of its own, not text before the calls, so the ``final`` message
-        is one of the trigger's continuations: with ``tool_choice="required"`` the grammar lets a
-        reply answer in it too (it holds any reply to a call, not a reply to one call)."""
+        stops at ``<|return|>``), the reply's ``content``. Every message after the first opens with
+        ``<|start|>assistant``."""
         m = self.markers
         values = JsonValues(builder)
         bodies = [
@@ -544,20 +541,19 @@ class Harmony(Family):
             )
             for tool in tools
         ]
-        call = seq(f"{m.calls_channel} {m.to}", builder.rule("call", alt(*bodies))) if bodies else None
+        call = seq(f"{m.calls_channel} {m.to}", builder.rule("call", alt(*bodies))) if bodies else EMPTY
         ends = (m.end, m.call_end, m.stop)
         closed = builder.head(builder.text(ends), m.end)
         reasoning = seq(m.reasoning_channel, Marker(m.message), closed)
         preamble = seq(m.calls_channel, Marker(m.message), closed)
         final = seq(m.content_channel, Marker(m.message), builder.text(ends))
         again = seq(Marker(m.start), m.role, Marker(m.channel))
-        answers = [final] if call is None else [seq(preamble, again, call), call, final]
-        body = alt(seq(reasoning, again, alt(*answers)), *answers)
+        calls = alt(seq(preamble, again, call), call)
         return CallSyntax(
-            triggers=((m.channel, body),),
-            more=seq(Marker(m.call_end), again, call) if call is not None else EMPTY,
-            text_forbid_markers=(*m.tokens, m.to),
+            triggers=((m.channel, alt(seq(reasoning, again, calls), calls)),),
+            more=seq(Marker(m.call_end), again, call),
             stops=(m.call_end, m.stop),
+            content=seq(Marker(m.channel), alt(seq(reasoning, again, final), final)),
         )
 
     def schema_tag(self, name: str) -> tuple[str, str] | None:
