@@ -123,9 +123,13 @@ KINDS: dict[str, KindInfo] = {
     "unexpected_text": _row("note", "text", "a character the format takes nowhere, kept as content"),
     "orphan_closer": _row("note", "text", "a call closer with nothing open, ignored"),
     "stray_closer": _row("note", "text", "a closer with nothing open, ignored"),
-    "unknown_header": _row("note", "text", "a word of a message's header the format does not know (a role, a channel), ignored"),
+    "unknown_header": _row(
+        "note", "text", "a word of a message's header the format does not know (a role, a channel), ignored"
+    ),
     "stripped_tokens": _row(
-        "repaired", "text", "a reply decoded without its special tokens, read by the names they leave (analysis...assistantfinal...)"
+        "repaired",
+        "text",
+        "a reply decoded without its special tokens, read by the names they leave (analysis...assistantfinal...)",
     ),
     "issues_dropped": _row(
         "note", "text", "notes and repairs past the first 1,000 of a reply, not kept: counted by kind in this one"
@@ -165,7 +169,9 @@ KINDS: dict[str, KindInfo] = {
     "foreign_tag": _row("repaired", "call", "a call inside another model's tag"),
     "function_tag": _row("repaired", "call", "a call written as a function tag"),
     "foreign_recipient": _row(
-        "repaired", "call", "a call addressed outside the tools' namespace (python, browser.search, a bare name): named by its recipient"
+        "repaired",
+        "call",
+        "a call addressed outside the tools' namespace (python, browser.search, a bare name): named by its recipient",
     ),
     "unwrapped_call": _row("repaired", "call", "a call object with no wrapper, as the whole reply"),
     "call_list": _row("repaired", "call", "calls written as one list"),

@@ -49,11 +49,16 @@ Quirks of the template, cited by ID below:
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from codec.errors import RenderError, parse_error_at
+from codec import jinja
+from codec.errors import ParseError, RenderError, parse_error_at
 from codec.format import Format, Functions
+from codec.formats._decode import call_id
 from codec.formats._render import (
     Undefined,
     attr,
@@ -69,7 +74,8 @@ from codec.formats._render import (
     subscript,
     tojson,
 )
-from codec.models import Conversation
+from codec.literals import PLAIN_JSON_DECODER
+from codec.models import Conversation, FunctionCall, Message
 from codec.wire import WireSpec
 
 __all__ = ["GptOss", "prompt_conversation", "prompt_text"]
@@ -287,7 +293,10 @@ def _check_tags(message: dict[str, Any], key: str) -> None:
 
 
 def prompt_text(
-    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, add_generation_prompt: bool, variables: dict[str, Any]
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    variables: dict[str, Any],
 ) -> str:
     """The prompt, byte for byte as the reference template renders it."""
     out = [START + "system" + MESSAGE, system_text(tools, variables), END]
@@ -311,9 +320,7 @@ def prompt_text(
             _check_tags(message, "content")  # O6
             _check_tags(message, "thinking")
             if "tool_calls" in message:  # O5
-                later_final = any(
-                    _eq(attr(m, "role"), "assistant") and "tool_calls" not in m for m in rest[i + 1 :]
-                )
+                later_final = any(_eq(attr(m, "role"), "assistant") and "tool_calls" not in m for m in rest[i + 1 :])
                 call = lookup(subscript(attr(message, "tool_calls"), 0), "function") or subscript(
                     attr(message, "tool_calls"), 0
                 )
@@ -331,7 +338,9 @@ def prompt_text(
                 last_call = lookup(call, "name")
             elif i == len(rest) - 1 and not add_generation_prompt:  # O6
                 if "thinking" in message:
-                    out.append(concat(START + "assistant" + CHANNEL + "analysis" + MESSAGE, attr(message, "thinking"), END))
+                    out.append(
+                        concat(START + "assistant" + CHANNEL + "analysis" + MESSAGE, attr(message, "thinking"), END)
+                    )
                 out.append(concat(START + "assistant" + CHANNEL + "final" + MESSAGE, attr(message, "content"), RETURN))
             else:
                 out.append(concat(START + "assistant" + CHANNEL + "final" + MESSAGE, attr(message, "content"), END))
@@ -351,9 +360,306 @@ def prompt_text(
 # ---------------------------------------------------------------------------- decode
 
 
+#: A type the declarations write, read back as the schema that writes it (``O4``); any other
+#: type text reads as a one-element list of types, which writes that text as it is.
+TYPE_SCHEMAS: dict[str, dict[str, Any]] = {
+    "string": {"type": "string"},
+    "number": {"type": "number"},
+    "boolean": {"type": "boolean"},
+    "object": {"type": "object"},
+    "any": {},
+    "string | null": {"type": "string", "nullable": True},
+    "string[]": {"type": "array", "items": {"type": "string"}},
+    "number[]": {"type": "array", "items": {"type": "number"}},
+    "boolean[]": {"type": "array", "items": {"type": "boolean"}},
+    "any[]": {"type": "array"},
+}
+DEFAULT_MARK = ", // default: "
+#: A message the prompt does not show: what decode puts where one stood (after an answer closed by
+#: ``<|end|>`` at the end of a prompt), or for a conversation of such messages only.
+UNSHOWN = {"role": "developer", "content": ""}
+SYSTEM_HEAD = START + "system" + MESSAGE
+DEVELOPER_HEAD = START + "developer" + MESSAGE
+NAMESPACE_HEAD = "# Tools\n\n## functions\n\nnamespace functions {\n\n"
+NAMESPACE_END = "} // namespace functions" + END
+ASSISTANT = START + "assistant"
+ANALYSIS = ASSISTANT + CHANNEL + "analysis" + MESSAGE
+FINAL = ASSISTANT + CHANNEL + "final" + MESSAGE
+CALL_HEAD = ASSISTANT + " to=functions."
+RESULT_HEAD = START + "functions."
+RESULT_MIDDLE = " to=assistant" + CHANNEL + "commentary" + MESSAGE
+
+
+def declared_schema(text: str) -> dict[str, Any]:
+    """The schema a parameter's TypeScript type ``text`` reads as: one that writes that text (``O4``)."""
+    if text in TYPE_SCHEMAS:
+        return dict(TYPE_SCHEMAS[text])
+    names = text.split(" | ")
+    if len(names) > 1 and all(len(n) > 1 and n[0] == n[-1] == '"' and '"' not in n[1:-1] for n in names):
+        return {"type": "string", "enum": [n[1:-1] for n in names]}
+    return {"type": [text]}
+
+
+def _fail(prompt: str, pos: int, message: str) -> ParseError:
+    return parse_error_at(prompt, pos, f"not a gpt_oss prompt: {message}")
+
+
+def _expect(prompt: str, pos: int, literal: str) -> int:
+    if not prompt.startswith(literal, pos):
+        raise _fail(prompt, pos, f"expected {literal!r}")
+    return pos + len(literal)
+
+
+def _until(prompt: str, pos: int, marker: str, what: str) -> int:
+    end = prompt.find(marker, pos)
+    if end < 0:
+        raise _fail(prompt, pos, f"{what} is not closed ({marker!r} missing)")
+    return end
+
+
+def read_system(prompt: str) -> tuple[dict[str, Any], bool, int]:
+    """The system message's variables (``O1``), whether it says tools follow, and where it ends."""
+    pos = _expect(prompt, 0, SYSTEM_HEAD)
+    cut = _until(prompt, pos, "\nKnowledge cutoff: 2024-06\nCurrent date: ", "the model identity")
+    variables: dict[str, Any] = {}
+    if prompt[pos:cut] != DEFAULT_IDENTITY:
+        variables["model_identity"] = prompt[pos:cut]
+    pos = cut + len("\nKnowledge cutoff: 2024-06\nCurrent date: ")
+    cut = _until(prompt, pos, "\n\nReasoning: ", "the date")
+    variables["current_date"] = prompt[pos:cut]
+    pos = cut + len("\n\nReasoning: ")
+    ends = [prompt.find("\n\n" + tail, pos) for tail in ("# Tools\n\n", CHANNELS_LINE)]
+    cut = min((e for e in ends if e >= 0), default=-1)
+    if cut < 0:
+        raise _fail(prompt, pos, "the reasoning effort is not followed by the channels")
+    if prompt[pos:cut] != DEFAULT_EFFORT:
+        variables["reasoning_effort"] = prompt[pos:cut]
+    pos = cut + 2
+    if prompt.startswith("# Tools\n\n", pos):
+        pos += len("# Tools\n\n")
+        builtin = []
+        for name, text in (("browser", BROWSER), ("python", PYTHON)):
+            if prompt.startswith(text, pos):
+                builtin.append(name)
+                pos += len(text)
+        variables["builtin_tools"] = builtin or [""]
+    pos = _expect(prompt, pos, CHANNELS_LINE)
+    tools = prompt.startswith(TOOLS_LINE, pos)
+    pos = _expect(prompt, pos + (len(TOOLS_LINE) if tools else 0), END)
+    return variables, tools, pos
+
+
+#: What starts a parameter's line after its description: its name, ``?`` where it is optional, ``: ``.
+PARAMETER = re.compile(r"([^\s:?]+)(\??): ")
+#: A tool's name, after its description, and what its declaration goes on with.
+TOOL_NAME = re.compile(r"\ntype ([^\s=]+) = (?=\(\) => any;\n\n|\(_: \{\n)")
+
+
+def read_tools(prompt: str, pos: int, end: int) -> list[dict[str, Any]]:
+    """The tools the namespace ``prompt[pos:end]`` declares (``O3``), each read back as a tool that
+    declares it so. Descriptions may hold line breaks: every reading that covers the namespace
+    whole writes it alike (each part writes its own text), so the first one found is taken."""
+    found = next(_tools(prompt, pos, end), None)
+    if found is None:
+        raise _fail(prompt, pos, "the functions namespace does not read as tool declarations")
+    return found
+
+
+def _tools(prompt: str, pos: int, end: int) -> Iterator[list[dict[str, Any]]]:
+    """Every reading of the declarations ``prompt[pos:end]``, the shortest descriptions first."""
+    if pos == end:
+        yield []
+        return
+    if not prompt.startswith("// ", pos):
+        return
+    for head in TOOL_NAME.finditer(prompt, pos + 3, end):
+        function: dict[str, Any] = {"name": head[1], "description": prompt[pos + 3 : head.start()]}
+        after = head.end()
+        if prompt.startswith("() => any;\n\n", after):
+            for rest in _tools(prompt, after + len("() => any;\n\n"), end):
+                yield [{"type": "function", "function": function}, *rest]
+            continue
+        start = after + len("(_: {\n")
+        close = prompt.find("}) => any;\n\n", start, end)
+        while close >= 0:
+            for parameters in _parameters(prompt, start, close):
+                with_parameters = {**function, "parameters": _object(parameters)}
+                for rest in _tools(prompt, close + len("}) => any;\n\n"), end):
+                    yield [{"type": "function", "function": with_parameters}, *rest]
+            close = prompt.find("}) => any;\n\n", close + 1, end)
+
+
+def _object(parameters: list[tuple[str, bool, dict[str, Any]]]) -> dict[str, Any]:
+    """The parameters schema of declared parameters (name, whether optional, schema)."""
+    out: dict[str, Any] = {"type": "object", "properties": {name: schema for name, _, schema in parameters}}
+    required = [name for name, optional, _ in parameters if not optional]
+    if required:
+        out["required"] = required
+    return out
+
+
+def _parameters(prompt: str, pos: int, end: int) -> Iterator[list[tuple[str, bool, dict[str, Any]]]]:
+    """Every reading of the declared parameters ``prompt[pos:end]`` (``O3``)."""
+    if pos == end:
+        yield []
+        return
+    starts: list[tuple[str | None, int]] = [(None, pos)]
+    if prompt.startswith("// ", pos):  # a description, to one of the line breaks after it
+        starts = []
+        line = prompt.find("\n", pos + 3, end)
+        while line >= 0:
+            starts.append((prompt[pos + 3 : line], line + 1))
+            line = prompt.find("\n", line + 1, end)
+    for description, at in starts:
+        name = PARAMETER.match(prompt, at, end)
+        if name is None or description == "":
+            continue
+        cut = prompt.find(",\n", name.end(), end)
+        if cut < 0:
+            continue
+        schema = _parameter(prompt[name.end() : cut])
+        if description is not None:
+            schema = {"description": description, **schema}
+        for rest in _parameters(prompt, cut + 2, end):
+            yield [(name[1], bool(name[2]), schema), *rest]
+
+
+def _parameter(written: str) -> dict[str, Any]:
+    """A parameter's schema from its type and default as written."""
+    at = written.rfind(DEFAULT_MARK)
+    if at >= 0:
+        schema = declared_schema(written[:at])
+        default = written[at + len(DEFAULT_MARK) :]
+        if "enum" in schema:
+            return {**schema, "default": default}
+        try:
+            value = json.loads(default)
+        except ValueError:
+            pass
+        else:
+            if jinja.tojson(value) == default:
+                return {**schema, "default": value}
+    return declared_schema(written)
+
+
+def read_developer(prompt: str, pos: int, tools: bool) -> tuple[str | None, list[dict[str, Any]] | None, int]:
+    """The developer message (``O2``): its instructions, the tools, and where it ends."""
+    if not prompt.startswith(DEVELOPER_HEAD, pos):
+        if tools:
+            raise _fail(prompt, pos, "the tools' developer message is missing")
+        return None, None, pos
+    pos += len(DEVELOPER_HEAD)
+    instructions = None
+    if prompt.startswith("# Instructions\n\n", pos):
+        pos += len("# Instructions\n\n")
+        cut = _until(prompt, pos, "\n\n" + (NAMESPACE_HEAD if tools else END), "the instructions")
+        instructions, pos = prompt[pos:cut], cut + 2
+    declared = None
+    if tools:
+        pos = _expect(prompt, pos, NAMESPACE_HEAD)
+        close = _until(prompt, pos, NAMESPACE_END, "the functions namespace")
+        declared = read_tools(prompt, pos, close)
+        pos = close + len(NAMESPACE_END)
+    else:
+        pos = _expect(prompt, pos, END)
+    return instructions, declared, pos
+
+
+def read_messages(prompt: str, pos: int) -> tuple[list[dict[str, Any] | Message], bool]:
+    """The messages after the developer message, and whether the prompt ends with the generation prompt."""
+    messages: list[dict[str, Any] | Message] = []
+    analysis: str | None = None
+    calls = 0
+    while pos < len(prompt):
+        if prompt.startswith(ANALYSIS, pos):
+            pos += len(ANALYSIS)
+            cut = _until(prompt, pos, END, "an analysis message")
+            analysis, pos = prompt[pos:cut], cut + len(END)
+            if not prompt.startswith((CALL_HEAD, FINAL), pos):
+                raise _fail(prompt, pos, "an analysis message is followed by a call or the last answer")
+            continue
+        if prompt.startswith(CALL_HEAD, pos):  # O5
+            pos += len(CALL_HEAD)
+            cut = _until(prompt, pos, CHANNEL + "commentary json" + MESSAGE, "a call's header")
+            name, pos = prompt[pos:cut], cut + len(CHANNEL + "commentary json" + MESSAGE)
+            try:
+                arguments, stop = PLAIN_JSON_DECODER.raw_decode(prompt, pos)
+            except (ValueError, RecursionError):
+                raise _fail(prompt, pos, "a call's arguments are no JSON") from None
+            if not isinstance(arguments, dict | str) or jinja.tojson(arguments) != prompt[pos:stop]:
+                raise _fail(prompt, pos, "a call's arguments are not written as tojson writes them")
+            pos = _expect(prompt, stop, CALL)
+            function: Any = {"name": name, "arguments": arguments}
+            if isinstance(arguments, str):  # a JSON string's text, written as a string literal
+                function = FunctionCall.model_construct(name=name, arguments=arguments)
+            message: dict[str, Any] = {"role": "assistant", "content": None}
+            if analysis is not None:
+                message["reasoning_content"] = analysis
+            message["tool_calls"] = [{"id": call_id(calls), "type": "function", "function": function}]
+            messages.append(message)
+            analysis, calls = None, calls + 1
+            continue
+        if prompt.startswith(FINAL, pos):  # O6
+            pos += len(FINAL)
+            ends = [e for e in (prompt.find(END, pos), prompt.find(RETURN, pos)) if e >= 0]
+            if not ends:
+                raise _fail(prompt, pos, "an answer is not closed")
+            cut = min(ends)
+            message = {"role": "assistant", "content": prompt[pos:cut]}
+            if prompt.startswith(RETURN, cut):
+                if analysis is not None:
+                    message["reasoning_content"] = analysis
+                pos = cut + len(RETURN)
+                if pos != len(prompt):
+                    raise _fail(prompt, pos, "the last answer is not the prompt's end")
+            else:
+                pos = cut + len(END)
+            messages.append(message)
+            analysis = None
+            continue
+        if analysis is not None:
+            raise _fail(prompt, pos, "an analysis message is followed by a call or the last answer")
+        if prompt.startswith(RESULT_HEAD, pos):  # O7
+            cut = _until(prompt, pos, RESULT_MIDDLE, "a tool result's header")
+            pos = cut + len(RESULT_MIDDLE)
+            try:
+                content, stop = PLAIN_JSON_DECODER.raw_decode(prompt, pos)
+            except (ValueError, RecursionError):
+                raise _fail(prompt, pos, "a tool result is no JSON") from None
+            if isinstance(content, str | list):
+                messages.append({"role": "tool", "content": content})
+            else:  # a result given as an object (or a number...): kept as that value, unvalidated
+                messages.append(Message.model_construct(role="tool", content=content))
+            pos = _expect(prompt, stop, END)
+            continue
+        if prompt.startswith(START + "user" + MESSAGE, pos):
+            pos += len(START + "user" + MESSAGE)
+            cut = _until(prompt, pos, END, "a user message")
+            messages.append({"role": "user", "content": prompt[pos:cut]})
+            pos = cut + len(END)
+            continue
+        if prompt.startswith(GENERATION_PROMPT, pos) and pos + len(GENERATION_PROMPT) == len(prompt):
+            return messages, True
+        raise _fail(prompt, pos, "expected a message")
+    return messages, False
+
+
 def prompt_conversation(prompt: str) -> Conversation:
-    """The conversation ``prompt`` is a rendering of; not read yet: a ParseError."""
-    raise parse_error_at(prompt, 0, "gpt_oss prompts are not decoded yet")
+    """The conversation ``prompt`` is a rendering of: the system message's variables, the
+    developer message as a system message, the tools read back from their declarations (as
+    schemas that declare them alike), the messages; an analysis message is the reasoning of the
+    call or the last answer after it."""
+    variables, has_tools, pos = read_system(prompt)
+    instructions, tools, pos = read_developer(prompt, pos, has_tools)
+    messages, generation = read_messages(prompt, pos)
+    if instructions is not None:
+        messages.insert(0, {"role": "system", "content": instructions})
+    last = messages[-1] if messages else None
+    answer = isinstance(last, dict) and last["role"] == "assistant" and "tool_calls" not in last
+    if answer and not generation and not prompt.endswith(RETURN):
+        messages.append(dict(UNSHOWN))  # an answer closed by <|end|> was not the last message (O6)
+    read = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages or [dict(UNSHOWN)]]
+    return Conversation(messages=read, tools=tools, add_generation_prompt=generation, variables=variables)
 
 
 # ---------------------------------------------------------------------------- wire
@@ -378,7 +684,7 @@ class GptOss(Format):
 
     name = "gpt_oss"
     aliases = ("gpt-oss", "harmony")
-    summary = "OpenAI gpt-oss: Harmony messages, <|channel|>commentary to=functions.f <|constrain|>json<|message|>{...}<|call|>"
+    summary = "OpenAI gpt-oss: Harmony messages, <|channel|>commentary to=functions.f <|constrain|>json<|message|>..."
     stop_token = RETURN
     reference_template = "families/gpt_oss/openai-gpt-oss-120b.jinja"
     template_markers = ("<|channel|>", "to=functions.", "<|call|>")

@@ -4,7 +4,7 @@ gpt-oss writes (its markers as the example; a member's :class:`~codec.wire.WireS
 own; the line breaks between messages are only for this page)::
 
     <|channel|>analysis<|message|>The user wants the weather.<|end|>
-    <|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>
+    <|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{}<|call|>
 
 or, for an answer, ``<|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>``. The
 reply follows a prompt ending with ``<|start|>assistant``, so its first message has neither.
@@ -164,7 +164,8 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
     to = regex_literal(m.to)
     near = f"[^{firsts}\\n]{{0,{HEADER_REACH}}}"  # the words a header may hold before a recipient
     if m.stripped:
-        switch = regex_literal(m.role) + f"(?:{channels})"
+        # (each glued pair spelled whole, so that it reads as one word of the markup)
+        switch = "|".join(regex_literal(m.role + channel) for channel in m.channels)
         stripped_text = _text(m.tokens, ((m.role[0], regex_literal(m.role[1:]) + f"(?:{channels})"),))
         # A channel's name that text follows at once (a blank, a small letter or punctuation
         # after it is a word of prose), or the recipient of a call.
@@ -190,6 +191,7 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
         ("MESSAGE", lark_literal(m.message)),
         ("RECIPIENT", f"{to}[^\\s{firsts}]+"),
         ("WORD", f"[^\\s{firsts}]+"),
+        ("CONTENT_TYPE", "(?:" + "|".join(CONTENT_TYPES) + f")(?![^\\s{firsts}])"),
     )
 
 
@@ -276,7 +278,7 @@ class HarmonyBuilder(LiteralHandlers, Builder):
                 where = "channel" if kind == "CALL_CHANNEL" else "role"
             elif kind in ("RECIPIENT", "RECIPIENT0"):
                 header.recipient = token.value.strip()[len(m.to) :]
-            elif kind == "WORD":
+            elif kind in ("WORD", "CONTENT_TYPE"):
                 word = token.value
                 if where == "role" and word == m.role:
                     continue
@@ -292,7 +294,12 @@ class HarmonyBuilder(LiteralHandlers, Builder):
         return header
 
     def _unknown(self, token: Token, what: str) -> None:
-        self.sink.issue("unknown_header", f"unknown {what} {token.value!r} in a message's header, ignored", token.start_pos, token.value)
+        self.sink.issue(
+            "unknown_header",
+            f"unknown {what} {token.value!r} in a message's header, ignored",
+            token.start_pos,
+            token.value,
+        )
 
     def _opened(self, pos: int) -> None:
         """A message starts at ``pos``: after a stop token, that is reported."""
@@ -361,8 +368,7 @@ class HarmonyBuilder(LiteralHandlers, Builder):
             self._call = self.sink.call(header.recipient, header.pos)
 
     def recover(self, raw: str, pos: int, error: str) -> int | None:
-        call, header = self._call, self._header
-        self._call = self._header = None
+        call, self._call, self._header = self._call, None, None
         if call is not None:
             call.cut(raw, error, pos)
             return len(raw)
@@ -481,9 +487,14 @@ class Harmony(Family):
         channel markers, or with a recovery it does not know."""
         super().check(spec)
         if not (all(spec.block) and spec.stop and all(spec.call)):
-            raise ValueError("a harmony spec needs a message opener and closer, a stop token, a recipient keyword and a call closer")
+            raise ValueError(
+                "a harmony spec needs a message opener and closer, a stop token, a recipient keyword and a call closer"
+            )
         if len(spec.header) != 4 or not all(spec.header) or len(spec.channels) != 3 or not all(spec.channels):
-            raise ValueError("a harmony spec's header is its channel, constrain and message tokens and the role; its channels three names")
+            raise ValueError(
+                "a harmony spec's header is its channel, constrain and message tokens and the role;"
+                " its channels are three names"
+            )
         unknown = sorted(set(spec.recover) - set(RECOVERIES))
         if unknown:
             known = ", ".join(RECOVERIES)
@@ -531,29 +542,37 @@ class Harmony(Family):
         ``<|start|>assistant``."""
         m = self.markers
         values = JsonValues(builder)
-        bodies = [
-            seq(
-                f"{m.namespace}{tool_name(tool)} ",
-                Marker(m.constrain),
-                "json",
-                Marker(m.message),
-                values.value(parameters_schema(tool)),
-            )
-            for tool in tools
-        ]
-        call = seq(f"{m.calls_channel} {m.to}", builder.rule("call", alt(*bodies))) if bodies else EMPTY
+        generated, written = [], []
+        for tool in tools:
+            arguments = values.value(parameters_schema(tool))
+            name = f"{m.namespace}{tool_name(tool)}"
+            generated.append(seq(f"{name} ", Marker(m.constrain), "json", Marker(m.message), arguments))
+            written.append(seq(name, Marker(m.channel), f"{m.calls_channel} json", Marker(m.message), arguments))
+        # A call as models generate it (after its channel token), and as the template writes past
+        # calls (recipient first, after the role's name): a grammar holds the template's turns too.
+        call = seq(f"{m.calls_channel} {m.to}", builder.rule("call", alt(*generated))) if tools else EMPTY
+        past = builder.rule("past_call", alt(*written)) if tools else EMPTY
         ends = (m.end, m.call_end, m.stop)
         closed = builder.head(builder.text(ends), m.end)
         reasoning = seq(m.reasoning_channel, Marker(m.message), closed)
         preamble = seq(m.calls_channel, Marker(m.message), closed)
         final = seq(m.content_channel, Marker(m.message), builder.text(ends))
         again = seq(Marker(m.start), m.role, Marker(m.channel))
-        calls = alt(seq(preamble, again, call), call)
+        next_call = alt(seq(again, call), seq(Marker(m.start), f"{m.role} {m.to}", past))
+        calls = alt(seq(preamble, next_call), call)
         return CallSyntax(
-            triggers=((m.channel, alt(seq(reasoning, again, calls), calls)),),
-            more=seq(Marker(m.call_end), again, call),
+            triggers=(
+                (m.channel, alt(seq(reasoning, alt(seq(again, calls), next_call)), calls)),
+                (" " + m.to, past),
+            ),
+            more=seq(Marker(m.call_end), next_call),
             stops=(m.call_end, m.stop),
-            content=seq(Marker(m.channel), alt(seq(reasoning, again, final), final)),
+            # (bare text too: what a reply with no markup at all reads as; not a recipient, which
+            # would start a call written recipient first)
+            content=alt(
+                builder.text((*m.tokens, " " + m.to)),
+                seq(Marker(m.channel), alt(seq(reasoning, again, final), final)),
+            ),
         )
 
     def schema_tag(self, name: str) -> tuple[str, str] | None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
+from harness import linked_as_json
 from hypothesis import strategies as st
 
+from codec import jinja
+from codec.formats import gpt_oss
+from codec.models import FunctionCall
 from formats import DEEP, MANY, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
 from formats.hermes import decoded, json_values, text_values, tool_names, tools_for
 
@@ -69,7 +74,9 @@ def assistant_messages(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         args = draw(st.dictionaries(text_values(), json_values(), max_size=4))
         encoded: Any = json.dumps(args, ensure_ascii=draw(st.booleans())) if draw(st.integers(0, 3)) == 0 else args
-        message["tool_calls"] = [{"id": "x0", "type": "function", "function": {"name": draw(tool_names), "arguments": encoded}}]
+        message["tool_calls"] = [
+            {"id": "x0", "type": "function", "function": {"name": draw(tool_names), "arguments": encoded}}
+        ]
     return message
 
 
@@ -92,11 +99,120 @@ def _messages(with_tools: bool) -> st.SearchStrategy[tuple[Message, Tools]]:
 # --------------------------------------------------------------------------- decode
 
 
-def decode_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
-    """What ``decode(render(case))`` gives back (see :mod:`tests.test_gpt_oss_decode`)."""
-    from gpt_oss_normal_form import normal_form
+#: What decode puts where the prompt shows that a message it does not render stood.
+UNSHOWN = {"role": "developer", "content": ""}
 
-    return normal_form(case, text)
+
+def _written_parameter(spec: Any, required: Any) -> str:
+    """A parameter's type and default as the declarations write them (O3, O4)."""
+    text = gpt_oss.typescript_type(spec, required)
+    if isinstance(spec, dict) and "default" in spec:
+        default = spec["default"]
+        if spec.get("enum"):
+            text += ", // default: " + default
+        elif spec.get("oneOf"):
+            text += "// default: " + default
+        else:
+            text += ", // default: " + jinja.tojson(default)
+    return text
+
+
+def _tool(declared: dict[str, Any]) -> dict[str, Any]:
+    """A tool as decode reads its declaration back."""
+    function = declared["function"]
+    out: dict[str, Any] = {"name": function["name"], "description": function["description"]}
+    parameters = function.get("parameters")
+    if parameters and parameters.get("properties"):
+        required = parameters.get("required") or []
+        properties = {}
+        for name, spec in parameters["properties"].items():
+            schema = gpt_oss._parameter(_written_parameter(spec, required))
+            description = spec.get("description") if isinstance(spec, dict) else None
+            properties[name] = {"description": description, **schema} if description else schema
+        out["parameters"] = {"type": "object", "properties": properties}
+        names = [name for name in properties if name in required]
+        if names:
+            out["parameters"]["required"] = names
+    return {"type": "function", "function": out}
+
+
+def _variables(case: dict[str, Any]) -> dict[str, Any]:
+    given = case["variables"]
+    out: dict[str, Any] = {}
+    if "model_identity" in given and given["model_identity"] != gpt_oss.DEFAULT_IDENTITY:
+        out["model_identity"] = given["model_identity"]
+    out["current_date"] = given.get("current_date", gpt_oss.today())
+    if "reasoning_effort" in given and given["reasoning_effort"] != gpt_oss.DEFAULT_EFFORT:
+        out["reasoning_effort"] = given["reasoning_effort"]
+    if given.get("builtin_tools"):
+        out["builtin_tools"] = [n for n in ("browser", "python") if n in given["builtin_tools"]] or [""]
+    return out
+
+
+def gpt_oss_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
+    """What ``decode(render(case))`` gives back: the developer message as a system message, later
+    system messages gone, each call message's first call with its analysis text as reasoning, the
+    last answer's reasoning, tool results as their JSON reads; None where a result is an object
+    (decode keeps it unvalidated) or a text holds the format's tokens."""
+    if any(token in text for token in TOKENS for text in message_texts(case)):
+        return None
+    messages = jinja.prepare_messages(case["messages"])
+    first = messages[0]
+    out: list[Any] = []
+    if first.get("role") in ("developer", "system"):
+        if first.get("content"):
+            out.append({"role": "system", "content": str(first["content"])})
+        messages = messages[1:]
+    ids = itertools.count()
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        if role == "assistant" and "tool_calls" in message:
+            later_final = any(m.get("role") == "assistant" and "tool_calls" not in m for m in messages[i + 1 :])
+            call = message["tool_calls"][0]
+            function = call.get("function") or call
+            entry: dict[str, Any] = {"role": "assistant", "content": None}
+            shown = message.get("content") or message.get("thinking")
+            if shown and not later_final:
+                entry["reasoning_content"] = shown
+            arguments = function["arguments"]
+            called: Any = {"name": function["name"], "arguments": arguments}
+            if isinstance(arguments, str):
+                called = FunctionCall.model_construct(name=function["name"], arguments=arguments)
+            entry["tool_calls"] = [{"id": f"call_{next(ids)}", "type": "function", "function": called}]
+            out.append(entry)
+        elif role == "assistant":
+            entry = {"role": "assistant", "content": message.get("content")}
+            if i == len(messages) - 1 and not case["add_generation_prompt"] and "thinking" in message:
+                entry["reasoning_content"] = message["thinking"]
+            out.append(entry)
+        elif role == "tool":
+            content = json.loads(jinja.tojson(message.get("content")))
+            if not isinstance(content, str | list):
+                return None
+            out.append({"role": "tool", "content": content})
+        elif role == "user":
+            out.append({"role": "user", "content": message.get("content")})
+    last = out[-1] if out else None
+    answer = isinstance(last, dict) and last["role"] == "assistant" and "tool_calls" not in last
+    if answer and not case["add_generation_prompt"] and not text.endswith(gpt_oss.RETURN):
+        out.append(dict(UNSHOWN))
+    return linked_as_json(
+        {
+            "messages": out or [dict(UNSHOWN)],
+            "tools": [_tool(tool) for tool in case["tools"]] if case["tools"] else None,
+            "add_generation_prompt": case["add_generation_prompt"],
+            "variables": _variables(case),
+        }
+    )
+
+
+def message_texts(case: dict[str, Any]) -> list[str]:
+    """The texts of a conversation's messages and tools (where the format's tokens could hide)."""
+    return [json.dumps(case["messages"], ensure_ascii=False), json.dumps(case["tools"] or [], ensure_ascii=False)]
+
+
+def decode_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
+    return gpt_oss_normal_form(case, text)
 
 
 PROFILE = Profile(

@@ -50,7 +50,10 @@ MESSAGES: list[dict[str, Any]] = [
         "content": "Let me save it.",
         "reasoning_content": "The user wants a note; a <chan> is no token.",
         "tool_calls": [
-            call("save_note", {"title": 'say "hi"\n<invoke> and <done> as text', "tags": ["a", ""], "meta": {"pinned": True}})
+            call(
+                "save_note",
+                {"title": 'say "hi"\n<invoke> and <done> as text', "tags": ["a", ""], "meta": {"pinned": True}},
+            )
         ],
     },
     {"role": "assistant", "content": "It is sunny.", "reasoning_content": "Answer now."},

@@ -1,3 +1,0 @@
-"""placeholder"""
-def normal_form(case, text):
-    return None
