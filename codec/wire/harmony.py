@@ -29,7 +29,8 @@ the channel (as models generate them), the content type as ``<|constrain|>json``
 `` code``. Other bodies go where their channel says: reasoning, or content (the content channel,
 and the calls channel's preambles). Read and reported: a message whose closer is missing before
 the next one (``missing_closer``), a call closed by the message closer instead of its own
-(``missing_closer``), anything after a stop token (``text_after_stop``), header words the family
+(``missing_closer``), text after a stop token (``text_after_stop``; more calls are
+read as the calls they are), header words the family
 does not know (``unknown_header``), a recipient outside the namespace (``foreign_recipient``: the
 call is named by the recipient as written) and, where the spec recovers ``stripped_tokens``, a
 reply decoded without its special tokens (``stripped_tokens``).
@@ -236,9 +237,7 @@ class HarmonyBuilder(LiteralHandlers, Builder):
             self.sink.issue("text_after_stop", "text after the stop token (kept)", pos)
 
     def _stop(self, token: Token) -> None:
-        if self._stopped >= 0:
-            self._past_stop(token.start_pos)
-        else:
+        if self._stopped < 0:  # (a call after a call ends with a stop token of its own)
             self._stopped = token.start_pos
 
     def text(self, token: Token) -> None:
@@ -266,7 +265,6 @@ class HarmonyBuilder(LiteralHandlers, Builder):
         for child in children:
             tokens.extend(child if isinstance(child, list) else [child])
         header = _Header(pos=tokens[0].start_pos)
-        self._opened(header.pos)
         where = "role"
         for token in tokens:
             kind = token.type
@@ -300,11 +298,6 @@ class HarmonyBuilder(LiteralHandlers, Builder):
             token.start_pos,
             token.value,
         )
-
-    def _opened(self, pos: int) -> None:
-        """A message starts at ``pos``: after a stop token, that is reported."""
-        if self._stopped >= 0:
-            self._past_stop(pos)
 
     def head(self, *children: Any) -> None:
         header = self._read_header(children)
@@ -509,8 +502,8 @@ class Harmony(Family):
         call, else the ``final`` message, ended by the stop token), then the call, channel first
         with ``<|constrain|>json``, ended by ``<|call|>``; every message but the first opens with
         ``<|start|>assistant``. The model stops at a call's closer, so a generation holds one call:
-        more are written one after the other, as several turns would write them (a reply parses them
-        with a ``text_after_stop`` note)."""
+        more are written one after the other, as several turns would write them (and read back as
+        the calls they are: only text after a stop token is reported)."""
         m = self.markers
         out: list[str] = []
 

@@ -66,17 +66,18 @@ bodies = text_values().filter(text_ok)
 
 @st.composite
 def assistant_messages(draw: st.DrawFn) -> dict[str, Any]:
-    """An assistant message with optional content and reasoning, and at most one call (a
-    generation holds one: the model stops at its closer)."""
+    """An assistant message with optional content and reasoning, and up to two calls (a generation
+    holds one, the model stopping at its closer: more are written as several turns write them)."""
     message: dict[str, Any] = {"role": "assistant", "content": draw(st.one_of(st.none(), st.just(""), bodies))}
     if draw(st.booleans()):
         message["reasoning_content"] = draw(bodies)
-    if draw(st.booleans()):
+    calls = []
+    for i in range(draw(st.integers(0, 2))):
         args = draw(st.dictionaries(text_values(), json_values(), max_size=4))
         encoded: Any = json.dumps(args, ensure_ascii=draw(st.booleans())) if draw(st.integers(0, 3)) == 0 else args
-        message["tool_calls"] = [
-            {"id": "x0", "type": "function", "function": {"name": draw(tool_names), "arguments": encoded}}
-        ]
+        calls.append({"id": f"x{i}", "type": "function", "function": {"name": draw(tool_names), "arguments": encoded}})
+    if calls:
+        message["tool_calls"] = calls
     return message
 
 
