@@ -47,6 +47,7 @@ HELD = {
     "gpt_oss/preamble_then_call",
     "gpt_oss/recipient_first_in_the_first_message",
     "gpt_oss/recipient_in_the_role_header",
+    "gpt_oss/two_calls_in_one_reply",
     "hermes/name_only",
     "hermes/unicode_and_escapes",
     "qwen3_coder/call_without_parameters",

@@ -52,13 +52,13 @@ from codec.errors import RenderError
 from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, alt, parameters_schema, seq
 from codec.formats._calls import LiteralHandlers
 from codec.formats._render import attr, is_sequence, iterate
-from codec.literals import json_value
+from codec.literals import PLAIN_JSON_DECODER, json_value, nesting
 from codec.schema import tool_name
 from codec.sink import CONTENT, NEXT, REASONING, CallWriter, Sink
-from codec.stream import Builder, BuildError, Syntax
+from codec.stream import MAX_DEPTH, Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
-from codec.wire._json_object_values import Repair, string_value, whole_characters
+from codec.wire._json_object_values import Repair, may_hold_surrogates, raw_decode, string_value, whole_characters
 
 __all__ = ["FAMILY", "RECOVERIES", "Harmony", "Markers"]
 
@@ -424,6 +424,83 @@ class HarmonyBuilder(LiteralHandlers, Builder):
         return self.mapping(children[1:-1:2])  # { pair , pair ... }
 
 
+class WholeReplies:
+    """The whole-reply reader (``Syntax.whole``) of members with markers ``m``: replies in the shape
+    :meth:`Harmony.reply_text` writes, read with C-speed searches and a JSON decoder. An analysis
+    message maybe, then a preamble and calls, or the final message; each body free of the family's
+    tokens' opening characters, each call's arguments a JSON object the grammar's rules read alike
+    (no repeated key, no lone surrogate, no deeper nesting than the stream takes). None for
+    anything else, which the grammar's path reads."""
+
+    def __init__(self, m: Markers) -> None:
+        self.m = m
+        self.next = m.start + m.role + m.channel
+        self.call_head = f"{m.calls_channel} {m.to}{m.namespace}"
+        self.call_tail = f" {m.constrain}json{m.message}"
+        #: What a body must not hold: where one of the tokens may start.
+        self.marks = tuple(dict.fromkeys(token[:2] for token in m.tokens))
+
+    def _marked(self, body: str) -> bool:
+        return any(mark in body for mark in self.marks)
+
+    def _body(self, text: str, pos: int, closers: tuple[str, ...]) -> tuple[str, int] | None:
+        """The body at ``pos`` up to the first of ``closers`` (None: none, or it holds a token's start)."""
+        ends = [at for at in (text.find(closer, pos) for closer in closers) if at >= 0]
+        end = min(ends) if ends else -1
+        body = text[pos:end] if end >= 0 else None
+        return None if body is None or self._marked(body) else (body, end)
+
+    def __call__(self, text: str, tools: ToolsByName | None) -> WholeReading | None:
+        m = self.m
+        if not text.startswith(m.channel):
+            return None
+        pos, reasoning, content = len(m.channel), "", ""
+        head = m.reasoning_channel + m.message
+        if text.startswith(head, pos):
+            got = self._body(text, pos + len(head), (m.end,))
+            if got is None or not text.startswith(self.next, got[1] + len(m.end)):
+                return None
+            reasoning, pos = got[0], got[1] + len(m.end) + len(self.next)
+        final = m.content_channel + m.message
+        if text.startswith(final, pos):
+            start, end = pos + len(final), len(text) - len(m.stop) if text.endswith(m.stop) else len(text)
+            body = text[start:end]
+            return None if self._marked(body) else (body, reasoning, [])
+        preamble = m.calls_channel + m.message
+        if text.startswith(preamble, pos):
+            got = self._body(text, pos + len(preamble), (m.end,))
+            if got is None or not text.startswith(self.next, got[1] + len(m.end)):
+                return None
+            content, pos = got[0], got[1] + len(m.end) + len(self.next)
+        calls: list[tuple[str, dict[str, Any]]] = []
+        while True:
+            if not text.startswith(self.call_head, pos):
+                return None
+            start = pos + len(self.call_head)
+            end = text.find(self.call_tail, start)
+            name = text[start:end] if end >= 0 else ""
+            if not name or any(c.isspace() or c == m.start[0] for c in name):
+                return None
+            pos = end + len(self.call_tail)
+            try:
+                arguments, pos = raw_decode(PLAIN_JSON_DECODER, text, pos)
+            except (ValueError, RecursionError):
+                return None
+            if not isinstance(arguments, dict) or may_hold_surrogates(text, end, pos) or nesting(arguments) > MAX_DEPTH:
+                return None
+            calls.append((name, arguments))
+            if pos == len(text):
+                return content, reasoning, calls
+            if not text.startswith(m.call_end, pos):
+                return None
+            pos += len(m.call_end)
+            if pos == len(text):
+                return content, reasoning, calls
+            if not text.startswith(self.next, pos):
+                return None
+            pos += len(self.next)
+
+
 @functools.cache
 def reply_syntax(m: Markers) -> Syntax:
     """The reply syntax of members with markers ``m`` (built once per markers)."""
@@ -457,6 +534,7 @@ def reply_syntax(m: Markers) -> Syntax:
         # A stripped reply's first channel name, and a recipient written before the first
         # message's channel, outrank the text they start.
         preempt_starts="".join(dict.fromkeys([" ", "\t", m.to[0], *(c[0] for c in m.channels)])),
+        whole=WholeReplies(m),
     )
 
 
