@@ -652,7 +652,10 @@ class Harmony(Family):
 
     def reply_markers(self) -> tuple[str, ...]:
         m = self.markers
-        return (re.escape(m.channel) + r"\w+[ \t]+" + re.escape(m.to), re.escape(m.role + " " + m.to))
+        found: tuple[str, ...] = (re.escape(m.channel) + r"\w+[ \t]+" + re.escape(m.to), re.escape(m.role + " " + m.to))
+        if m.stripped:  # a call decoded without its special tokens
+            found += (re.escape(m.role + m.calls_channel + " " + m.to),)
+        return found
 
 
 FAMILY = Harmony
