@@ -273,6 +273,20 @@ def gemma4_baseline(text: str) -> list[Any]:
     return calls
 
 
+_HARMONY_CALL = re.compile(
+    r"to=functions\.([^\s<]+)[^<]*(?:<\|constrain\|>\w+)?<\|message\|>(.*?)(?:<\|call\|>|\Z)", re.DOTALL
+)
+
+
+def harmony_baseline(text: str) -> list[Any]:
+    """The regex approach to Harmony calls: each recipient's message up to <|call|>, json.loads its body."""
+    calls = []
+    for name, body in _HARMONY_CALL.findall(text):
+        with contextlib.suppress(json.JSONDecodeError):  # a partial call while streaming
+            calls.append({"name": name, "arguments": json.loads(body)})
+    return calls
+
+
 _PYTHON_LIST = re.compile(r"\[[A-Za-z_][\w.\-]*\(.*\)\]", re.DOTALL)
 
 
@@ -346,6 +360,7 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "gemma3_tool_code": pythonic_baseline,
     "lfm2": pythonic_baseline,
     "gemma4": gemma4_baseline,
+    "gpt_oss": harmony_baseline,
     "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)
     "glm4_6": glm4_6_baseline,
     "hermes": hermes_baseline,

@@ -13,6 +13,7 @@ from codec.formats.gemma4_31b import Gemma4_31b
 from codec.formats.gemma4_31b_interleaved import Gemma4_31bInterleaved
 from codec.formats.glm4_6 import Glm4_6
 from codec.formats.glm4_7 import Glm4_7
+from codec.formats.gpt_oss import GptOss
 from codec.formats.granite4 import Granite4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
@@ -47,6 +48,8 @@ BUILTINS += (
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2,)  # members of a family with replies of their own
+BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
+BUILTINS += (GptOss,)
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}

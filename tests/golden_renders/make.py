@@ -26,6 +26,9 @@ import importlib
 import importlib.metadata
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,11 @@ from codec._compare import template_messages  # noqa: E402
 from codec.errors import RenderError  # noqa: E402
 
 SEEDS = HERE.parents[2] / "shared" / "seeds"
+#: The day a template's clock (``strftime_now``) says while the renders are made, so that they do
+#: not change from one day to the next; and per format, the variables that stand for the clock in
+#: its renderer, given in each of its cases so that the renderer writes that day too.
+PINNED_DAY = datetime(2026, 1, 15, 9, 30)
+CLOCK_VARIABLES: dict[str, dict[str, Any]] = {"gpt_oss": {"current_date": "2026-01-15"}}
 #: Where each format's template is recorded (see the module docstring).
 RECORD = HERE / "templates.json"
 
@@ -666,9 +674,60 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
                 {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
                 {"role": "assistant", "content": "", "tool_calls": []},
                 {"role": "system", "content": "Later."},
+    # gpt_oss: the system message's variables (O1), a developer message (O2), declarations (O3, O4),
+    # only the first call written and its analysis message kept or dropped (O5), the last turn's
+    # reasoning without a generation prompt (O6), results named by the last call (O7)
+    "gpt_oss": {
+        "gpt_oss_variables": {
+            "messages": [{"role": "developer", "content": "Answer in French."}, USER],
+            "variables": {
+                "reasoning_effort": "high",
+                "model_identity": "You are a weather bot.",
+                "builtin_tools": ["browser", "python"],
+        "gpt_oss_declarations": {
+            "tools": [
+                    "type": "function",
+                    "function": {
+                        "name": "book",
+                        "description": "Book a table.",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {
+                                "size": {"type": "integer", "description": "Party size", "default": 2},
+                                "when": {
+                                    "oneOf": [
+                                        {"type": "string", "description": "a date"},
+                                        {"type": "integer", "default": 0},
+                                    ]
+                                "mode": {"type": "string", "enum": ["fast", "slow"], "default": "fast"},
+                                "note": {"type": "string", "nullable": True},
+                                "tags": {"type": "array", "items": {"type": "string"}},
+                                "guests": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+                                        "required": ["name"],
+                                "where": {"type": ["string", "null"]},
+                                "extra": {"type": "object"},
+                            "required": ["size", "when"],
+                {"type": "function", "function": {"name": "ping", "description": "Ping."}},
+        "gpt_oss_reasoning_kept_until_an_answer": {
+                    "reasoning_content": "Two cities: first Paris.",
+                    "tool_calls": CALLS["tool_calls"],
+                RESULTS[0],
+                    "content": "Now São Paulo.",
+                    "tool_calls": [call("call_3", "get_weather", {"city": "São Paulo"})],
+                RESULTS[1],
             ],
             "tools": [WEATHER],
             "add_generation_prompt": True,
+        },
+        "gpt_oss_last_turn_for_training": {
+            "messages": [USER, {"role": "assistant", "reasoning_content": "Easy.", "content": "Sunny."}],
+            "tools": None,
+            "add_generation_prompt": False,
+            "variables": {"reasoning_effort": "low"},
         },
     },
     # qwen2_5: the default system prompt (and a system message that is it), arguments given as a JSON
@@ -956,16 +1015,37 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+class _PinnedClock(datetime):
+    """``datetime`` whose ``now()`` is :data:`PINNED_DAY`."""
+
+    @classmethod
+    def now(cls, tz: tzinfo | None = None) -> _PinnedClock:
+        return cls.fromtimestamp(PINNED_DAY.timestamp(), tz)
+
+
+@contextmanager
+def pinned_clock() -> Iterator[None]:
+    """Templates rendered inside see :data:`PINNED_DAY` as the time."""
+    saved = jinja.datetime  # type: ignore[attr-defined]
+    jinja.datetime = _PinnedClock  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        jinja.datetime = saved  # type: ignore[attr-defined]
+
+
 def rendered_cases(fmt: codec.Format, template: str) -> dict[str, tuple[dict[str, Any], str | None]]:
     """Each case of ``fmt`` as written to its ``.json``, and what ``template`` renders for it (None: it raises)."""
     out: dict[str, tuple[dict[str, Any], str | None]] = {}
     for case_name, case in {**CASES, **FORMAT_CASES.get(fmt.name, {})}.items():
         case = {"variables": {}, **case}
         case["variables"] = {**FORMAT_VARIABLES.get(fmt.name, {}), **case["variables"]}
+        case["variables"] = {**case["variables"], **CLOCK_VARIABLES.get(fmt.name, {})}
         kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
         try:
             messages = template_messages(jinja.prepare_messages(case["messages"]), fmt.template_arguments)
-            text = jinja.render_template(template, messages, jinja.prepare_tools(case["tools"]), **kwargs)
+            with pinned_clock():
+                text = jinja.render_template(template, messages, jinja.prepare_tools(case["tools"]), **kwargs)
         except RenderError as exc:
             out[case_name] = ({**case, "error": str(exc)}, None)
         else:
