@@ -674,18 +674,29 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
                 {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
                 {"role": "assistant", "content": "", "tool_calls": []},
                 {"role": "system", "content": "Later."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
     # gpt_oss: the system message's variables (O1), a developer message (O2), declarations (O3, O4),
     # only the first call written and its analysis message kept or dropped (O5), the last turn's
     # reasoning without a generation prompt (O6), results named by the last call (O7)
     "gpt_oss": {
         "gpt_oss_variables": {
             "messages": [{"role": "developer", "content": "Answer in French."}, USER],
+            "tools": None,
+            "add_generation_prompt": True,
             "variables": {
                 "reasoning_effort": "high",
                 "model_identity": "You are a weather bot.",
                 "builtin_tools": ["browser", "python"],
+            },
+        },
         "gpt_oss_declarations": {
+            "messages": [USER],
             "tools": [
+                {
                     "type": "function",
                     "function": {
                         "name": "book",
@@ -699,6 +710,7 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
                                         {"type": "string", "description": "a date"},
                                         {"type": "integer", "default": 0},
                                     ]
+                                },
                                 "mode": {"type": "string", "enum": ["fast", "slow"], "default": "fast"},
                                 "note": {"type": "string", "nullable": True},
                                 "tags": {"type": "array", "items": {"type": "string"}},
@@ -708,16 +720,33 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
                                         "type": "object",
                                         "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
                                         "required": ["name"],
+                                    },
+                                },
                                 "where": {"type": ["string", "null"]},
                                 "extra": {"type": "object"},
+                            },
                             "required": ["size", "when"],
+                        },
+                    },
+                },
                 {"type": "function", "function": {"name": "ping", "description": "Ping."}},
+            ],
+            "add_generation_prompt": True,
+        },
         "gpt_oss_reasoning_kept_until_an_answer": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
                     "reasoning_content": "Two cities: first Paris.",
                     "tool_calls": CALLS["tool_calls"],
+                },
                 RESULTS[0],
+                {
+                    "role": "assistant",
                     "content": "Now São Paulo.",
                     "tool_calls": [call("call_3", "get_weather", {"city": "São Paulo"})],
+                },
                 RESULTS[1],
             ],
             "tools": [WEATHER],
