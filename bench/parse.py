@@ -289,6 +289,22 @@ def deepseek_v3_1_baseline(text: str) -> list[Any]:
     return calls
 
 
+_KIMI_K2_RX = re.compile(
+    r"<\|tool_call_begin\|>\s*(?P<id>[\w.]+:\d+)\s*<\|tool_call_argument_begin\|>\s*(?P<args>.*?)\s*<\|tool_call_end\|>",
+    re.DOTALL,
+)
+
+
+def kimi_k2_baseline(text: str) -> list[Any]:
+    """vLLM's Kimi K2 approach: a lazy regex for each call's id and arguments, the name from the id."""
+    calls = []
+    for m in _KIMI_K2_RX.finditer(text):
+        with contextlib.suppress(json.JSONDecodeError):  # a partial call while streaming
+            name = m.group("id").split(":")[0].split(".")[-1]
+            calls.append({"name": name, "arguments": json.loads(m.group("args"))})
+    return calls
+
+
 BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "deepseek_pythonic": pythonic_baseline,
     "deepseek_v3_1": deepseek_v3_1_baseline,
@@ -299,6 +315,7 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "glm4_6": glm4_6_baseline,
     "hermes": hermes_baseline,
     "llama3_1": llama3_json_baseline,
+    "kimi_k2": kimi_k2_baseline,
     "minimax_m2": minimax_baseline,
     "qwen3_coder": qwen3_coder_baseline,
 }

@@ -80,6 +80,10 @@ HELD = {
     "qwen3_coder_official/python_literals_of_the_string_filter",
     "qwen3_coder_official/typed_containers",
     "qwen3_coder_official/typed_scalars",
+    "qwen3_5/parallel_calls",
+    "qwen3_5/think_closer_glued_to_the_call",
+    "qwen3_5/thinking_disabled_call",
+    "qwen3_5/thinking_then_call_with_scalars",
 }
 
 

@@ -22,6 +22,7 @@ from codec.formats.llama3_2 import Llama3_2
 from codec.formats.minimax_m2 import MinimaxM2
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
+from codec.formats.qwen3_5 import Qwen3_5
 from codec.formats.qwen3_coder import Qwen3Coder
 from codec.formats.qwen3_coder_official import Qwen3CoderOfficial
 from codec.formats.qwq import Qwq
@@ -37,12 +38,12 @@ BUILTINS += (
     Qwq,
     Gemma4_31b,
     Gemma4_31bInterleaved,
+    Qwen3_5,
     Granite4,
     Llama3_1,
     Llama3_2,
 )  # variants of a format's prompts, one line each
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
-BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2,)  # members of a family with replies of their own
 

@@ -100,7 +100,8 @@ class WireSpec:
     parameter: tuple[str, str, str] = ("", "", "")
     #: How argument values are written: ``"json"``; ``"json_raw"`` (JSON, but strings between ``"``
     #: with nothing escaped); ``"text"`` (raw, typed by the tool's schema);
-    #: ``"python_str"`` (Python's ``str()`` of the value, typed by the schema); ``"python"``
+    #: ``"python_str"`` (Python's ``str()`` of the value, typed by the schema); ``"python_scalars"``
+    #: (a mapping or a list as JSON, any other non-string through ``str()``); ``"python"``
     #: (Python literals); ``"quoted"`` (the family's own, strings between :attr:`quote`).
     values: str = "json"
     #: The token that opens and closes a string value where the family writes strings between one.

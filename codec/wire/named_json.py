@@ -44,7 +44,6 @@ from typing import Any, ClassVar
 from codec._lark import Token, ValueToken
 from codec._whole_reply import WholeCall
 from codec.export import (
-    DIGIT,
     EMPTY,
     CallSyntax,
     Expr,
@@ -54,6 +53,7 @@ from codec.export import (
     Reasoning,
     Term,
     alt,
+    charset,
     parameters_schema,
     plus,
     seq,
@@ -588,7 +588,7 @@ class NamedJson(Family):
 
     def grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
         """Calls as the renderer writes them, in their section: the call opener, the name (and its
-        id: digits), the arguments opener, JSON arguments constrained by the tool's parameters,
+        id: letters and digits), the arguments opener, JSON arguments constrained by the tool's parameters,
         the call closer. Reasoning is a leading reasoning block."""
         m = self.markers
         values = JsonValues(builder)
@@ -596,7 +596,7 @@ class NamedJson(Family):
         for tool in tools:
             head: Expr = seq(m.name_open + (tool_name(tool) or ""))
             if m.id_form:
-                head = seq(head, m.id_open, Term("CALL_ID", plus(DIGIT)))
+                head = seq(head, m.id_open, Term("CALL_ID", plus(charset("A-Za-z0-9"))))
             closer = Marker(m.call_close) if m.call_close else EMPTY
             bodies.append(seq(head, Marker(m.args_open), values.value(parameters_schema(tool)), closer))
         body = builder.rule("call", alt(*bodies)) if bodies else EMPTY
