@@ -375,7 +375,7 @@ def _whole_reader(
                 return None
             if not CALL_NAME.fullmatch(value[name]) or not isinstance(value.get(arguments), dict):
                 return None  # (a name the shape's reading takes: see call_parts)
-            if "\\u" in text[pos:end]:
+            if text.find("\\u", pos, end) >= 0:
                 return None
             calls.append((value[name], value[arguments]))
             if end == last:
