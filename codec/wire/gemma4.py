@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,8 +52,10 @@ from codec.export import (
     alt,
     charset,
     optional,
+    ordered_items,
     parameters_schema,
     plus,
+    properties,
     ralt,
     rseq,
     seq,
@@ -85,6 +87,9 @@ RECOVERIES: dict[str, str] = {
     ),
     "call_tag": "<call> written for the call opener",
 }
+#: How a member writes argument values (its spec's ``values``): Gemma's notation, or every value
+#: ``str()``-ed between quote tokens (read back typed by the parameter's schema).
+VALUE_STYLES = ("quoted", "python_str")
 #: A foreign call opener, read where the spec recovers ``call_tag``.
 CALL_TAG = "<call>"
 #: What a call's name follows, after the opener.
@@ -101,6 +106,9 @@ class Notation:
 
     quote: str
     call: tuple[str, str]
+    #: Arguments as ``values="python_str"`` writes them: each value ``str()``-ed between quote
+    #: tokens, in the given order.
+    python_str: bool = False
 
     def string(self, text: str) -> str:
         """A string value: ``<|"|>text<|"|>``, nothing escaped."""
@@ -129,6 +137,8 @@ class Notation:
 
     def arguments(self, arguments: Any) -> str:
         """What goes between a call's braces: ``key:value`` pairs sorted, raw text for a string, else nothing."""
+        if is_mapping(arguments) and self.python_str:
+            return ",".join(string(key) + ":" + self.string(string(value)) for key, value in arguments.items())
         if is_mapping(arguments):
             pairs = dictsort(arguments)
             return ",".join(string(key) + ":" + self.value(value, quote_keys=False) for key, value in pairs)
@@ -167,11 +177,15 @@ class Markers:
     reasoning_open: str
     reasoning_close: str
     recover: frozenset[str]
+    #: Whether every argument is written between quote tokens through ``str()`` (``values="python_str"``),
+    #: a quoted value then typed by its parameter's schema where that declares no string.
+    quoted_scalars: bool = False
 
     @classmethod
     def of(cls, spec: WireSpec) -> Markers:
         opener, closer = spec.reasoning or ("", "")
-        return cls(*spec.call, spec.block[1], spec.stop, spec.quote, opener, closer, frozenset(spec.recover))
+        typed = spec.values == "python_str"
+        return cls(*spec.call, spec.block[1], spec.stop, spec.quote, opener, closer, frozenset(spec.recover), typed)
 
     @functools.cached_property
     def bare(self) -> bool:
@@ -362,7 +376,7 @@ class Gemma4Calls(Family):
     def __init__(self, spec: WireSpec) -> None:
         super().__init__(spec)
         self.markers = Markers.of(spec)
-        self.notation = Notation(spec.quote, spec.call)
+        self.notation = Notation(spec.quote, spec.call, spec.values == "python_str")
 
     @classmethod
     def check(cls, spec: WireSpec) -> None:
@@ -373,8 +387,8 @@ class Gemma4Calls(Family):
             raise ValueError("a gemma4 spec needs a call opener and closer, a stop token and a quote token")
         if spec.block[0]:
             raise ValueError("the gemma4 family has no block opener: block gives only what ends a turn's calls")
-        if (spec.arguments, spec.values) != ("quoted", "quoted"):
-            raise ValueError('the gemma4 family writes arguments="quoted" and values="quoted"')
+        if spec.arguments != "quoted" or spec.values not in VALUE_STYLES:
+            raise ValueError('the gemma4 family writes arguments="quoted" and values="quoted" or "python_str"')
         unknown = sorted(set(spec.recover) - set(RECOVERIES))
         if unknown:
             known = ", ".join(RECOVERIES)
@@ -425,7 +439,7 @@ class Gemma4Calls(Family):
         Keys sorted case-insensitively, strings between quote tokens (any text but that token).
         Reasoning is the reasoning channel. Markers among the spec's special tokens are tokens."""
         m = self.markers
-        values = GemmaValues(builder, m.quote)
+        values = (StrGemmaValues if m.quoted_scalars else GemmaValues)(builder, m.quote)
         bodies = [seq(f"{CALL_WORD}{tool_name(tool)}", values.value(parameters_schema(tool))) for tool in tools]
         call = seq(builder.rule("call", alt(*bodies)), Marker(m.call_close)) if bodies else EMPTY
         opens = (*m.openers, m.stop, *m.ends[:-1])  # what ends the reasoning channel
@@ -499,6 +513,21 @@ class GemmaValues(JsonValues):
         digits = ralt(rseq(plus(DIGIT), optional(rseq(".", star(DIGIT)))), rseq(".", plus(DIGIT)))
         exponent = optional(rseq(charset("eE"), optional(charset("+-")), plus(DIGIT)))
         return Term("GEMMA_NUMBER", rseq(optional("-"), digits, exponent))
+
+
+class StrGemmaValues(GemmaValues):
+    """Arguments as ``values="python_str"`` writes them: each one any text between quote tokens
+    (what ``str()`` gives of a value of any type), under its declared key."""
+
+    tag = "gemma_str"
+
+    def object(self, schema: Mapping[str, Any]) -> Expr:
+        declared = properties(schema)
+        if declared is None:
+            return self.free_object(self.string())
+        props, required = declared
+        items = [(seq(self.key(name), self.string()), name in required) for name in list(props)]
+        return seq(self.object_open, ordered_items(items, self.item_separator), self.object_close)
 
 
 FAMILY = Gemma4Calls
