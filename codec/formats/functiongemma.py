@@ -27,7 +27,7 @@ Quirks of the reference template, reproduced by the renderer:
 * F5. ``arguments`` given as a string fail (``No filter named 'fromjson' found.``: transformers has
   no ``fromjson``); arguments that are no mapping fail at ``.items()``.
 * F6. An assistant message without calls (``tool_calls`` absent or empty) is
-  ``<start_of_turn>model\\n`` + content; ``None`` content is written ``None``. Reasoning is dropped.
+  ``<start_of_turn>model\\n`` + content (none: nothing). Reasoning is dropped.
 * F7. A tool message is a user turn ``Function result for NAME: CONTENT``, NAME the message's
   ``name`` (``function`` where it has none).
 * F8. Messages of any other role are dropped.

@@ -85,6 +85,23 @@ def scalar_schema(parameters: Any, key: str) -> Any:
     return schema if types and "string" not in types else None
 
 
+def typed_value(parameters: Any, key: str, value: Any) -> Any:
+    """Argument ``key``'s ``value`` as the builder gives it back: a string typed by its schema where
+    :func:`scalar_schema` finds one and the text fits it, else as it is."""
+    schema = scalar_schema(parameters, key) if isinstance(value, str) else None
+    if schema is None:
+        return value
+    typed, problem = type_text(value, schema)
+    return value if problem is not None else typed
+
+
+def typed_arguments(parameters: Any, arguments: Any) -> Any:
+    """``arguments`` with each value :func:`typed_value` (the whole-reply reader's, as the builder's)."""
+    if not isinstance(arguments, dict):
+        return arguments
+    return {key: typed_value(parameters, key, value) for key, value in arguments.items()}
+
+
 class Gemma4Builder(LiteralHandlers, Builder):
     """Builds calls from the gemma4 grammar. Values are typed as written; nothing is coerced.
 
@@ -226,7 +243,7 @@ class Gemma4Builder(LiteralHandlers, Builder):
             return _Streamed(call.string_end())
         schema, text = self._typed, "".join(self._typed_text)
         self._typed, self._typed_text = None, []
-        value, problem = type_text(text, schema)
+        value, problem = type_text(text, schema)  # as typed_value types it
         return text if problem is not None else value
 
     def on_text(self, kind: str, text: str, pos: int) -> None:
@@ -547,15 +564,7 @@ class WholeReplies:
                 arguments = PLAIN_JSON_DECODER.decode("".join(out))
             except ValueError:  # a repeated key, a number out of range, a misplaced comma or key
                 return None
-            if m.quoted_scalars and tools and self._typed(tools.get(head.group(1)), arguments):
-                return None  # a quoted value its schema types: the grammar's builder types it
+            if m.quoted_scalars and tools and head.group(1) in tools:
+                arguments = typed_arguments(tool_parameters(tools[head.group(1)]), arguments)
             calls.append((head.group(1), arguments))
         return prose, reasoning, calls
-
-    @staticmethod
-    def _typed(tool: Any, arguments: Any) -> bool:
-        """Whether a string among ``arguments`` is one its schema in ``tool`` would type."""
-        if tool is None or not isinstance(arguments, dict):
-            return False
-        parameters = tool_parameters(tool)
-        return any(isinstance(v, str) and scalar_schema(parameters, k) is not None for k, v in arguments.items())

@@ -16,6 +16,9 @@ A member's spec sets:
   stops there, and the application appends the results); empty: the calls end with ``stop``.
 * ``stop``: what ends a turn without calls (``<turn|>``).
 * ``quote``: the token strings are written between (``<|"|>``), nothing escaped.
+* ``values``: ``"quoted"`` (Gemma's notation, below), or ``"python_str"``: every argument written
+  through ``str()`` between quote tokens (``n:<|"|>7<|"|>``), as FunctionGemma's template writes
+  them, and a quoted value read back typed by its parameter's schema where that declares no string.
 * ``reasoning``: the reasoning channel's opener and closer, or None. An opener that is a token
   followed by a channel's name (``<|channel>thought``) is read without its name too.
 * ``special_tokens``: markers written as tokens in llguidance grammars.
@@ -58,6 +61,7 @@ from codec.export import (
     properties,
     ralt,
     rseq,
+    schema_types,
     seq,
     star,
 )
@@ -78,6 +82,7 @@ from codec.stream import Syntax
 from codec.watch import Delimiter
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 from codec.wire import _gemma4_parse as parse
+from codec.wire._call_list_python import PythonValues
 
 #: The deviations a member may recover (its spec's ``recover``), by name.
 RECOVERIES: dict[str, str] = {
@@ -516,18 +521,60 @@ class GemmaValues(JsonValues):
 
 
 class StrGemmaValues(GemmaValues):
-    """Arguments as ``values="python_str"`` writes them: each one any text between quote tokens
-    (what ``str()`` gives of a value of any type), under its declared key."""
+    """Arguments as ``values="python_str"`` writes them: each one what ``str()`` gives of a value of
+    its parameter's schema, between quote tokens (a string raw, ``True``, ``None``, a number, a list
+    or a dict as Python's ``repr``), under its declared key."""
 
     tag = "gemma_str"
+
+    def __init__(self, builder: GrammarBuilder, quote: str) -> None:
+        super().__init__(builder, quote)
+        self.python = PythonValues(builder)
+
+    def order(self, names: list[str]) -> list[str]:
+        return names  # the template writes the arguments in their given order
 
     def object(self, schema: Mapping[str, Any]) -> Expr:
         declared = properties(schema)
         if declared is None:
             return self.free_object(self.string())
         props, required = declared
-        items = [(seq(self.key(name), self.string()), name in required) for name in list(props)]
+        items = [(seq(self.key(name), self.argument(props[name])), name in required) for name in props]
         return seq(self.object_open, ordered_items(items, self.item_separator), self.object_close)
+
+    def argument(self, schema: Any) -> Expr:
+        """An argument's value for ``schema``: ``str()`` of a value it allows, between quote tokens."""
+        if not isinstance(schema, Mapping):
+            return self.string()
+        null = [self.written(None)] if schema.get("nullable") is True else []
+        if "const" in schema:
+            return self.written(schema["const"])
+        if isinstance(schema.get("enum"), list) and schema["enum"]:
+            return alt(*(self.written(v) for v in schema["enum"]), *null)
+        for key in ("anyOf", "oneOf"):
+            options = schema.get(key)
+            if isinstance(options, list) and options:
+                return alt(*(self.argument(o) for o in options), *null)
+        types = schema_types(schema)
+        if not types:
+            return self.string()
+        return alt(*(self.typed_text(schema, kind) for kind in types))
+
+    def written(self, value: Any) -> Expr:
+        """``value`` as ``str()`` writes it, between quote tokens."""
+        return self.string_of(Lit(value if isinstance(value, str) else string(value)))
+
+    def typed_text(self, schema: Mapping[str, Any], kind: str) -> Expr:
+        """A value of JSON type ``kind`` as ``str()`` writes it, between quote tokens."""
+        if kind == "boolean":
+            return alt(self.written(True), self.written(False))
+        if kind == "null":
+            return self.written(None)
+        if kind in ("integer", "number"):
+            return self.string_of(GemmaValues.typed(self, schema, kind))
+        if kind in ("array", "object"):
+            return self.string_of(self.python.typed(schema, kind))
+        return self.string()
 
 
 FAMILY = Gemma4Calls
