@@ -15,6 +15,7 @@ from codec.formats.glm4_7 import Glm4_7
 from codec.formats.granite4 import Granite4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
+from codec.formats.nemotron3 import Nemotron3
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_5 import Qwen3_5
@@ -33,6 +34,7 @@ BUILTINS += (
     Gemma4_31b,
     Gemma4_31bInterleaved,
     Qwen3_5,
+    Nemotron3,
     Granite4,
 )  # variants of a format's prompts, one line each
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
