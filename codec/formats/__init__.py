@@ -17,12 +17,12 @@ from codec.formats.gpt_oss import GptOss
 from codec.formats.granite4 import Granite4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
-from codec.formats.nemotron3 import Nemotron3
 from codec.formats.kimi_k2 import KimiK2
 from codec.formats.lfm2 import Lfm2
 from codec.formats.llama3_1 import Llama3_1
 from codec.formats.llama3_2 import Llama3_2
 from codec.formats.minimax_m2 import MinimaxM2
+from codec.formats.nemotron3 import Nemotron3
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_5 import Qwen3_5
