@@ -68,6 +68,7 @@ def test_the_overlap_check_sees_free_text_that_starts_with_punctuation() -> None
     [
         ("gemma3_tool_code", call_list.CLOSED_PUNCTUATION),
         ("deepseek_pythonic", call_list.CLOSED_PUNCTUATION),
+        ("lfm2", call_list.CLOSED_PUNCTUATION),
         ("hermes", json_object.CLOSED_PUNCTUATION),
     ],
 )

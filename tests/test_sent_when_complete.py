@@ -27,6 +27,7 @@ WAITS = {
     "deepseek_pythonic": "a bare list's calls are known to be calls only at its end",
     # Calls in a list are built when the list closes: a rejected list is recovered whole.
     "gemma3_tool_code": "a list's calls are sent when the list closes, not at each call's ')'",
+    "lfm2": "a list's calls are sent when the list closes, not at each call's ')'",
 }
 
 #: Replies whose last token before a closer waits for the longest marker's worth of text after it:
@@ -35,7 +36,6 @@ WAITS = {
 #: at once is the part of "send what is certain" not done yet.
 HELD_TEXT = "a token before the closer still waits for the longest marker's worth of text after it"
 HELD = {
-    "deepseek_v3_1/call_in_one_delta",
     "gemma4/whitespace_in_body",
     "glm4_6/call_without_arguments",
     "glm4_6/canonical_single_call",
@@ -50,6 +50,7 @@ HELD = {
     "gpt_oss/two_calls_in_one_reply",
     "hermes/name_only",
     "hermes/unicode_and_escapes",
+    "minimax_m2/markup_inside_a_string_value",
     "qwen3_coder/call_without_parameters",
     "qwen3_coder/canonical_single_call",
     "qwen3_coder/canonical_without_tools",
@@ -82,6 +83,10 @@ HELD = {
     "qwen3_coder_official/python_literals_of_the_string_filter",
     "qwen3_coder_official/typed_containers",
     "qwen3_coder_official/typed_scalars",
+    "qwen3_5/parallel_calls",
+    "qwen3_5/think_closer_glued_to_the_call",
+    "qwen3_5/thinking_disabled_call",
+    "qwen3_5/thinking_then_call_with_scalars",
 }
 
 

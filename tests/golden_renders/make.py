@@ -583,6 +583,41 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": True,
         },
     },
+    # lfm2: reasoning after the last user message only, or everywhere with preserve_thinking (L4);
+    # content parts with an image (L3); Python values and an empty call list (L5); the tag moved
+    # after the calls (L6); a later system message as an ordinary turn (L1)
+    "lfm2": {
+        "lfm2_thinking_and_preserve_thinking": {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": "<think>old</think> Sunny.", "reasoning_content": "Old."},
+                {"role": "user", "content": "And Rome?"},
+                {"role": "assistant", "content": "Checking.", "reasoning_content": "Rome next."},
+            ],
+            "tools": None,
+            "add_generation_prompt": False,
+            "variables": {"preserve_thinking": True, "bos_token": "<|startoftext|>"},
+        },
+        "lfm2_python_values_and_parts": {
+            "messages": [
+                {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+                {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Where?"}]},
+                {
+                    "role": "assistant",
+                    "content": "CONTINUE_FINAL_MESSAGE_TAG ",
+                    "tool_calls": [
+                        call("c1", "get_weather", {"city": "Paris", "days": 2, "ok": True, "none": None}),
+                        call("c2", "search", {"query": "it", "opts": {"k": [1, "x"]}, "tags": ["a", 1.5]}),
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "assistant", "content": "", "tool_calls": []},
+                {"role": "system", "content": "Later."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
     # gpt_oss: the system message's variables (O1), a developer message (O2), declarations (O3, O4),
     # only the first call written and its analysis message kept or dropped (O5), the last turn's
     # reasoning without a generation prompt (O6), results named by the last call (O7)
@@ -793,6 +828,48 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "messages": [USER, {"role": "assistant", "tool_calls": [call("c1", "get_weather", '{"city": "Paris"}')]}],
             "tools": [WEATHER],
             "add_generation_prompt": False,
+        },
+    },
+    # qwen3_5: think blocks after the last query only (F4), scalars via str() and lists as JSON (F5),
+    # numbered pictures (F1), a tool result written by hand is no query (F3), thinking off (F7)
+    "qwen3_5": {
+        "qwen3_5_reasoning_after_last_query": {
+            "messages": [
+                SYSTEM,
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Dropped: before the last query."},
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "reasoning_content": "Two cities.",
+                    "tool_calls": [
+                        call("c1", "get_weather", {"city": "Paris", "days": 3}),
+                        call("c2", "f", {"flag": True, "n": None, "x": 1.5, "lst": [1, "a"], "obj": {"k": False}}),
+                    ],
+                },
+                *RESULTS,
+                {"role": "user", "content": "<tool_response>\nby hand\n</tool_response>"},
+                {"role": "assistant", "content": "<think>\nInline.\n</think>\n\nParis is sunny."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+        "qwen3_5_thinking_disabled_with_pictures": {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Compare "},
+                        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+                        {"type": "image"},
+                        {"type": "video"},
+                    ],
+                }
+            ],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"enable_thinking": False, "add_vision_id": True},
         },
     },
     # qwen3: every assistant turn needs a content; reasoning shows only after the last user query
