@@ -439,6 +439,26 @@ CASES: dict[str, dict[str, Any]] = {
 
 
 #: Cases of one format only, for what its template does that the shared cases do not show.
+#: Cases of both Llama 3 templates: two calls in one turn (which they refuse), the tools in the
+#: system turn with the date and bos_token given.
+LLAMA_TWO_CALLS: dict[str, Any] = {
+    "messages": [
+        USER,
+        {
+            "role": "assistant",
+            "tool_calls": [call("c1", "get_weather", {"city": "Paris"}), call("c2", "get_weather", {"city": "Rio"})],
+        },
+    ],
+    "tools": [WEATHER],
+    "add_generation_prompt": True,
+}
+LLAMA_TOOLS_IN_THE_SYSTEM_TURN: dict[str, Any] = {
+    "messages": [SYSTEM, USER],
+    "tools": [WEATHER],
+    "add_generation_prompt": True,
+    "variables": {"tools_in_user_message": False, "date_string": "02 Dec 2026", "bos_token": "<|begin_of_text|>"},
+}
+
 FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
     # gemma4_31b: parameters named after schema keys left out (G1), system parts printed (G2), an
     # answered turn with a blank content closed (G3), the generation prompt's thought with thinking on (G4)
@@ -582,6 +602,47 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "tools": [WEATHER],
             "add_generation_prompt": True,
         },
+    },
+    # llama3_1: the tools in the first user message (L3) or in the system turn, built-in tools and
+    # their Python calls ended by <|eom_id|> (L2, L5), the date and bos_token variables (L1), tool
+    # results as JSON string literals (L6), and the template's two errors (L3, L5)
+    "llama3_1": {
+        "llama_tools_in_the_system_turn": LLAMA_TOOLS_IN_THE_SYSTEM_TURN,
+        "llama_builtin_tools": {
+            "messages": [
+                USER,
+                {"role": "assistant", "tool_calls": [call("c1", "brave_search", {"query": "weather in Paris"})]},
+                {"role": "ipython", "content": "sunny"},
+                {"role": "assistant", "tool_calls": [call("c2", "get_weather", {"city": "Paris"})]},
+                {"role": "tool", "tool_call_id": "c2", "content": "18 °C"},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+            "variables": {"builtin_tools": ["brave_search", "code_interpreter", "wolfram_alpha"]},
+        },
+        "llama_custom_tools": {
+            "messages": [USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"custom_tools": [SEARCH]},
+        },
+        "llama_two_calls_in_one_turn": LLAMA_TWO_CALLS,
+        "llama_tools_without_a_user_message": {
+            "messages": [SYSTEM],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
+    # llama3_2: the date given (T1), builtin_tools not read (T2), tools in the system turn (L3)
+    "llama3_2": {
+        "llama_tools_in_the_system_turn": LLAMA_TOOLS_IN_THE_SYSTEM_TURN,
+        "llama3_2_builtin_tools_not_read": {
+            "messages": [USER, {"role": "assistant", "tool_calls": [call("c1", "brave_search", {"query": "Paris"})]}],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+            "variables": {"builtin_tools": ["brave_search"]},
+        },
+        "llama_two_calls_in_one_turn": LLAMA_TWO_CALLS,
     },
     # lfm2: reasoning after the last user message only, or everywhere with preserve_thinking (L4);
     # content parts with an image (L3); Python values and an empty call list (L5); the tag moved
@@ -956,6 +1017,11 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+#: Variables every case of a format is rendered with: a template that writes today's date by
+#: default (llama3_2) is given one, so that its renders are the same on any day.
+FORMAT_VARIABLES: dict[str, dict[str, Any]] = {"llama3_2": {"date_string": "26 Jul 2024"}}
+
+
 def load(spec: str) -> codec.Format:
     """A registered format by name, or ``module:Class`` instantiated (for a format not registered yet)."""
     if ":" in spec:
@@ -1002,6 +1068,7 @@ def rendered_cases(fmt: codec.Format, template: str) -> dict[str, tuple[dict[str
     out: dict[str, tuple[dict[str, Any], str | None]] = {}
     for case_name, case in {**CASES, **FORMAT_CASES.get(fmt.name, {})}.items():
         case = {"variables": {}, **case}
+        case["variables"] = {**FORMAT_VARIABLES.get(fmt.name, {}), **case["variables"]}
         case["variables"] = {**case["variables"], **CLOCK_VARIABLES.get(fmt.name, {})}
         kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
         try:
