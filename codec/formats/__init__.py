@@ -50,7 +50,6 @@ BUILTINS += (
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2,)  # members of a family with replies of their own
-BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
 BUILTINS += (GptOss,)
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
