@@ -16,6 +16,7 @@ from codec.formats.granite4 import Granite4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
 from codec.formats.lfm2 import Lfm2
+from codec.formats.llama4_pythonic import Llama4Pythonic
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_coder import Qwen3Coder
@@ -36,7 +37,7 @@ BUILTINS += (
 )  # variants of a format's prompts, one line each
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
-BUILTINS += (Lfm2,)  # members of a family with replies of their own
+BUILTINS += (Lfm2, Llama4Pythonic)  # members of a family with replies of their own
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}
@@ -47,8 +48,6 @@ _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls
 RETIRED: dict[str, str] = {
     "deepseek": "deepseek_pythonic spells DeepSeek's role tokens in ASCII; DeepSeek V3's own template "
     "uses full-width tokens and another call syntax",
-    "pythonic": "deepseek_pythonic writes Python-list calls after DeepSeek-style tokens; vLLM's 'pythonic' "
-    "is Llama 3.2/4's format, which codec does not have",
 }
 
 
