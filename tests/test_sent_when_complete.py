@@ -28,6 +28,7 @@ WAITS = {
     # Calls in a list are built when the list closes: a rejected list is recovered whole.
     "gemma3_tool_code": "a list's calls are sent when the list closes, not at each call's ')'",
     "lfm2": "a list's calls are sent when the list closes, not at each call's ')'",
+    "llama4_pythonic": "a bare list's calls are known to be calls only at its end",
 }
 
 #: Replies whose last token before a closer waits for the longest marker's worth of text after it:

@@ -67,7 +67,7 @@ from codec.export import (
 from codec.formats._calls import MARKUP, LiteralHandlers, before_stop, leading_reasoning
 from codec.literals import json_value
 from codec.schema import tool_name, tool_parameters
-from codec.sink import CONTENT, REASONING, CallWriter, Sink
+from codec.sink import CONTENT, NEXT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, FastLexer
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
@@ -239,11 +239,16 @@ class CallListBuilder(LiteralHandlers, Builder):
     def call_list(self, *children: Any) -> None:
         self._done_in_block = 0
 
-    def python_tagged(self, opener: Token, *children: Any) -> None:
-        """A list between Llama's code-interpreter tags (the ``python_tag`` recovery): its calls, the
-        tags reported and dropped."""
-        message = "calls written between <|python_start|> and <|python_end|>: the tags are dropped"
-        self.sink.issue("fenced_call", message, opener.start_pos, "".join(str(c) for c in (opener, *children[1:])))
+    def python_open(self, token: Token) -> None:
+        """Llama's code-interpreter tag before a list (the ``python_tag`` recovery): reported, dropped."""
+        message = "calls written after <|python_start|>: the tag is dropped"
+        self.sink.issue("fenced_call", message, token.start_pos, str(token), call=NEXT)
+
+    def python_close(self, token: Token) -> None:
+        """Llama's code-interpreter tag after a list: reported, dropped."""
+        self.sink.issue(
+            "fenced_call", "<|python_end|> after the calls: the tag is dropped", token.start_pos, str(token)
+        )
 
     def printed(self, name: Token, *children: Any) -> None:
         self.printed_call(name.start_pos, str(name) + "(")
@@ -337,7 +342,7 @@ class CallListBuilder(LiteralHandlers, Builder):
         if call is not None:
             piece = later.pop(0)[1] if later else ""
             if self._probe(piece) != (call.name, call.arguments):
-                call.cut(raw, error, call.pos)
+                call.cut(raw[:used], error, call.pos)  # a bare list: up to its "]", the rest is read again
                 reported = True
             else:
                 call.end()
@@ -530,7 +535,7 @@ def grammar_values(spec: WireSpec) -> tuple[tuple[str, str], ...]:
         ("REASONING", "reasoning? " if reasoning is not None else ""),
         ("BLOCK", " | fence" if opener else ""),
         ("STATEMENTS", " | assignment | printed" if "statements" in spec.recover else ""),
-        ("PYTHON_TAG", " | python_tagged" if tagged else ""),
+        ("PYTHON_TAG", " | python_open | python_close" if tagged else ""),
         ("PYTHON_OPEN", lark_literal(PYTHON_TAGS[0]) if tagged else f"/{_NOTHING}/"),
         ("PYTHON_CLOSE", lark_literal(PYTHON_TAGS[1]) if tagged else f"/{_NOTHING}/"),
         (
