@@ -7,8 +7,8 @@ Replies: an empty one (``Hello.``), a typical one (about 350 B of prose and one 
 them. For each: the best-of-N time of one complete parse (and of the grammar's path alone, where
 no whole-reply reader takes the reply), the total time to parse the same reply
 streamed in 4-character chunks (arguments deltas included: events on), and the baselines of the
-same run: a regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6) or ``ast.parse`` +
-``literal_eval`` (the Python-list formats), and for qwen3_coder and gemma4 transformers'
+same run: a regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6, minimax_m2) or
+``ast.parse`` + ``literal_eval`` (the Python-list formats), and for qwen3_coder and gemma4 transformers'
 ``ResponseParser`` with its fallback templates (``transformers.cli.serving.utils``), where
 transformers is installed. Streamed, the regex baseline re-runs on the whole buffer at each chunk,
 as those servers do (quadratic: past 50 KB it is estimated from 2 000 evenly spaced chunks, and at
@@ -170,6 +170,31 @@ def glm4_6_baseline(text: str) -> list[Any]:
     return calls
 
 
+_MINIMAX_CALL = re.compile(r"<minimax:tool_call>(.*?)</minimax:tool_call>", re.DOTALL)
+_MINIMAX_INVOKE = re.compile(r'<invoke name="(.*?)">(.*?)</invoke>', re.DOTALL)
+_MINIMAX_PARAMETER = re.compile(r'<parameter name="(.*?)">(.*?)</parameter>', re.DOTALL)
+
+
+def minimax_baseline(text: str) -> list[Any]:
+    """The regex approach of the popular MiniMax-M2 parsers: wrappers, invokes and parameters by
+    lazy regexes, values converted by the declared type."""
+    calls = []
+    for block in _MINIMAX_CALL.findall(text):
+        for name, body in _MINIMAX_INVOKE.findall(block):
+            types = _TYPES.get(name, {})
+            args: dict[str, Any] = {}
+            for key, value in _MINIMAX_PARAMETER.findall(body):
+                kind = types.get(key, "string")
+                if kind == "integer":
+                    args[key] = int(value)
+                elif kind in ("object", "array"):
+                    args[key] = json.loads(value)
+                else:
+                    args[key] = value
+            calls.append({"name": name, "arguments": args})
+    return calls
+
+
 _GEMMA_CALL = re.compile(r"<\|tool_call>call:([\w\-.]+)(\{.*?\})<tool_call\|>", re.DOTALL)
 _GEMMA_STRING = re.compile(r'<\|"\|>(.*?)<\|"\|>', re.DOTALL)
 _GEMMA_KEY = re.compile(r"([{,])([A-Za-z_][\w\-.]*):")
@@ -226,23 +251,55 @@ def _literal(node: ast.expr) -> Any:
 
 
 #: The Python-list formats' strings are written plain here (see sample_calls).
-PLAIN_STRINGS = {"deepseek_pythonic", "lfm2"}
+PLAIN_STRINGS = {"deepseek_pythonic", "lfm2", "llama4_pythonic"}
 #: Formats whose replies hold no null here: transformers' gemma4 response template fails on
 #: ``None`` (it rewrites keys and strings to JSON, not the literal).
 NO_NULLS = {"gemma4"}
 
+_DEEPSEEK_V3_1_RX = re.compile(r"<｜tool▁call▁begin｜>(.*?)<｜tool▁sep｜>(.*?)<｜tool▁call▁end｜>", re.DOTALL)
+
+
+def deepseek_v3_1_baseline(text: str) -> list[Any]:
+    """vLLM's DeepSeek V3.1 approach: a lazy regex for each call's name and arguments, json.loads for these."""
+    calls = []
+    for m in _DEEPSEEK_V3_1_RX.finditer(text):
+        with contextlib.suppress(json.JSONDecodeError):  # a partial call while streaming
+            calls.append({"name": m.group(1), "arguments": json.loads(m.group(2))})
+    return calls
+
+
+_KIMI_K2_RX = re.compile(
+    r"<\|tool_call_begin\|>\s*(?P<id>[\w.]+:\d+)\s*<\|tool_call_argument_begin\|>\s*(?P<args>.*?)\s*<\|tool_call_end\|>",
+    re.DOTALL,
+)
+
+
+def kimi_k2_baseline(text: str) -> list[Any]:
+    """vLLM's Kimi K2 approach: a lazy regex for each call's id and arguments, the name from the id."""
+    calls = []
+    for m in _KIMI_K2_RX.finditer(text):
+        with contextlib.suppress(json.JSONDecodeError):  # a partial call while streaming
+            name = m.group("id").split(":")[0].split(".")[-1]
+            calls.append({"name": name, "arguments": json.loads(m.group("args"))})
+    return calls
+
+
 BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "deepseek_pythonic": pythonic_baseline,
+    "deepseek_v3_1": deepseek_v3_1_baseline,
     "gemma3_tool_code": pythonic_baseline,
     "lfm2": pythonic_baseline,
+    "llama4_pythonic": pythonic_baseline,
     "gemma4": gemma4_baseline,
     "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)
     "glm4_6": glm4_6_baseline,
     "hermes": hermes_baseline,
+    "kimi_k2": kimi_k2_baseline,
+    "minimax_m2": minimax_baseline,
     "qwen3_coder": qwen3_coder_baseline,
 }
 #: Formats whose values need the tools to be typed are parsed with them (codec and baseline alike).
-WITH_TOOLS = {"qwen3_coder", "glm4_6"}
+WITH_TOOLS = {"qwen3_coder", "glm4_6", "minimax_m2"}
 
 
 def best_of(fn: Callable[[], object], budget: float = 1.0, runs: int = 200) -> float:
@@ -305,6 +362,7 @@ TARGETS = {
         "gemma3_tool_code": 1.0,
         "deepseek_pythonic": 1.0,
         "lfm2": 1.0,
+        "llama4_pythonic": 1.0,
     },
     "typical_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
     "20k_vs_baseline": {
@@ -313,6 +371,7 @@ TARGETS = {
         "gemma3_tool_code": 1.0,
         "deepseek_pythonic": 1.0,
         "lfm2": 1.0,
+        "llama4_pythonic": 1.0,
     },
     "20k_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
     "stream_vs_parse": 3.0,

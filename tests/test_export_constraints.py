@@ -234,6 +234,7 @@ def test_keywords_left_out_are_named_once_with_their_place(fmt_name: str) -> Non
                 "glm4_6",
                 "lfm2",
                 "llama4_pythonic",
+                "minimax_m2",
             ),
         )
         assert ("book.code: pattern" in message) == raw, message

@@ -15,16 +15,20 @@ from codec.formats.glm4_7 import Glm4_7
 from codec.formats.granite4 import Granite4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
+from codec.formats.kimi_k2 import KimiK2
 from codec.formats.lfm2 import Lfm2
 from codec.formats.llama4_pythonic import Llama4Pythonic
+from codec.formats.minimax_m2 import MinimaxM2
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
+from codec.formats.qwen3_5 import Qwen3_5
 from codec.formats.qwen3_coder import Qwen3Coder
 from codec.formats.qwen3_coder_official import Qwen3CoderOfficial
 from codec.formats.qwq import Qwq
 
 #: Every built-in format class. Adding a format is one module, one grammar and one line here.
 BUILTINS: tuple[type[Format], ...] = (DeepseekPythonic, Gemma3ToolCode, Gemma4, Hermes, Qwen3Coder)
+BUILTINS += (MinimaxM2,)  # members of the invoke family
 BUILTINS += (
     Hermes3,
     Qwen3,
@@ -33,10 +37,11 @@ BUILTINS += (
     Qwq,
     Gemma4_31b,
     Gemma4_31bInterleaved,
+    Qwen3_5,
     Granite4,
 )  # variants of a format's prompts, one line each
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
-BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
+BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2, Llama4Pythonic)  # members of a family with replies of their own
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}

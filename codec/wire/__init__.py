@@ -60,6 +60,7 @@ FAMILIES: dict[str, str] = {
     "gemma4": "gemma4",
     "arg_pairs": "arg_pairs",
     "named_json": "named_json",
+    "invoke": "invoke",
 }
 
 
@@ -99,7 +100,8 @@ class WireSpec:
     parameter: tuple[str, str, str] = ("", "", "")
     #: How argument values are written: ``"json"``; ``"json_raw"`` (JSON, but strings between ``"``
     #: with nothing escaped); ``"text"`` (raw, typed by the tool's schema);
-    #: ``"python_str"`` (Python's ``str()`` of the value, typed by the schema); ``"python"``
+    #: ``"python_str"`` (Python's ``str()`` of the value, typed by the schema); ``"python_scalars"``
+    #: (a mapping or a list as JSON, any other non-string through ``str()``); ``"python"``
     #: (Python literals); ``"quoted"`` (the family's own, strings between :attr:`quote`).
     values: str = "json"
     #: The token that opens and closes a string value where the family writes strings between one.
@@ -191,6 +193,12 @@ class Family:
     def reply_markers(self) -> tuple[str, ...]:
         """Regular expressions that match only where a reply writes a call in this syntax (for detection)."""
         raise NotImplementedError
+
+    def reply_ids(self, message: dict[str, Any]) -> list[str] | None:
+        """The ids the calls of the reply :meth:`reply_text` writes for ``message`` parse with, where
+        the syntax writes ids (they are then the calls' ids); None where it writes none (a parse's
+        ``call_id`` makes them)."""
+        return None
 
     def schema_tag(self, name: str) -> tuple[str, str] | None:
         """What comes before and after the arguments of a call of tool ``name`` in xgrammar's

@@ -781,6 +781,48 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": False,
         },
     },
+    # qwen3_5: think blocks after the last query only (F4), scalars via str() and lists as JSON (F5),
+    # numbered pictures (F1), a tool result written by hand is no query (F3), thinking off (F7)
+    "qwen3_5": {
+        "qwen3_5_reasoning_after_last_query": {
+            "messages": [
+                SYSTEM,
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Dropped: before the last query."},
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "reasoning_content": "Two cities.",
+                    "tool_calls": [
+                        call("c1", "get_weather", {"city": "Paris", "days": 3}),
+                        call("c2", "f", {"flag": True, "n": None, "x": 1.5, "lst": [1, "a"], "obj": {"k": False}}),
+                    ],
+                },
+                *RESULTS,
+                {"role": "user", "content": "<tool_response>\nby hand\n</tool_response>"},
+                {"role": "assistant", "content": "<think>\nInline.\n</think>\n\nParis is sunny."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+        "qwen3_5_thinking_disabled_with_pictures": {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Compare "},
+                        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+                        {"type": "image"},
+                        {"type": "video"},
+                    ],
+                }
+            ],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"enable_thinking": False, "add_vision_id": True},
+        },
+    },
     # qwen3: every assistant turn needs a content; reasoning shows only after the last user query
     "qwen3": {
         "qwen3_reasoning_after_last_query": {
