@@ -263,7 +263,7 @@ def split_calls(text: str) -> tuple[str, list[tuple[str, Any]] | None]:
 
 def _turns(prompt: str, pos: int) -> tuple[list[tuple[str, str]], bool]:
     """The turns from ``pos`` (role, text), and whether the prompt ends with the generation prompt."""
-    turns = []
+    turns: list[tuple[str, str]] = []
     while pos < len(prompt):
         if prompt.startswith(GENERATION_PROMPT, pos) and len(prompt) - pos == len(GENERATION_PROMPT):
             return turns, True
@@ -340,7 +340,7 @@ def prompt_conversation(prompt: str) -> Conversation:
             if system is not None:
                 messages.append(Message(role="system", content=system))
             turns = turns[1:]
-    declared = {tool_name(tool): tool for tool in tools or ()}
+    declared = {str(tool_name(tool)): tool for tool in tools or ()}
     ids = itertools.count()
     for role, text in turns:
         if role == "ipython":
