@@ -196,7 +196,8 @@ def test_markers_of_several_formats(data: st.DataObject) -> None:
     (of a tie, the one whose prompts agree the longest), and renders the prompts of none."""
     chosen = data.draw(st.lists(st.sampled_from(FORMATS), min_size=1, max_size=3, unique=True), label="formats")
     markers = [m for name in chosen for m in codec.get_format(name).template_markers]
-    filler = st.sampled_from(["{{ x }}", "{%- if y %}{% endif %}", "\n", " ", "text"])  # a template that compiles
+    # A template that compiles (blanks around the expression: a marker may end or start with a brace).
+    filler = st.sampled_from([" {{ x }} ", "{%- if y %}{% endif %}", "\n", " ", "text"])
     pieces = data.draw(st.permutations(markers + data.draw(st.lists(filler, max_size=6))), label="pieces")
     template = "".join(pieces)
     found = codec.detect_template(template)

@@ -60,6 +60,8 @@ class _Param:
     streams: bool
     #: ``string="true"`` / ``"false"`` where its head says so, else None.
     flag: bool | None
+    #: Whether it may be every argument in one (a first ``arguments`` the tool does not declare).
+    wrapper: bool
     raw: list[str] = field(default_factory=list)
 
 
@@ -126,8 +128,8 @@ class InvokeBuilder(Builder):
         self._ended = -1
 
     def stray_close(self, token: Token) -> None:
-        closer = self.tags.think_close
-        self.sink.issue("stray_closer", f"{closer} with no reasoning open, ignored", token.start_pos, str(token))
+        """A reasoning closer the reply starts with: the end of an empty think block, as templates
+        write a turn that does not think (``</think>`` alone), so nothing to report."""
 
     # ---- parameters
 
@@ -139,15 +141,16 @@ class InvokeBuilder(Builder):
         flag = flags[0] == "true" if flags and flags[0].lower() in ("true", "false") else None
         properties = schema_properties(self.sink.tool_schema(call.name or ""))
         schema = properties.get(key) if properties is not None else None
-        if flag is not None:
-            streams = flag
-        elif key == _WRAPPER and not call.arguments and (properties is None or _WRAPPER not in properties):
+        wrapper = key == _WRAPPER and not call.arguments and (properties is None or _WRAPPER not in properties)
+        if wrapper:
             streams = False  # perhaps every argument in one: decided at its end
+        elif flag is not None:
+            streams = flag
         else:
             types = declared_types(schema)
             streams = not types or types == ["string"]
         pos = _tag_pos(token)
-        self._param = _Param(key, pos, schema, streams, flag)
+        self._param = _Param(key, pos, schema, streams, flag, wrapper)
         if streams:
             call.string_start(key, pos)
 
@@ -182,9 +185,9 @@ class InvokeBuilder(Builder):
             call.string_end()
             return
         raw = "".join(param.raw)
-        if param.key == _WRAPPER and param.flag is None and self._unwrapped(call, param, raw):
+        if param.wrapper and self._unwrapped(call, param, raw):
             return
-        value = self._typed(param, raw)
+        value = raw if param.flag is True else self._typed(param, raw)
         call.argument(param.key, value, param.pos)
 
     def _typed(self, param: _Param, raw: str) -> Any:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
+from codec.wire.xml_params import _proper_prefixes
 
 if TYPE_CHECKING:
     from codec.export import CallSyntax, GrammarBuilder
@@ -58,8 +59,8 @@ BRACKETS = ("[TOOL_CALL]", "[/TOOL_CALL]")
 
 #: A name or an attribute's value as a head may write it: in double quotes, single quotes or none.
 _NAME = r"""(?:"[^"<>\n]{0,256}"|'[^'<>\n]{0,256}'|[^\s"'<>\/]{1,256})"""
-#: Attributes after the name (``string="true"``): up to four.
-_ATTRIBUTES = r"""(?:[ \t]{1,8}[\w-]{1,32}=(?:"[^"<>\n]{0,64}"|'[^'<>\n]{0,64}'|[^\s"'<>\/]{1,64})){0,4}"""
+#: Attributes after the name (``string="true"``, the one the builder reads): up to four.
+_ATTRIBUTES = r"""(?:[ \t]{1,8}(?:string|[\w-]{1,32})=(?:"[^"<>\n]{0,64}"|'[^'<>\n]{0,64}'|[^\s"'<>\/]{1,64})){0,4}"""
 
 
 # ---------------------------------------------------------------------------- the markers of a spec
@@ -165,17 +166,16 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
     r = regex_literal
     bare = "bare_invoke" in tags.recover
     brackets = tags.brackets
-    # Free text stops at what can start an item: a call, the stop token, a bare invoke, a bracket call.
-    text_markers = (
-        tags.call_open,
-        tags.stop,
-        *((tags.invoke_stem,) if bare else ()),
-        *(brackets[:1] if brackets else ()),
+    # What confirms a call opener: an invoke head, the wrapper's closer, or the end of what arrived.
+    call_next = (
+        rf"[ \t\r\n]{{0,16}}(?:{r(tags.invoke_stem)}|{r(tags.call_close)}|{_proper_prefixes(tags.invoke_stem)}\Z)"
     )
-    # A line break before a call opener (or a bare invoke, a bracket call) is layout.
-    line_stops = "|".join(
-        r(m) for m in (tags.call_open, *((tags.invoke_stem,) if bare else ()), *(brackets[:1] if brackets else ()))
-    )
+    # Free text stops at what can start an item: a call (where confirmed), the stop token, a bare
+    # invoke, a bracket call; the line breaks (and blanks) before one are layout.
+    others = (tags.stop, *((tags.invoke_stem,) if bare else ()), *(brackets[:1] if brackets else ()))
+    text_markers = (tags.call_open, *others)
+    text_stops = _stops(others, {tags.call_open[0]: [r(tags.call_open[1:]) + call_next]})
+    line_stops = "|".join((r(tags.call_open) + call_next, *(r(m) for m in others)))
     word = r(tags.parameter_word)
     # What a value stops at: its closer however spelled, the next head, an </invoke> that the end
     # of the call follows, the call's closer, the stop token.
@@ -208,14 +208,14 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
         ("RULES_EXTRA", rules),
         ("FIRSTS", r(_first_chars(text_markers))),
         ("LINE_STOPS", line_stops),
-        ("TEXT_STOPS", _stops(text_markers)),
+        ("TEXT_STOPS", text_stops),
         ("THINK_OPEN", r(tags.think_open)),
         ("THINK_CLOSE", r(tags.think_close)),
         ("THINK_CLOSE_TAIL", r(tags.think_close[1:])),
         ("CALL_OPEN", r(tags.call_open)),
         ("CALL_OPEN_TAIL", r(tags.call_open[1:])),
+        ("CALL_NEXT", call_next),
         ("STOP_STRING", lark_literal(tags.stop)),
-        ("CALL_OPEN_STRING", lark_literal(tags.call_open)),
         ("CALL_CLOSE", r(tags.call_close)),
         ("INVOKE_STEM", r(tags.invoke_stem)),
         ("INVOKE_CLOSE", r(tags.invoke_close)),
@@ -273,7 +273,6 @@ def reply_syntax(tags: Tags, separator: str) -> Syntax:
         settle_after=frozenset({"INVOKE_CLOSE", "INVOKE_SELF"}),
         closed_terminals=frozenset(
             {
-                "CALL_OPEN",
                 "CALL_CLOSE",
                 "INVOKE_OPEN",
                 "INVOKE_SELF",
@@ -353,9 +352,9 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
     reasoning, start = lead
     last = before_stop(text, tags.stop)
     first = text.find(tags.call_open, start, last)
-    if first < 0:
+    if first < 0:  # (blanks before the stop token may be layout: the rules decide)
         prose = text[start:last]
-        return (prose, reasoning, []) if not MARKUP.search(prose) else None
+        return (prose, reasoning, []) if not MARKUP.search(prose) and not prose[-1:].isspace() else None
     prose = ""
     if first > start:
         if not text.startswith(shape.separator, first - len(shape.separator)):
@@ -388,7 +387,7 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
             if flag == "false":
                 try:
                     value: Any = json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):
                     return None
             elif flag == "true" or not declared_types(schema) or declared_types(schema) == ["string"]:
                 value = raw
@@ -524,7 +523,7 @@ class Invoke(Family):
             seq,
         )
         from codec.schema import tool_name
-        from codec.wire.xml_params import _STYLES, _param_value
+        from codec.wire.xml_params import _STYLES, _param_value  # the same values, in other tags
 
         tags, style = self.tags, _STYLES["text"]
         close = tags.parameter_close

@@ -301,7 +301,7 @@ PROFILE = Profile(
     ),
     call_closer="</invoke>",
     plain_text=PLAIN_TEXT,
-    broken_block="<minimax:tool_call>\noops\n</minimax:tool_call>",
+    broken_block="<minimax:tool_call>\n<invoke name=>\n</minimax:tool_call>",
     adversarial=_adversarial,
     grammar_forbid=(),
     decode=Decode(normal_form=decode_normal_form),
