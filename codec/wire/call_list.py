@@ -979,9 +979,11 @@ class CallList(Family):
         )
 
     def reply_markers(self) -> tuple[str, ...]:
-        """The block's opener, or the end of a bare list right before the stop token."""
+        """The block's opener, or the end of a bare list right before the stop token; with the
+        ``python_tag`` recovery, Llama's tag before a list too."""
         opener = self.spec.block[0]
-        return (re.escape(opener.rstrip("\n")),) if opener else (r"\)\]" + re.escape(self.spec.stop),)
+        found = (re.escape(opener.rstrip("\n")),) if opener else (r"\)\]" + re.escape(self.spec.stop),)
+        return (*found, re.escape(PYTHON_TAGS[0]) + r"\[") if "python_tag" in self.spec.recover else found
 
 
 FAMILY = CallList
