@@ -4,6 +4,18 @@
 
 Replies: an empty one (``Hello.``), a typical one (about 350 B of prose and one call), and about
 1 KB, 20 KB, 200 KB and 1 MB of parallel calls with nested arguments, as ``render_reply`` writes
+them. For each: the best-of-N time of one complete parse (and of the grammar's path alone, where no
+whole-reply reader takes the reply), the total time to parse the same reply streamed in 4-character
+chunks (arguments deltas included: events on), and the baselines of the same run: a regex +
+``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6, minimax_m2; for llama3_1 JSON
+objects ``;`` apart) or ``ast.parse`` + ``literal_eval`` (the Python-list formats), and for
+qwen3_coder and gemma4 transformers' ``ResponseParser`` with its fallback templates
+(``transformers.cli.serving.utils``), where transformers is installed. Streamed, the regex baseline
+re-runs on the whole buffer at each chunk, as those servers do (quadratic: past 50 KB it is
+estimated from 2 000 evenly spaced chunks, and at 1 MB not run). Cold start: ``import codec`` and
+the first parse in a new process, with the grammar cache warm and cold. Each ratio is printed next
+to its target (issue "Speed"), and the tables go to ``bench/results/parse.json`` and
+``bench/results/parse.md``. ``--quick`` leaves out 200 KB and 1 MB.
 them. For each: the best-of-N time of one complete parse (and of the grammar's path alone, where
 no whole-reply reader takes the reply), the total time to parse the same reply
 streamed in 4-character chunks (arguments deltas included: events on), and the baselines of the
@@ -86,6 +98,27 @@ def hermes_baseline(text: str) -> list[Any]:
     for m in _HERMES_RX.finditer(text):
         with contextlib.suppress(json.JSONDecodeError):  # a partial block while streaming
             calls.append(json.loads(m.group(1) or m.group(2)))
+    return calls
+
+
+_LLAMA_SEPARATOR = re.compile(r"\s*;\s*")
+
+
+def llama3_json_baseline(text: str) -> list[Any]:
+    """vLLM's llama3_json approach: the text after an optional <|python_tag|>, up to the stop token,
+    json.loads for each object (``;`` apart)."""
+    body = text.removeprefix("<|python_tag|>").removesuffix("<|eot_id|>").removesuffix("<|eom_id|>")
+    calls = []
+    decoder = json.JSONDecoder()
+    pos = 0
+    while body.startswith("{", pos):
+        try:
+            value, pos = decoder.raw_decode(body, pos)
+        except json.JSONDecodeError:  # a partial object while streaming
+            break
+        calls.append({"name": value["name"], "arguments": value.get("parameters", value.get("arguments"))})
+        match = _LLAMA_SEPARATOR.match(body, pos)
+        pos = match.end() if match else pos
     return calls
 
 
@@ -240,6 +273,20 @@ def gemma4_baseline(text: str) -> list[Any]:
     return calls
 
 
+_HARMONY_CALL = re.compile(
+    r"to=functions\.([^\s<]+)[^<]*(?:<\|constrain\|>\w+)?<\|message\|>(.*?)(?:<\|call\|>|\Z)", re.DOTALL
+)
+
+
+def harmony_baseline(text: str) -> list[Any]:
+    """The regex approach to Harmony calls: each recipient's message up to <|call|>, json.loads its body."""
+    calls = []
+    for name, body in _HARMONY_CALL.findall(text):
+        with contextlib.suppress(json.JSONDecodeError):  # a partial call while streaming
+            calls.append({"name": name, "arguments": json.loads(body)})
+    return calls
+
+
 _PYTHON_LIST = re.compile(r"\[[A-Za-z_][\w.\-]*\(.*\)\]", re.DOTALL)
 
 
@@ -313,13 +360,17 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "gemma3_tool_code": pythonic_baseline,
     "lfm2": pythonic_baseline,
     "gemma4": gemma4_baseline,
+    "gpt_oss": harmony_baseline,
     "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)
     "glm4_6": glm4_6_baseline,
     "hermes": hermes_baseline,
     "kimi_k2": kimi_k2_baseline,
+    "llama3_1": llama3_json_baseline,
     "minimax_m2": minimax_baseline,
     "qwen3_coder": qwen3_coder_baseline,
 }
+#: Formats whose calls are the whole reply (no prose beside them: a typical reply is its call).
+BARE_CALLS = {"llama3_1"}
 #: Formats whose values need the tools to be typed are parsed with them (codec and baseline alike).
 WITH_TOOLS = {"qwen3_coder", "glm4_6", "minimax_m2"}
 
@@ -381,6 +432,7 @@ TARGETS = {
     "typical_vs_baseline": {
         "hermes": 5.0,
         "granite4": 5.0,
+        "llama3_1": 5.0,
         "gemma3_tool_code": 1.0,
         "deepseek_pythonic": 1.0,
         "lfm2": 1.0,
@@ -389,6 +441,7 @@ TARGETS = {
     "20k_vs_baseline": {
         "hermes": 3.0,
         "granite4": 3.0,
+        "llama3_1": 3.0,
         "gemma3_tool_code": 1.0,
         "deepseek_pythonic": 1.0,
         "lfm2": 1.0,
@@ -407,7 +460,7 @@ def typical_reply(fmt: codec.Format) -> str:
     content beside its calls: the prose goes before the fence, as models write it)."""
     message = {"role": "assistant", "content": PROSE, "tool_calls": [TYPICAL_CALL]}
     text = fmt.render_reply(message)
-    return text if PROSE in text else PROSE + "\n" + text
+    return text if PROSE in text or fmt.name in BARE_CALLS else PROSE + "\n" + text
 
 
 def response_parser(name: str) -> Callable[[str], object] | None:

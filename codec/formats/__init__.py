@@ -13,11 +13,14 @@ from codec.formats.gemma4_31b import Gemma4_31b
 from codec.formats.gemma4_31b_interleaved import Gemma4_31bInterleaved
 from codec.formats.glm4_6 import Glm4_6
 from codec.formats.glm4_7 import Glm4_7
+from codec.formats.gpt_oss import GptOss
 from codec.formats.granite4 import Granite4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
 from codec.formats.kimi_k2 import KimiK2
 from codec.formats.lfm2 import Lfm2
+from codec.formats.llama3_1 import Llama3_1
+from codec.formats.llama3_2 import Llama3_2
 from codec.formats.minimax_m2 import MinimaxM2
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
@@ -39,10 +42,14 @@ BUILTINS += (
     Gemma4_31bInterleaved,
     Qwen3_5,
     Granite4,
+    Llama3_1,
+    Llama3_2,
 )  # variants of a format's prompts, one line each
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2,)  # members of a family with replies of their own
+BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
+BUILTINS += (GptOss,)
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}

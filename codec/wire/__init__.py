@@ -61,6 +61,7 @@ FAMILIES: dict[str, str] = {
     "arg_pairs": "arg_pairs",
     "named_json": "named_json",
     "invoke": "invoke",
+    "harmony": "harmony",
 }
 
 
@@ -113,6 +114,11 @@ class WireSpec:
     #: Whether an argument's value is written on lines of its own: a line break after its key's tag
     #: and another before its closer (Qwen3-Coder's ``<parameter=k>\nv\n</parameter>``), else inline.
     value_lines: bool = False
+    #: The tokens of a message's header where a family writes one (harmony: the channel, constrain
+    #: and message tokens), then the role name of the assistant's messages.
+    header: tuple[str, ...] = ()
+    #: The channels a family's messages go to, by purpose: reasoning, calls (and preambles), content.
+    channels: tuple[str, ...] = ()
     #: Markers a tokenizer holds as special tokens (written as tokens in llguidance grammars).
     special_tokens: tuple[str, ...] = ()
     #: The deviations the parser recovers, by name (see each family's ``RECOVERIES``).

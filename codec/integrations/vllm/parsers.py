@@ -717,6 +717,8 @@ CodecQwen35ToolParser = _tool_parser("qwen3_5")
 CodecGlm46ToolParser = _tool_parser("glm4_6")
 CodecGlm47ToolParser = _tool_parser("glm4_7")
 CodecGranite4ToolParser = _tool_parser("granite4")
+CodecLlama31ToolParser = _tool_parser("llama3_1")
+CodecLlama32ToolParser = _tool_parser("llama3_2")
 CodecMinimaxM2ToolParser = _tool_parser("minimax_m2")
 CodecDeepseekV32ToolParser = _tool_parser("deepseek_v3_2")
 
