@@ -227,7 +227,7 @@ def test_keywords_left_out_are_named_once_with_their_place(fmt_name: str) -> Non
         # JSON strings hold the pattern; gemma4's <|"|> strings, raw and single-quoted string arguments do not.
         raw = reply_owner(fmt_name) in (
             *("gemma4", "glm4_6", "qwen3_coder", "qwen3_coder_official", "deepseek_pythonic", "minimax_m2", "lfm2"),
-            *("deepseek_v3_2", "llama4_pythonic"),
+            *("deepseek_v3_2", "llama4_pythonic", "functiongemma"),
         )
         assert ("book.code: pattern" in message) == raw, message
 

@@ -7,6 +7,7 @@ from codec.format import Format
 from codec.formats.deepseek_pythonic import DeepseekPythonic
 from codec.formats.deepseek_v3_1 import DeepSeekV31
 from codec.formats.deepseek_v3_2 import DeepseekV32
+from codec.formats.functiongemma import FunctionGemma
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
 from codec.formats.gemma4_31b import Gemma4_31b
@@ -52,6 +53,7 @@ BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2, Llama4Pythonic)  # members of a family with replies of their own
 BUILTINS += (GptOss,)
+BUILTINS += (FunctionGemma,)  # a gemma4 member with prompts of its own
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}

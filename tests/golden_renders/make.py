@@ -1086,6 +1086,35 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "variables": {"thinking": True},
         },
     },
+    # functiongemma: system and developer messages as user turns listing the tools (F3), every value
+    # str()-ed between <escape> (F4), content beside calls dropped (F4), None content (F6), a tool
+    # result without a name (F7), a role the template drops (F8)
+    "functiongemma": {
+        "functiongemma_system_and_developer_list_the_tools": {
+            "messages": [SYSTEM, {"role": "developer", "content": "Answer briefly."}, USER],
+            "tools": [WEATHER, {"type": "function", "function": {"name": "now", "parameters": {}}}],
+            "add_generation_prompt": True,
+        },
+        "functiongemma_values_through_str": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "tool_calls": [
+                        call("c1", "search", {"query": "rain", "limit": 3, "exact": True, "filters": {"k": [1, None]}}),
+                        call("c2", "get_weather", {"city": "São Paulo", "ratio": 1.5}),
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "[]"},
+                {"role": "tool", "tool_call_id": "c2", "name": "get_weather", "content": "rain"},
+                {"role": "assistant", "content": None},
+                {"role": "ipython", "content": "dropped"},
+            ],
+            "tools": [WEATHER, SEARCH],
+            "add_generation_prompt": False,
+        },
+    },
 }
 
 
