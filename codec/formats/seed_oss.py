@@ -258,7 +258,7 @@ def reply_text(message: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------- decode
 
 _TURN = re.compile(r"<seed:bos>([A-Za-z_]+)")
-_CALL_START = "\n" + CALL_OPEN + "\n<function="
+_CALL_START = CALL_OPEN + "\n<function="
 _DEF = re.compile(r"\n\nFunction:\ndef ")
 
 
@@ -369,13 +369,13 @@ def _assistant(text: str, start: int, end: int, ids: Iterator[int]) -> dict[str,
             return None
 
     def content_may_end(at: int) -> bool:
-        head = text[pos:at]
-        return at == pos or (head.startswith("\n") and head.endswith("\n") and head[1:-1].strip() == head[1:-1] != "")
+        head = text[pos:at]  # the call's own line break, after "\n" + content + "\n" where there is content
+        content = head[1:-2]
+        return head == "\n" or (head.startswith("\n") and head.endswith("\n\n") and content.strip() == content != "")
 
     cut, calls = trailing_blocks(text, pos, stop, _CALL_START, read, content_may_end)
     if calls:
-        content = text[pos + 1 : cut - 1] if cut > pos else None
-        return {**assistant_message(content, calls, ids), **message}
+        return {**assistant_message(text[pos + 1 : cut - 2] if cut > pos + 1 else None, calls, ids), **message}
     if not text.startswith("\n", pos):
         raise expected_error(text, pos, ("\n",))
     message["content"] = text[pos + 1 : stop]
@@ -383,7 +383,7 @@ def _assistant(text: str, start: int, end: int, ids: Iterator[int]) -> dict[str,
 
 
 def _read_call(text: str, pos: int, end: int) -> tuple[tuple[str, dict[str, Any]], int]:
-    """The ``\\n<seed:tool_call>`` block at ``pos`` and the offset after it (values inline, S4)."""
+    """The ``<seed:tool_call>`` block at ``pos`` and the offset after it (values inline, S4)."""
     at = expect(text, pos, _CALL_START)
     name_end = text.find(">\n", at, end)
     if name_end < 0:
