@@ -194,8 +194,10 @@ class JsonObject(Family):
         return f"{opener}\n{head}", "}\n" + closer
 
     def reply_markers(self) -> tuple[str, ...]:
-        if self.markers.bare:  # a bare call object starts the reply, or one after the opener
-            return (r"\A[ \t\r\n]*(?:" + re.escape(self.spec.call[0]) + r"[ \t\r\n]*)?\{\s*\"" + self.keys.name + '"',)
+        if self.markers.bare:  # a bare call object starts the reply, or one after the opener, or a Python call
+            opener = re.escape(self.spec.call[0])
+            head = r"\A[ \t\r\n]*(?:" + opener + r"[ \t\r\n]*)?\{\s*\"" + self.keys.name + '"'
+            return head, opener + r"[ \t\r\n]*\[?[A-Za-z_][\w.]*\("
         return (re.escape(self.spec.call[0]) + r"\s*\{",)
 
 
@@ -373,7 +375,7 @@ def _whole_reader(
                 return None
             if not CALL_NAME.fullmatch(value[name]) or not isinstance(value.get(arguments), dict):
                 return None  # (a name the shape's reading takes: see call_parts)
-            if "\\u" in text[pos:end]:
+            if text.find("\\u", pos, end) >= 0:
                 return None
             calls.append((value[name], value[arguments]))
             if end == last:
