@@ -31,6 +31,7 @@ from codec.formats.qwen3_5 import Qwen3_5
 from codec.formats.qwen3_coder import Qwen3Coder
 from codec.formats.qwen3_coder_official import Qwen3CoderOfficial
 from codec.formats.qwq import Qwq
+from codec.formats.seed_oss import SeedOss
 
 #: Every built-in format class. Adding a format is one module, one grammar and one line here.
 BUILTINS: tuple[type[Format], ...] = (DeepseekPythonic, Gemma3ToolCode, Gemma4, Hermes, Qwen3Coder)
@@ -49,6 +50,7 @@ BUILTINS += (
     Llama3_1,
     Llama3_2,
 )  # variants of a format's prompts, one line each
+BUILTINS += (SeedOss,)  # a member of xml_params with markers of its own
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2, Llama4Pythonic)  # members of a family with replies of their own

@@ -1005,6 +1005,36 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "variables": {"truncate_history_thinking": False, "enable_thinking": False},
         },
     },
+    # seed_oss: tools documented in Python with returns (S2), a budget of 0 and its generation prompt,
+    # another budget's interval (S3), the JSON tool list, an assistant turn left open (S4)
+    "seed_oss": {
+        "seed_oss_zero_budget": {
+            "messages": [
+                USER,
+                {"role": "assistant", "reasoning_content": "Two cities.", "tool_calls": CALLS["tool_calls"]},
+                *RESULTS,
+                {"role": "assistant", "content": "  "},
+                {"role": "user", "content": "Thanks."},
+            ],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        **WEATHER["function"],
+                        "returns": {"type": "object", "properties": {"temp": {"type": "number", "description": "C"}}},
+                    },
+                }
+            ],
+            "add_generation_prompt": True,
+            "variables": {"thinking_budget": 0},
+        },
+        "seed_oss_budget_and_json_tools": {
+            "messages": [SYSTEM, USER],
+            "tools": [WEATHER, SEARCH],
+            "add_generation_prompt": True,
+            "variables": {"thinking_budget": 3000, "use_json_tooldef": True},
+        },
+    },
     # qwen3: every assistant turn needs a content; reasoning shows only after the last user query
     "qwen3": {
         "qwen3_reasoning_after_last_query": {
