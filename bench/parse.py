@@ -4,31 +4,20 @@
 
 Replies: an empty one (``Hello.``), a typical one (about 350 B of prose and one call), and about
 1 KB, 20 KB, 200 KB and 1 MB of parallel calls with nested arguments, as ``render_reply`` writes
-them. For each: the best-of-N time of one complete parse (and of the grammar's path alone, where no
-whole-reply reader takes the reply), the total time to parse the same reply streamed in 4-character
-chunks (arguments deltas included: events on), and the baselines of the same run: a regex +
-``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6, minimax_m2; for llama3_1 JSON
-objects ``;`` apart) or ``ast.parse`` + ``literal_eval`` (the Python-list formats), and for
-qwen3_coder and gemma4 transformers' ``ResponseParser`` with its fallback templates
-(``transformers.cli.serving.utils``), where transformers is installed. Streamed, the regex baseline
-re-runs on the whole buffer at each chunk, as those servers do (quadratic: past 50 KB it is
-estimated from 2 000 evenly spaced chunks, and at 1 MB not run). Cold start: ``import codec`` and
-the first parse in a new process, with the grammar cache warm and cold. Each ratio is printed next
-to its target (issue "Speed"), and the tables go to ``bench/results/parse.json`` and
-``bench/results/parse.md``. ``--quick`` leaves out 200 KB and 1 MB.
 them. For each: the best-of-N time of one complete parse (and of the grammar's path alone, where
-no whole-reply reader takes the reply), the total time to parse the same reply
-streamed in 4-character chunks (arguments deltas included: events on), and the baselines of the
-same run: a regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6, minimax_m2,
-deepseek_v3_2) or ``ast.parse`` + ``literal_eval`` (the Python-list formats), and for qwen3_coder and
-gemma4 transformers'
-``ResponseParser`` with its fallback templates (``transformers.cli.serving.utils``), where
-transformers is installed. Streamed, the regex baseline re-runs on the whole buffer at each chunk,
-as those servers do (quadratic: past 50 KB it is estimated from 2 000 evenly spaced chunks, and at
-1 MB not run). Cold start: ``import codec`` and the first parse in a new process, with the
-grammar cache warm and cold. Each ratio is printed next to its target (issue "Speed"), and the
-tables go to ``bench/results/parse.json`` and ``bench/results/parse.md``. ``--quick`` leaves out
-200 KB and 1 MB.
+no whole-reply reader takes the reply), the total time to parse the same reply streamed in
+4-character chunks (arguments deltas included: events on), and the baselines of the same run: a
+regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6, glm4_7, minimax_m2,
+deepseek_v3_1, deepseek_v3_2, kimi_k2, gpt_oss; for llama3_1 JSON objects ``;`` apart), a regex +
+``json.loads`` or ``ast.literal_eval`` by the declared type (qwen3_5, nemotron3, seed_oss,
+functiongemma: values written with Python's ``str()``) or ``ast.parse`` + ``literal_eval`` (the
+Python-list formats), and for qwen3_coder, qwen3_5 and gemma4 transformers' ``ResponseParser``
+with its fallback templates (``transformers.cli.serving.utils``), where transformers is installed.
+Streamed, the regex baseline re-runs on the whole buffer at each chunk, as those servers do
+(quadratic: past 50 KB it is estimated from 2 000 evenly spaced chunks, and at 1 MB not run). Cold
+start: ``import codec`` and the first parse in a new process, with the grammar cache warm and cold.
+Each ratio is printed next to its target (issue "Speed"), and the tables go to
+``bench/results/parse.json`` and ``bench/results/parse.md``. ``--quick`` leaves out 200 KB and 1 MB.
 """
 
 from __future__ import annotations
@@ -181,6 +170,57 @@ def qwen3_coder_baseline(text: str) -> list[Any]:
                     args[key] = json.loads(value)
                 else:
                     args[key] = value
+            calls.append({"name": name, "arguments": args})
+    return calls
+
+
+_PYTHON_NAMES = {"True": True, "False": False, "None": None}
+
+
+def _python_scalar(raw: str, kind: str) -> Any:
+    """A Qwen3.5 value by its declared type: a string as written, an object or array as JSON (the
+    template writes mappings and lists with ``tojson``), anything else as ``str()`` wrote it
+    (``True``, ``None``, ``1.5``), read back with ``ast.literal_eval``."""
+    if kind == "string":
+        return raw
+    if kind in ("object", "array"):
+        return json.loads(raw)
+    if raw in _PYTHON_NAMES:
+        return _PYTHON_NAMES[raw]
+    return int(raw) if kind == "integer" else ast.literal_eval(raw)
+
+
+def qwen3_5_baseline(text: str) -> list[Any]:
+    """The Qwen3-Coder regex approach for Qwen3.5's replies (nemotron3 writes the same): blocks,
+    functions and parameters by lazy regexes, one newline trimmed on each side, values by the
+    declared type with Python's spellings of scalars."""
+    calls = []
+    for block in _QWEN_CALL.findall(text):
+        for name, body in _QWEN_FUNCTION.findall(block):
+            types = _TYPES.get(name, {})
+            args: dict[str, Any] = {}
+            for key, raw in _QWEN_PARAMETER.findall(body):
+                value = raw[1:] if raw.startswith("\n") else raw
+                value = value[:-1] if value.endswith("\n") else value
+                args[key] = _python_scalar(value, types.get(key, "string"))
+            calls.append({"name": name, "arguments": args})
+    return calls
+
+
+_SEED_CALL = re.compile(r"<seed:tool_call>(.*?)</seed:tool_call>", re.DOTALL)
+
+
+def seed_oss_baseline(text: str) -> list[Any]:
+    """The regex approach of the popular Seed-OSS parsers: ``<seed:tool_call>`` blocks, functions and
+    parameters by lazy regexes, values inline (nothing trimmed), a string as written and anything
+    else as ``str()`` wrote it (``{'unit': 'c'}``, ``True``), read back with ``ast.literal_eval``."""
+    calls = []
+    for block in _SEED_CALL.findall(text):
+        for name, body in _QWEN_FUNCTION.findall(block):
+            types = _TYPES.get(name, {})
+            args: dict[str, Any] = {}
+            for key, raw in _QWEN_PARAMETER.findall(body):
+                args[key] = raw if types.get(key, "string") == "string" else ast.literal_eval(raw)
             calls.append({"name": name, "arguments": args})
     return calls
 
@@ -388,16 +428,20 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "gpt_oss": harmony_baseline,
     "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)
     "glm4_6": glm4_6_baseline,
+    "glm4_7": glm4_6_baseline,  # GLM-4.7 writes GLM-4.6's calls without the line breaks the baseline strips
     "hermes": hermes_baseline,
     "kimi_k2": kimi_k2_baseline,
     "llama3_1": llama3_json_baseline,
     "minimax_m2": minimax_baseline,
+    "nemotron3": qwen3_5_baseline,
+    "qwen3_5": qwen3_5_baseline,
     "qwen3_coder": qwen3_coder_baseline,
+    "seed_oss": seed_oss_baseline,
 }
 #: Formats whose calls are the whole reply (no prose beside them: a typical reply is its call).
 BARE_CALLS = {"llama3_1"}
 #: Formats whose values need the tools to be typed are parsed with them (codec and baseline alike).
-WITH_TOOLS = {"qwen3_coder", "glm4_6", "minimax_m2", "functiongemma"}
+WITH_TOOLS = {"qwen3_coder", "qwen3_5", "nemotron3", "seed_oss", "glm4_6", "glm4_7", "minimax_m2", "functiongemma"}
 
 
 def best_of(fn: Callable[[], object], budget: float = 1.0, runs: int = 200) -> float:
@@ -451,7 +495,7 @@ TYPICAL_CALL = {
     "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 3, "options": {"unit": "c"}}},
 }
 #: transformers' fallback response template for each format's models (its model types).
-RESPONSE_TEMPLATES = {"qwen3_coder": "qwen3_5", "gemma4": "gemma4"}
+RESPONSE_TEMPLATES = {"qwen3_coder": "qwen3_5", "qwen3_5": "qwen3_5", "gemma4": "gemma4"}
 #: The targets of the speed issue: the largest ratio each measure may reach.
 TARGETS = {
     "typical_vs_baseline": {
@@ -463,7 +507,7 @@ TARGETS = {
         "lfm2": 1.0,
         "llama4_pythonic": 1.0,
     },
-    "typical_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
+    "typical_vs_transformers": {"qwen3_coder": 0.67, "qwen3_5": 0.67, "gemma4": 0.67},
     "20k_vs_baseline": {
         "hermes": 3.0,
         "granite4": 3.0,
@@ -473,7 +517,7 @@ TARGETS = {
         "lfm2": 1.0,
         "llama4_pythonic": 1.0,
     },
-    "20k_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
+    "20k_vs_transformers": {"qwen3_coder": 0.67, "qwen3_5": 0.67, "gemma4": 0.67},
     "stream_vs_parse": 3.0,
     "first_parse_ms": 15.0,
     "import_s": 0.25,
