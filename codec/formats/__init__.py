@@ -11,6 +11,7 @@ from codec.formats.gemma4_31b import Gemma4_31b
 from codec.formats.gemma4_31b_interleaved import Gemma4_31bInterleaved
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
+from codec.formats.mistral_nemo import MistralNemo
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_coder import Qwen3Coder
@@ -28,6 +29,7 @@ BUILTINS += (
     Gemma4_31b,
     Gemma4_31bInterleaved,
 )  # variants of a format's prompts, one line each
+BUILTINS += (MistralNemo,)  # JSON call objects listed after a block opener (json_object)
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}

@@ -74,9 +74,12 @@ CallLexer = Callable[[str, int, bool], "tuple[Any, int] | None"]
 
 
 def _call_lexers(m: Markers) -> tuple[Callable[[str, int], bool], CallLexer, CallLexer]:
-    open_, close, name_key, arguments_key = m.open, m.close, m.keys.name, m.keys.arguments[0]
+    open_, close, name_key, arguments_key, id_key = m.open, m.close, m.keys.name, m.keys.arguments[0], m.keys.id
     open_length = len(open_)
-    after_object = (close, "{", m.stop)  # or a block's opener
+    # What may follow a call object: the block's closer, another object or the stop token (or a
+    # block's opener); in a list of calls, the list's comma or its end.
+    after_object = (",", "]") if m.listed else (close, "{", m.stop)
+    size = 3 if id_key else 2
 
     def opens_block(text: str, pos: int) -> bool:
         """Whether an opener that opens a block is at ``pos`` (:func:`opener_pattern` matches there)."""
@@ -107,10 +110,11 @@ def _call_lexers(m: Markers) -> tuple[Callable[[str, int], bool], CallLexer, Cal
         except (ValueError, RecursionError):
             return None
         if not (
-            len(value) == 2
+            len(value) in (2, size)
             and isinstance(value.get(name_key), str)
             and value[name_key].strip()
             and isinstance(value.get(arguments_key), dict)
+            and (len(value) == 2 or isinstance(value.get(id_key), str))
         ):
             return None
         if text.find("\\u", pos, end) >= 0 and may_hold_surrogates(text, pos, end):
@@ -127,7 +131,7 @@ def _call_lexers(m: Markers) -> tuple[Callable[[str, int], bool], CallLexer, Cal
 
         Decodes to the call object; None for anything else (the grammar's rules take it).
         """
-        if not text.startswith(open_, pos) or not text.startswith(_OPENER_NEXT, pos + open_length):
+        if m.listed or not text.startswith(open_, pos) or not text.startswith(_OPENER_NEXT, pos + open_length):
             return None  # (what opens_block says, inline: this runs at every token of the content)
         brace = BLANKS.match(text, pos + open_length).end()  # type: ignore[union-attr]
         got = lex_call_json(text, brace, final)
@@ -284,6 +288,10 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         if key.value != self._arguments_key:
             self._issue("parameters_key", self.markers.keys.alias(json_value(key.value)), key.start_pos)
 
+    def id_member(self, key: Token, colon: Token, string: Token) -> None:
+        """The call's id as the reply writes it: markup of the call, not kept (the call's id is the stream's)."""
+        self._current(key.start_pos)
+
     def other_member(self, key: Token, colon: Token, value: Any) -> None:
         name = self._text(key)
         text = json_text({name: value})
@@ -319,6 +327,12 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         if self._done_in_block == 2 and not self._in_list:
             self.sink.issue("several_objects", SEVERAL_OBJECTS.format(opener=self.markers.open), pos, call=LAST)
 
+    def block_open(self, bracket: Token) -> None:
+        self._in_list = True  # the member's own way of writing calls: nothing to report
+
+    def listed_block(self, *children: Any) -> None:
+        self.call()
+
     def list_open(self, bracket: Token) -> None:
         self._in_list = True
         self.sink.issue("call_list", "calls written as one JSON list", bracket.start_pos)
@@ -352,8 +366,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         listed, self._in_list = self._in_list, False
         opener, closer = self.markers.open, self.markers.close
         body = raw[len(opener) :] if raw.startswith(opener) else raw
-        closed = body.rstrip().endswith(closer)
-        if closed:
+        closed = not closer or body.rstrip().endswith(closer)  # (a list of calls has no closer)
+        if closer and closed:
             body = body.rstrip()[: -len(closer)]
         fenced = BODY_FENCE.fullmatch(body)
         decoded = decode_objects(body if fenced is None else fenced.group(1))
@@ -368,7 +382,7 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
             return self._cut(call, raw, error, pos)
         if is_list and not skip and not any(calls) and (call is None or call.name is None):
             return None
-        if is_list and not listed:
+        if is_list and not listed and not self.markers.listed:
             self.sink.issue("call_list", "calls written as one JSON list", pos)
         if fenced:
             self.sink.issue("fenced_call", "the block's JSON written in a code fence", pos)

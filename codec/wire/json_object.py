@@ -27,7 +27,20 @@ from typing import TYPE_CHECKING, Any
 
 from codec import jinja
 from codec.errors import RenderError
-from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, Reasoning, alt, parameters_schema, seq
+from codec.export import (
+    EMPTY,
+    CallSyntax,
+    GrammarBuilder,
+    JsonValues,
+    Marker,
+    Reasoning,
+    Term,
+    alt,
+    charset,
+    parameters_schema,
+    rseq,
+    seq,
+)
 from codec.formats._chatml import read_whole_reply
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING
@@ -52,6 +65,8 @@ RECOVERIES = {
     + ', <function=NAME> or <function name="NAME"> around them',
     "unwrapped_calls": "call objects (or a JSON list of them) with no wrapper that are the whole reply",
 }
+#: A call's id in a constrained reply: nine letters and digits (what Mistral's templates require).
+_ID = Term("CALL_ID", rseq(*[charset("A-Za-z0-9")] * 9))
 #: What a key may be: JSON writes it as it is between quotes.
 _KEY = re.compile(r"[A-Za-z_][\w\-]*")
 
@@ -60,19 +75,26 @@ class JsonObject(Family):
     """The ``json_object`` family compiled for one spec."""
 
     name = "json_object"
-    parameters = frozenset({"call", "stop", "reasoning", "name", "arguments_keys", "separator", "recover"})
+    parameters = frozenset(
+        {"call", "block", "stop", "reasoning", "name", "arguments_keys", "id_key", "separator", "recover"}
+    )
     content_style = "json"
 
     @classmethod
     def check(cls, spec: WireSpec) -> None:
-        """Refuse what :meth:`Family.check` refuses, a spec without call markers or stop token (or
-        one that starts with a blank), keys JSON would escape, and recoveries the family does not know."""
+        """Refuse what :meth:`Family.check` refuses, a spec without call markers (an opener and a
+        closer, or else a block opener alone: calls as one JSON list after it) or stop token (or one
+        that starts with a blank), keys JSON would escape, and recoveries the family does not know."""
         super().check(spec)
-        if not all(spec.call) or not spec.stop:
-            raise ValueError("a json_object member needs a call opener, a call closer and a stop token")
+        listed = spec.block[0] and not spec.block[1] and not any(spec.call)
+        if not (all(spec.call) and not any(spec.block) or listed) or not spec.stop:
+            raise ValueError(
+                "a json_object member needs a call opener and closer (or a block opener alone) and a stop token"
+            )
         if spec.reasoning is not None and not all(spec.reasoning):
             raise ValueError("a json_object member's reasoning markers are an opener and a closer, or None")
-        if any(marker[0].isspace() for marker in (*spec.call, spec.stop, *(spec.reasoning or ()))):
+        markers = (*(m for m in (*spec.call, spec.block[0]) if m), spec.stop, *(spec.reasoning or ()))
+        if any(marker[0].isspace() for marker in markers):
             raise ValueError("a json_object member's markers start with other than a blank (free text owns those)")
         key, after = spec.name
         name = key[1:-1] if key[:1] == key[-1:] == '"' else ""
@@ -81,6 +103,10 @@ class JsonObject(Family):
         keys = spec.arguments_keys
         if not keys or not all(map(_KEY.fullmatch, keys)) or name in keys:
             raise ValueError(f"a json_object member's arguments_keys are plain keys, not its name's: {keys}")
+        if spec.id_key and (not _KEY.fullmatch(spec.id_key) or spec.id_key in (name, *keys)):
+            raise ValueError(f"a json_object member's id_key is a plain key of its own: not {spec.id_key!r}")
+        if spec.id_key and not listed:
+            raise ValueError("a json_object member writes ids (id_key) only in calls listed after a block opener")
         unknown = sorted(set(spec.recover) - set(RECOVERIES))
         if unknown:
             known = ", ".join(RECOVERIES)
@@ -88,8 +114,10 @@ class JsonObject(Family):
 
     def __init__(self, spec: WireSpec) -> None:
         super().__init__(spec)
-        self.keys = Keys(spec.name[0][1:-1], spec.arguments_keys)
-        self.markers = _markers(spec.call, spec.stop, spec.reasoning, spec.recover, self.keys)
+        self.keys = Keys(spec.name[0][1:-1], spec.arguments_keys, spec.id_key)
+        self.listed = bool(spec.block[0])
+        opener = (spec.block[0], "") if self.listed else spec.call
+        self.markers = _markers(opener, spec.stop, spec.reasoning, spec.recover, self.keys, self.listed)
         self._syntax: Syntax | None = None
 
     def syntax(self) -> Syntax:
@@ -102,24 +130,43 @@ class JsonObject(Family):
         """The fast lexers of ordinary call objects and blocks (the syntax's own)."""
         return _lexers(self.markers)
 
-    def call_text(self, call: Any) -> str:
-        """One call block for an OpenAI tool call (or its bare ``function`` object)."""
+    def call_object(self, call: Any) -> str:
+        """The JSON call object of an OpenAI tool call (or its bare ``function`` object): its name,
+        its arguments and, where the member writes one, its id (the call's own)."""
         if not isinstance(call, dict):
             raise RenderError("tool_calls entries must be objects")
         function = call.get("function") or call
         name = function.get("name", "") if isinstance(function, dict) else ""
         arguments = function.get("arguments") if isinstance(function, dict) else None
         args = arguments if isinstance(arguments, str) else jinja.tojson(arguments)
+        head = f'{{"{self.keys.name}": "{"" if name is None else name}", "{self.keys.arguments[0]}": {args}'
+        if not self.keys.id:
+            return head + "}"
+        call_id = call.get("id")
+        if not isinstance(call_id, str):
+            raise RenderError(f"a call without an id: this format's replies write each call's {self.keys.id!r}")
+        return f'{head}, "{self.keys.id}": {json.dumps(call_id, ensure_ascii=False)}}}'
+
+    def call_text(self, call: Any) -> str:
+        """One call block for an OpenAI tool call (or its bare ``function`` object); for a member whose
+        calls are listed after a block opener, its call object alone."""
+        if self.listed:
+            return self.call_object(call)
         opener, closer = self.spec.call
-        head = f'{{"{self.keys.name}": "{"" if name is None else name}", "{self.keys.arguments[0]}": '
-        return f"{opener}\n{head}{args}}}\n{closer}"
+        return f"{opener}\n{self.call_object(call)}\n{closer}"
 
     def reply_text(self, message: dict[str, Any]) -> str:
-        """The content, then each call's block (``separator`` before each, after any content), then the stop token."""
+        """The content, then each call's block (``separator`` before each, after any content), then the
+        stop token; for a member whose calls are listed, the content, the block opener and the list of
+        call objects (``separator`` between them)."""
         content = message.get("content")
         content = content if isinstance(content, str) else ""
         out = [content]
-        for i, call in enumerate(message.get("tool_calls") or []):
+        calls = message.get("tool_calls") or []
+        if self.listed and calls:
+            objects = self.spec.separator.join(self.call_object(call) for call in calls)
+            out.append(f"{self.spec.block[0]}[{objects}]")
+        for i, call in enumerate([] if self.listed else calls):
             if i or content:
                 out.append(self.spec.separator)
             out.append(self.call_text(call))
@@ -138,9 +185,28 @@ class JsonObject(Family):
         for tool in tools:
             name = tool_name(tool)
             arguments = values.value(parameters_schema(tool))
+            if self.listed:
+                head = f'{{"{self.keys.name}": "{name}", "{self.keys.arguments[0]}": '
+                tail = (f', "{self.keys.id}": "', _ID, '"}') if self.keys.id else ("}",)
+                bodies.append(seq(head, arguments, *tail))
+                continue
             head = f'\n{{"{self.keys.name}": "{name}", "{self.keys.arguments[0]}": '
             bodies.append(seq(head, arguments, "}\n" + closer))
         call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+        if self.listed:
+            opener = self.spec.block[0]
+            return CallSyntax(
+                triggers=((opener, seq("[", call)),),
+                more=seq(self.spec.separator, call),
+                tail="]",
+                text_forbid_markers=(opener, self.spec.stop),
+                reasoning=(
+                    None
+                    if self.spec.reasoning is None
+                    else Reasoning(*self.spec.reasoning, forbid_markers=(opener,))
+                ),
+                stops=(self.spec.stop,),
+            )
         return CallSyntax(
             triggers=((opener, call),),
             more=seq(self.spec.separator, Marker(opener), call),
@@ -153,12 +219,17 @@ class JsonObject(Family):
         )
 
     def schema_tag(self, name: str) -> tuple[str, str] | None:
-        """The block as :meth:`call_text` writes it around a call's arguments (JSON, xgrammar's ``json``)."""
+        """The block as :meth:`call_text` writes it around a call's arguments (JSON, xgrammar's ``json``);
+        None for listed calls (codec's grammar of the list is the tag's content)."""
+        if self.listed:
+            return None
         opener, closer = self.spec.call
         head = f'{{"{self.keys.name}": {json.dumps(name, ensure_ascii=False)}, "{self.keys.arguments[0]}": '
         return f"{opener}\n{head}", "}\n" + closer
 
     def reply_markers(self) -> tuple[str, ...]:
+        if self.listed:
+            return (re.escape(self.spec.block[0]) + r"\s*\[\s*\{",)
         return (re.escape(self.spec.call[0]) + r"\s*\{",)
 
 
@@ -170,7 +241,12 @@ FAMILY = JsonObject
 
 @functools.cache
 def _markers(
-    call: tuple[str, str], stop: str, reasoning: tuple[str, str] | None, recover: tuple[str, ...], keys: Keys
+    call: tuple[str, str],
+    stop: str,
+    reasoning: tuple[str, str] | None,
+    recover: tuple[str, ...],
+    keys: Keys,
+    listed: bool = False,
 ) -> Markers:
     """The markers of a spec, and how long a token waits for what follows it before it is committed.
 
@@ -188,7 +264,7 @@ def _markers(
         lookaheads += [len(reasoning[1]) + 2, len(opener) + 6]
     if foreign:
         lookaheads.append(FOREIGN_LOOKAHEAD)
-    return Markers(opener, closer, stop, max(lookaheads), foreign, "unwrapped_calls" in recover, keys)
+    return Markers(opener, closer, stop, max(lookaheads), foreign, "unwrapped_calls" in recover, keys, listed)
 
 
 @functools.cache
@@ -209,25 +285,27 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
         ("THINK_OPEN", r"[ \t\r\n]*" + regex_literal(think_open) + r"\n?" if reasoning else _NEVER),
         ("THINK_CLOSE", r"\n?" + regex_literal(think_close) + r"\n*" if reasoning else _NEVER),
         ("STOP", lark_literal(m.stop)),
-        ("CALL_OPEN", opener_pattern(m.open, regex_literal)),
-        ("CALL_CLOSE", lark_literal(m.close)),
+        ("CALL_OPEN", _NEVER if m.listed else opener_pattern(m.open, regex_literal)),
+        ("CALL_CLOSE", _NEVER if m.listed else regex_literal(m.close)),
+        ("BLOCK_OPEN", opener_pattern(m.open, regex_literal) if m.listed else _NEVER),
         ("NAME_KEY", lark_literal(f'"{m.keys.name}"')),
         ("ARGS_KEY", '"(?:' + "|".join(map(regex_literal, m.keys.arguments)) + ')"'),
+        ("ID_KEY", regex_literal(f'"{m.keys.id}"') if m.keys.id else _NEVER),
     )
     closers = {"THINK_CLOSE": think_close} if reasoning else {}
     return Syntax(
         grammar=family_grammar("wire/json_object", values),
         builder=builder_of(m),
         text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
-        blocks={"CALL_OPEN": "CALL_CLOSE"},
-        autoclose={"RBRACK": "]", "RBRACE": "}", "CALL_CLOSE": m.close, **closers},
-        autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "STOP"}),
+        blocks={"BLOCK_OPEN": None} if m.listed else {"CALL_OPEN": "CALL_CLOSE"},
+        autoclose={"RBRACK": "]", "RBRACE": "}", **({} if m.listed else {"CALL_CLOSE": m.close}), **closers},
+        autoclose_before=frozenset({"BLOCK_OPEN", "STOP"} if m.listed else {"CALL_OPEN", "CALL_CLOSE", "STOP"}),
         reasoning_closer="THINK_CLOSE" if reasoning else None,
-        resync_after=(m.close,),
+        resync_after=() if m.listed else (m.close,),
         resync_before=(m.open, m.stop),
         delimiters=(Delimiter('"', '"', "\\"),),
         # JSON punctuation no other terminal can extend: taken as soon as it arrives, not held back.
-        closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "STOP", *CLOSED_PUNCTUATION}),
+        closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "BLOCK_OPEN", "STOP", *CLOSED_PUNCTUATION}),
         holdback=m.holdback,
         marker_starts="".join(dict.fromkeys([*starts, "\n"])),
         nest_open=frozenset({"LBRACE", "LBRACK"}),
