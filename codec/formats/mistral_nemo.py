@@ -226,7 +226,9 @@ def prompt_conversation(prompt: str) -> Conversation:
         elif prompt.startswith(INST_OPEN, pos):
             end = prompt.find(INST_CLOSE, pos)
             if end < 0:
-                raise parse_error_at(prompt, pos, f"this turn is never closed by {INST_CLOSE!r}", expected=(INST_CLOSE,))
+                raise parse_error_at(
+                    prompt, pos, f"this turn is never closed by {INST_CLOSE!r}", expected=(INST_CLOSE,)
+                )
             messages.append({"role": "user", "content": prompt[pos + len(INST_OPEN) : end]})
             pos = end + len(INST_CLOSE)
         elif prompt.startswith(CALLS_OPEN + "[", pos):
@@ -352,4 +354,3 @@ class MistralNemo(Format):
 
     functions = Functions(prompt_text, prompt_conversation)
     wire = WIRE
-

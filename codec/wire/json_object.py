@@ -87,7 +87,7 @@ class JsonObject(Family):
         that starts with a blank), keys JSON would escape, and recoveries the family does not know."""
         super().check(spec)
         listed = spec.block[0] and not spec.block[1] and not any(spec.call)
-        if not (all(spec.call) and not any(spec.block) or listed) or not spec.stop:
+        if not ((all(spec.call) and not any(spec.block)) or listed) or not spec.stop:
             raise ValueError(
                 "a json_object member needs a call opener and closer (or a block opener alone) and a stop token"
             )
@@ -198,12 +198,10 @@ class JsonObject(Family):
             return CallSyntax(
                 triggers=((opener, seq("[", call)),),
                 more=seq(self.spec.separator, call),
-                tail="]",
+                tail=seq("]"),
                 text_forbid_markers=(opener, self.spec.stop),
                 reasoning=(
-                    None
-                    if self.spec.reasoning is None
-                    else Reasoning(*self.spec.reasoning, forbid_markers=(opener,))
+                    None if self.spec.reasoning is None else Reasoning(*self.spec.reasoning, forbid_markers=(opener,))
                 ),
                 stops=(self.spec.stop,),
             )
