@@ -7,7 +7,7 @@ Replies: an empty one (``Hello.``), a typical one (about 350 B of prose and one 
 them. For each: the best-of-N time of one complete parse (and of the grammar's path alone, where
 no whole-reply reader takes the reply), the total time to parse the same reply
 streamed in 4-character chunks (arguments deltas included: events on), and the baselines of the
-same run: a regex + ``json.loads`` (hermes, qwen3_coder, gemma4) or ``ast.parse`` +
+same run: a regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6) or ``ast.parse`` +
 ``literal_eval`` (the Python-list formats), and for qwen3_coder and gemma4 transformers'
 ``ResponseParser`` with its fallback templates (``transformers.cli.serving.utils``), where
 transformers is installed. Streamed, the regex baseline re-runs on the whole buffer at each chunk,
@@ -151,6 +151,25 @@ def qwen3_coder_baseline(text: str) -> list[Any]:
     return calls
 
 
+_GLM_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_GLM_ARGUMENT = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
+
+
+def glm4_6_baseline(text: str) -> list[Any]:
+    """The regex approach of the popular GLM-4.5/4.6 parsers: blocks by a lazy regex, the name up
+    to the first key tag, key and value pairs by a lazy regex, values converted by the declared
+    type (json.loads for any type but a string)."""
+    calls = []
+    for block in _GLM_CALL.findall(text):
+        name = block.split("<arg_key>", 1)[0].strip()
+        types = _TYPES.get(name, {})
+        args: dict[str, Any] = {}
+        for key, raw in _GLM_ARGUMENT.findall(block):
+            args[key.strip()] = raw if types.get(key.strip(), "string") == "string" else json.loads(raw)
+        calls.append({"name": name, "arguments": args})
+    return calls
+
+
 _GEMMA_CALL = re.compile(r"<\|tool_call>call:([\w\-.]+)(\{.*?\})<tool_call\|>", re.DOTALL)
 _GEMMA_STRING = re.compile(r'<\|"\|>(.*?)<\|"\|>', re.DOTALL)
 _GEMMA_KEY = re.compile(r"([{,])([A-Za-z_][\w\-.]*):")
@@ -216,11 +235,13 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "deepseek_pythonic": pythonic_baseline,
     "gemma3_tool_code": pythonic_baseline,
     "gemma4": gemma4_baseline,
+    "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)
+    "glm4_6": glm4_6_baseline,
     "hermes": hermes_baseline,
     "qwen3_coder": qwen3_coder_baseline,
 }
 #: Formats whose values need the tools to be typed are parsed with them (codec and baseline alike).
-WITH_TOOLS = {"qwen3_coder"}
+WITH_TOOLS = {"qwen3_coder", "glm4_6"}
 
 
 def best_of(fn: Callable[[], object], budget: float = 1.0, runs: int = 200) -> float:
@@ -277,9 +298,9 @@ TYPICAL_CALL = {
 RESPONSE_TEMPLATES = {"qwen3_coder": "qwen3_5", "gemma4": "gemma4"}
 #: The targets of the speed issue: the largest ratio each measure may reach.
 TARGETS = {
-    "typical_vs_baseline": {"hermes": 5.0, "gemma3_tool_code": 1.0, "deepseek_pythonic": 1.0},
+    "typical_vs_baseline": {"hermes": 5.0, "granite4": 5.0, "gemma3_tool_code": 1.0, "deepseek_pythonic": 1.0},
     "typical_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
-    "20k_vs_baseline": {"hermes": 3.0, "gemma3_tool_code": 1.0, "deepseek_pythonic": 1.0},
+    "20k_vs_baseline": {"hermes": 3.0, "granite4": 3.0, "gemma3_tool_code": 1.0, "deepseek_pythonic": 1.0},
     "20k_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
     "stream_vs_parse": 3.0,
     "first_parse_ms": 15.0,

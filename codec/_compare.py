@@ -16,6 +16,7 @@ import jinja2
 from codec import jinja
 from codec.errors import RenderError, RenderWarning
 from codec.format import Format
+from codec.models import dump_arguments
 
 __all__ = [
     "CONTEXT",
@@ -23,6 +24,7 @@ __all__ = [
     "format_outcome",
     "offset_at",
     "render_outcomes",
+    "template_messages",
     "template_outcome",
     "text_difference",
 ]
@@ -87,14 +89,41 @@ def _arguments(conversation: Mapping[str, Any]) -> dict[str, Any]:
     return {"add_generation_prompt": generation, **conversation.get("variables", {})}
 
 
-def template_outcome(template: str, conversation: Mapping[str, Any]) -> str:
+def template_messages(messages: list[dict[str, Any]], arguments: str = "object") -> list[dict[str, Any]]:
+    """Prepared ``messages`` as a template that takes call arguments as ``arguments`` is given them
+    (:attr:`Format.template_arguments`): as they are for ``"object"``; for ``"json_text"``, each
+    object of arguments as its JSON text (:func:`~codec.models.dump_arguments`, as OpenAI sends it),
+    which is what such a format writes for it."""
+    if arguments == "object":
+        return messages
+    if arguments != "json_text":
+        raise ValueError(f"a template takes arguments as an 'object' or as 'json_text', not {arguments!r}")
+    return [_arguments_as_text(message) for message in messages]
+
+
+def _arguments_as_text(message: dict[str, Any]) -> dict[str, Any]:
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return message
+    texts = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("arguments"), dict):
+            call = {**call, "function": {**function, "arguments": dump_arguments(function["arguments"])}}
+        texts.append(call)
+    return {**message, "tool_calls": texts}
+
+
+def template_outcome(template: str, conversation: Mapping[str, Any], arguments: str = "object") -> str:
     """What ``template``, rendered as transformers would (:mod:`codec.jinja`), gives for
     ``conversation``: its prompt text, or ``"RenderError: <message>"`` where rendering raised.
+    ``arguments``: how the template takes call arguments (see :func:`template_messages`).
 
     Raises :class:`jinja2.TemplateSyntaxError` for a template that does not compile: it renders
     nothing to compare, and the error says where it is wrong.
     """
-    messages, tools = jinja.prepare_messages(conversation["messages"]), jinja.prepare_tools(conversation.get("tools"))
+    messages = template_messages(jinja.prepare_messages(conversation["messages"]), arguments)
+    tools = jinja.prepare_tools(conversation.get("tools"))
 
     def render() -> str:
         try:
@@ -124,4 +153,4 @@ def render_outcomes(template: str, fmt: Format, conversation: Mapping[str, Any])
     ``conversation`` is ``{"messages", "tools"?, "add_generation_prompt"?, "variables"?}``, as
     :func:`codec.testing.conversations` draws it and ``codec render`` reads it.
     """
-    return template_outcome(template, conversation), format_outcome(fmt, conversation)
+    return template_outcome(template, conversation, fmt.template_arguments), format_outcome(fmt, conversation)

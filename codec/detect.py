@@ -18,7 +18,7 @@ from typing import Any
 
 from codec._compare import CONTEXT, first_difference, format_outcome, offset_at, template_outcome
 from codec.format import Format
-from codec.formats import formats, get_format, reply_owner
+from codec.formats import BUILTINS, formats, get_format, reply_owner
 
 __all__ = ["PROBES", "Detection", "PromptDifference", "TemplateDetection", "detect", "detect_reply", "detect_template"]
 
@@ -209,10 +209,13 @@ def _detect_one(template: str, name: str | None) -> TemplateDetection | None:
     text = template.replace('\\"', '"').replace("\\'", "'")
     shown = [fmt for fmt in _formats() if fmt.template_markers and all(m in text for m in fmt.template_markers)]
     shown.sort(key=lambda fmt: -len(fmt.template_markers))  # stable: registry order among equals
-    theirs = _template_outcomes(template)
+    theirs: dict[str, list[str]] = {}  # by how the formats' templates take arguments, as needed
     differences: dict[str, tuple[int, PromptDifference]] = {}
     for fmt in [*shown, *(fmt for fmt in _formats() if fmt not in shown)]:
-        found = _difference(theirs, fmt)
+        kind = fmt.template_arguments
+        if kind not in theirs:
+            theirs[kind] = _template_outcomes(template, kind)
+        found = _difference(theirs[kind], fmt)
         if found is None:
             return TemplateDetection(fmt.name, True, None, name)
         differences[fmt.name] = found
@@ -226,9 +229,10 @@ def _detect_one(template: str, name: str | None) -> TemplateDetection | None:
     return TemplateDetection(closest.name, False, differences[closest.name][1], name)
 
 
-def _template_outcomes(template: str) -> list[str]:
-    """What the template renders for each probe (raises the syntax error of one that does not compile)."""
-    return [template_outcome(template, conversation) for conversation in PROBES.values()]
+def _template_outcomes(template: str, arguments: str) -> list[str]:
+    """What the template renders for each probe, given call arguments as ``arguments`` says (raises
+    the syntax error of one that does not compile)."""
+    return [template_outcome(template, conversation, arguments) for conversation in PROBES.values()]
 
 
 def _difference(theirs: list[str], fmt: Format) -> tuple[int, PromptDifference] | None:
@@ -294,16 +298,25 @@ def detect_reply(text: str) -> list[Detection]:
     its stop token (0.2). Formats with no evidence at all are left out, so plain text without a
     stop token gives an empty list, and plain text ending in a stop token gives at most 0.2.
     Equal confidences are ordered by how much of the reply the format leaves as plain content
-    (less first), then by name. Only a reply that writes a tool call can be told apart reliably:
-    formats that share a stop token (``<|im_end|>``) tie on plain text. Prompt variants that reply
-    as another format does are left out: the reply is that format's.
+    (less first), then by the registry's order (``BUILTINS``: a format registered later, whose
+    replies only its stop token tells from an older one's, as ``granite4``'s from ``hermes``', does
+    not take that format's replies without it). Only a reply that writes a tool call can be told
+    apart reliably: formats that share a stop token (``<|im_end|>``) tie on plain text. Prompt
+    variants that reply as another format does are left out: the reply is that format's.
     """
     if not isinstance(text, str):
         raise TypeError(f"detect_reply() takes the reply text (str), not {type(text).__name__}")
     scored = [_weigh(fmt, text) for fmt in _reply_formats()]
     scored = [entry for entry in scored if entry[0] > 0]
-    scored.sort(key=lambda entry: (-entry[0], entry[1], entry[2].format))
+    rank = _registry_rank()
+    scored.sort(key=lambda entry: (-entry[0], entry[1], rank[entry[2].format]))
     return [detection for _, _, detection in scored]
+
+
+@cache
+def _registry_rank() -> dict[str, int]:
+    """Each format's place in the registry."""
+    return {cls.name: i for i, cls in enumerate(BUILTINS)}
 
 
 def _weigh(fmt: Format, text: str) -> tuple[float, int, Detection]:

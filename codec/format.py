@@ -62,6 +62,11 @@ class Format:
     #: Text that every chat template of this format contains (a Jinja string literal's ``\\"`` counts
     #: as ``"``), for :func:`codec.detect`. A format without markers is never detected.
     template_markers: ClassVar[tuple[str, ...]] = ()
+    #: How the reference template takes a call's arguments: ``"object"`` (a mapping, which it
+    #: writes itself) or ``"json_text"`` (OpenAI's JSON text, which it joins to its own text as it
+    #: is). Such a format writes object arguments as their JSON text, and render parity gives the
+    #: template that text (:func:`codec._compare.template_messages`).
+    template_arguments: ClassVar[str] = "object"
     #: What the format module defines (an instance may hold another set: a variant of the format).
     functions: Functions
     #: The reply syntax: a member of a wire family (an instance may hold another: a variant).

@@ -57,6 +57,7 @@ IssueKind = Literal[
     "missing_closer",
     "missing_comma",
     "missing_open_quote",
+    "missing_opener",
     "mixed_quotes",
     "null_value",
     "number_out_of_range",
@@ -134,6 +135,9 @@ KINDS: dict[str, KindInfo] = {
     "null_value": _row("note", "call", "null for a parameter whose schema allows none, kept"),
     # -- certainly what the model wrote
     "missing_closer": _row("repaired", "call", "a closer missing before the next marker or the end, inserted"),
+    "missing_opener": _row(
+        "repaired", "call", "a tag's opener missing before its text (a key or a value), read as if written"
+    ),
     "call_opener": _row("repaired", "call", "a call opened with another spelling of the opener"),
     "bare_call": _row("repaired", "call", "a call without its opening token"),
     "bare_function": _row("repaired", "call", "a function tag without the call's wrapper"),

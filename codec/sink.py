@@ -149,10 +149,11 @@ class Sink(Protocol):
         its position lies in (see :meth:`Output.result`); :data:`NEXT` for an issue about the call
         the builder makes next (a wrapper read before the call inside it); or an index."""
 
-    def call(self, name: str | None, pos: int) -> CallWriter:
-        """A tool call starting at ``pos``; ``name`` None while its name has not been read yet."""
+    def call(self, name: str | None, pos: int, call_id: str | None = None) -> CallWriter:
+        """A tool call starting at ``pos``; ``name`` None while its name has not been read yet.
+        ``call_id``: the id the reply writes for it (None: the stream's ``call_id`` makes one)."""
 
-    def whole_call(self, name: str, pos: int, arguments: dict[str, Any]) -> None:
+    def whole_call(self, name: str, pos: int, arguments: dict[str, Any], call_id: str | None = None) -> None:
         """A tool call read whole at ``pos`` (by a fast path or a salvage): its arguments at once."""
 
     def block(self, pos: int) -> None:
@@ -195,6 +196,7 @@ class CallWriter:
 
     __slots__ = (
         "_chars",
+        "_id",
         "_out",
         "_streamed",
         "_streams",
@@ -211,8 +213,9 @@ class CallWriter:
     _chars: list[str]
     _streams: bool
 
-    def __init__(self, out: Output, name: str | None, pos: int) -> None:
+    def __init__(self, out: Output, name: str | None, pos: int, call_id: str | None = None) -> None:
         self._out = out
+        self._id = call_id  # the id the reply writes for the call, if it writes one
         self._streamed = out.streamed  # whether to write the JSON fragments at all
         #: The call's name, once read.
         self.name: str | None = None
@@ -231,7 +234,7 @@ class CallWriter:
         self._waiting: list[int] = []
         if name is not None:
             self.name = name
-            self.index = out.start_call(name, pos)
+            self.index = out.start_call(name, pos, call_id)
 
     # ------------------------------------------------------------------ what the builder read
 
@@ -239,7 +242,7 @@ class CallWriter:
         """The call's name: the call starts (``ToolCallStart``), with the arguments read before it."""
         out = self._out
         self.name = name
-        self.index = out.start_call(name, self.pos)
+        self.index = out.start_call(name, self.pos, self._id)
         out.assign(self._waiting, self.index)
         self._waiting = []
         if self._streamed and self.arguments:
@@ -345,10 +348,10 @@ class CallWriter:
         self.open = False
 
     @staticmethod
-    def whole(out: Output, name: str, pos: int, arguments: dict[str, Any]) -> None:
+    def whole(out: Output, name: str, pos: int, arguments: dict[str, Any], call_id: str | None = None) -> None:
         """A call read whole at ``pos`` (a fast path, a salvage): started, its arguments' JSON sent
         as one fragment, finished and checked, with no writer made for it (fast paths read many)."""
-        index = out.start_call(name, pos)
+        index = out.start_call(name, pos, call_id)
         if out.streamed:
             out.send(index, json_text(arguments))
         out.end_call(index, name, arguments, pos)
@@ -501,13 +504,13 @@ class Output:
             raise ParseError(message, pos=pos, line=line, column=column, snippet=self._snippet(pos), kind=kind)
         self._entered.append(_Issue(kind, message, pos, line, column, None))
 
-    def call(self, name: str | None, pos: int) -> CallWriter:
-        writer = CallWriter(self, name, pos)
+    def call(self, name: str | None, pos: int, call_id: str | None = None) -> CallWriter:
+        writer = CallWriter(self, name, pos, call_id)
         self._open = writer
         return writer
 
-    def whole_call(self, name: str, pos: int, arguments: dict[str, Any]) -> None:
-        CallWriter.whole(self, name, pos, arguments)
+    def whole_call(self, name: str, pos: int, arguments: dict[str, Any], call_id: str | None = None) -> None:
+        CallWriter.whole(self, name, pos, arguments, call_id)
 
     def keep_as_content(self, text: str, pos: int, error: str, *, lead: str = "") -> None:
         """See :meth:`Sink.keep_as_content`; ``lead`` is markup before the block (the blanks the
@@ -528,10 +531,11 @@ class Output:
 
     # ------------------------------------------------------------------ for CallWriter and Stream
 
-    def start_call(self, name: str, pos: int) -> int:
-        """A call whose name is known, starting at ``pos``: its index, after its ``ToolCallStart``."""
+    def start_call(self, name: str, pos: int, call_id: str | None = None) -> int:
+        """A call whose name is known, starting at ``pos``: its index, after its ``ToolCallStart``.
+        Its id is ``call_id``, the one the reply writes, or else the stream's ``call_id(index)``."""
         index = len(self._ids)
-        self._ids.append(self._call_id(index))
+        self._ids.append(self._call_id(index) if call_id is None else call_id)
         self._starts.append(pos)
         self.assign(self._next, index)
         self._next = []

@@ -35,7 +35,14 @@ WAITS = {
 #: at once is the part of "send what is certain" not done yet.
 HELD_TEXT = "a token before the closer still waits for the longest marker's worth of text after it"
 HELD = {
+    "deepseek_v3_1/call_in_one_delta",
     "gemma4/whitespace_in_body",
+    "glm4_6/call_without_arguments",
+    "glm4_6/canonical_single_call",
+    "glm4_6/parallel_calls",
+    "glm4_6/python_literals",
+    "glm4_6/typed_by_the_schema",
+    "glm4_6/untyped_values_without_tools",
     "hermes/name_only",
     "hermes/unicode_and_escapes",
     "qwen3_coder/call_without_parameters",

@@ -5,10 +5,14 @@ from __future__ import annotations
 from codec.errors import UnknownFormat
 from codec.format import Format
 from codec.formats.deepseek_pythonic import DeepseekPythonic
+from codec.formats.deepseek_v3_1 import DeepSeekV31
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
 from codec.formats.gemma4_31b import Gemma4_31b
 from codec.formats.gemma4_31b_interleaved import Gemma4_31bInterleaved
+from codec.formats.glm4_6 import Glm4_6
+from codec.formats.glm4_7 import Glm4_7
+from codec.formats.granite4 import Granite4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
 from codec.formats.mistral_nemo import MistralNemo
@@ -28,7 +32,10 @@ BUILTINS += (
     Qwq,
     Gemma4_31b,
     Gemma4_31bInterleaved,
+    Granite4,
 )  # variants of a format's prompts, one line each
+BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
+BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
 BUILTINS += (MistralNemo,)  # JSON call objects listed after a block opener (json_object)
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}

@@ -54,8 +54,9 @@ class ChatMLTurn:
         return self.end + len(TURN_END)
 
 
-def turn_end(text: str, body: int, followers: Sequence[str]) -> int:
-    """The offset of the ``<|im_end|>`` closing the turn whose text starts at ``body``.
+def turn_end(text: str, body: int, followers: Sequence[str], closer: str = TURN_END) -> int:
+    """The offset of the ``<|im_end|>`` (``closer``: another template's turn end) closing the turn
+    whose text starts at ``body``.
 
     It is the first ``<|im_end|>\\n`` followed by the end of the prompt or by one of ``followers``
     (the openers the next turn may start with). Raises a ParseError where the next turn should
@@ -63,13 +64,15 @@ def turn_end(text: str, body: int, followers: Sequence[str]) -> int:
     """
     last = -1
     followers = tuple(followers)
-    for found in find_all(text, body, (TURN_END,)):
-        after = found + len(TURN_END)
+    for found in find_all(text, body, (closer,)):
+        after = found + len(closer)
         if after == len(text) or text.startswith(followers, after):
             return found
         last = after
     if last < 0:
-        raise parse_error_at(text, len(text), f"the turn is never closed by {TURN_END!r}", expected=(IM_END,))
+        raise parse_error_at(
+            text, len(text), f"the turn is never closed by {closer!r}", expected=(closer.rstrip("\n"),)
+        )
     raise expected_error(text, last, followers, "the next turn or the end of the prompt")
 
 

@@ -208,18 +208,23 @@ def _tools_turn(
         if not text.startswith("\n\n", header - 2) or header - 2 < body:
             raise parse_error_at(text, header, "expected a blank line between the system message and the tools")
         system = text[body : header - 2]
-    pos = header + len(tools_header)
-    tools: list[dict[str, Any]] = []
+    return system, declaration_lines(text, header + len(tools_header), footer, _tool_line)
+
+
+def declaration_lines(text: str, pos: int, footer: int, read_line: Callable[[str, int, int], Any]) -> list[Any]:
+    """The declarations from ``pos`` to ``footer``, one per line, each after a line break and read
+    by ``read_line(text, start, end)``; a block that declares nothing raises :class:`ParseError`."""
+    found: list[Any] = []
     while pos < footer:
         if not text.startswith("\n", pos):
-            raise parse_error_at(text, pos, "expected one tool per line", expected=("\n",))
+            raise parse_error_at(text, pos, "expected one declaration per line", expected=("\n",))
         line_end = text.find("\n", pos + 1, footer)
         line_end = footer if line_end < 0 else line_end
-        tools.append(_tool_line(text, pos + 1, line_end))
+        found.append(read_line(text, pos + 1, line_end))
         pos = line_end
-    if not tools:
-        raise parse_error_at(text, pos, "the tools block declares no tool")
-    return system, tools
+    if not found:
+        raise parse_error_at(text, pos, "the block declares nothing")
+    return found
 
 
 def _tool_line(text: str, start: int, end: int) -> dict[str, Any]:

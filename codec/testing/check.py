@@ -46,7 +46,7 @@ from hypothesis.errors import NoSuchExample
 from hypothesis.internal.conjecture import providers
 
 from codec import jinja
-from codec._compare import first_difference, render_outcomes, text_difference
+from codec._compare import first_difference, render_outcomes, template_messages, text_difference
 from codec.errors import ParseError, RenderError
 from codec.export import call_syntax
 from codec.format import Format
@@ -182,9 +182,10 @@ class _Renders:
     """The template's renders of prefixes of conversations, cached by their input (the four checks
     run on the same conversations, and the round trip renders each prefix more than once)."""
 
-    def __init__(self, template: str, size: int = 4096) -> None:
+    def __init__(self, template: str, size: int = 4096, arguments: str = "object") -> None:
         self.template = template
         self.size = size
+        self.arguments = arguments  # how the template takes call arguments (template_messages)
         self.cache: OrderedDict[str, str | RenderError] = OrderedDict()
 
     def render(self, messages: list[dict[str, Any]], tools: Any, generation: bool, variables: Mapping[str, Any]) -> str:
@@ -195,8 +196,9 @@ class _Renders:
             found = self.cache[key]
         else:
             try:
+                given = template_messages(messages, self.arguments)
                 found = jinja.render_template(
-                    self.template, messages, tools, add_generation_prompt=generation, **dict(variables)
+                    self.template, given, tools, add_generation_prompt=generation, **dict(variables)
                 )
             except RenderError as exc:
                 found = exc
@@ -228,7 +230,7 @@ class _Checker:
     def __init__(self, template: str, fmt: Format) -> None:
         self.template = template
         self.fmt = fmt
-        self.renders = _Renders(template)
+        self.renders = _Renders(template, arguments=fmt.template_arguments)
         self.stops = call_syntax(fmt, [])[1].stops
         self.grammar_texts: dict[str, str] = {}
 

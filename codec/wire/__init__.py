@@ -58,6 +58,8 @@ FAMILIES: dict[str, str] = {
     "xml_params": "xml_params",
     "call_list": "call_list",
     "gemma4": "gemma4",
+    "arg_pairs": "arg_pairs",
+    "named_json": "named_json",
 }
 
 
@@ -83,6 +85,10 @@ class WireSpec:
     reasoning: tuple[str, str] | None = None
     #: What stands before and after a call's name (``<function=`` and ``>``; for a JSON object, the key).
     name: tuple[str, str] = ("", "")
+    #: Where calls write an id between their name and their arguments: what stands before it
+    #: (``[CALL_ID]``, ``:``) and the call's id made of what is written, a template of ``{name}``
+    #: and ``{id}`` (``functions.{name}:{id}``); empty where calls write none.
+    call_id: tuple[str, str] = ("", "")
     #: How a call's arguments are written: ``"json"`` (one JSON object), ``"tagged"`` (a tag per
     #: argument, its value text up to the closing tag), ``"python"`` (Python keyword arguments),
     #: ``"quoted"`` (``key:value`` pairs, strings between a quote token).

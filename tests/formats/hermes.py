@@ -21,26 +21,27 @@ def _call(value: str) -> str:
     return _ARG + value + "}}" + CLOSE
 
 
-def _adversarial() -> dict[str, Adversarial]:
+def adversarial(stop: str = STOP) -> dict[str, Adversarial]:
+    """The adversarial inputs of hermes' reply syntax, ended by ``stop`` (granite4 writes another)."""
     call = _call
     texts = {
         "deep_list_in_arguments": call("[" * DEEP + "]" * DEEP),
         "deep_object_in_arguments": call('{"k": ' * DEEP + "1" + "}" * DEEP),
         "deep_unclosed_in_arguments": _ARG + "[" * DEEP,
         "unterminated_string": _ARG + '"' + "x" * N,
-        "unterminated_string_with_markers": _ARG + '"' + "</tool_call><|im_end|>" * (N // 22),
+        "unterminated_string_with_markers": _ARG + '"' + ("</tool_call>" + stop) * (N // (12 + len(stop))),
         "partial_call_markers": "<tool_call" * (N // 10),
         "partial_markers_after_newlines": "\n<tool_" * (N // 7),
         "braces_in_text": "{" * (N // 5),
         "braces_in_block": OPEN + "{" * (N // 5),
         "quotes_in_block": OPEN + '"' * N,
         "backslashes_odd": call('"' + "\\" * (N // 2 + 1) + '"'),
-        "backslashes_even": call('"' + "\\" * (N // 2) + '"') + STOP,
+        "backslashes_even": call('"' + "\\" * (N // 2) + '"') + stop,
         "string_full_of_markers": call('"' + "</tool_call><tool_call>" * (N // 23) + '"'),
         "unclosed_reasoning": "<think>" + "pensando " * (N // 9),
-        "many_calls": (call("1") + "\n") * (N // 60) + STOP,
+        "many_calls": (call("1") + "\n") * (N // 60) + stop,
         "many_arguments": call("0, " + ", ".join(f'"k{i}": {i}' for i in range(N // 30))),
-        "stop_tokens": STOP * (N // 10),
+        "stop_tokens": stop * (N // len(stop)),
         "python_literal_calls": (OPEN + '{"name": "f", "arguments": {"a": True}}' + CLOSE + "\n") * (N // 100),
         "empty_blocks": OPEN * (N // 12),
         # calls in other models' shapes: fences, other tags, <function=NAME>, a bare reply
@@ -359,7 +360,7 @@ PROFILE = Profile(
     call_closer="</tool_call>",
     plain_text=PLAIN_TEXT,
     broken_block="<tool_call>\noops\n</tool_call>",
-    adversarial=_adversarial,
+    adversarial=adversarial,
     grammar_forbid=(),
     round_trip=RoundTrip(messages=_messages, expected=expected, keeps_key_order=True),
     decode=Decode(normal_form=decode_normal_form),

@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 import codec  # noqa: E402
 from codec import jinja  # noqa: E402
+from codec._compare import template_messages  # noqa: E402
 from codec.errors import RenderError  # noqa: E402
 
 SEEDS = HERE.parents[2] / "shared" / "seeds"
@@ -604,6 +605,41 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": True,
         },
     },
+    # granite4: the default system prompt where the system text is empty (G1), documents and
+    # available_tools (G2), string arguments written as they are (G5), tool results in a user turn (G6)
+    "granite4": {
+        "granite_empty_system_message": {
+            "messages": [{"role": "system", "content": ""}, USER],
+            "tools": None,
+            "add_generation_prompt": True,
+        },
+        "granite_documents_and_tools": {
+            "messages": [SYSTEM, USER],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+            "variables": {"documents": [{"doc_id": 1, "title": "Lisbon", "text": "Lisbon is sunny in June."}]},
+        },
+        "granite_available_tools": {
+            "messages": [USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"available_tools": [WEATHER]},
+        },
+        "granite_string_arguments_and_results": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "tool_calls": [call("c1", "get_weather", '{"city":"Paris"}')],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "tool", "tool_call_id": "c1", "content": "warm"},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
     # qwen2_5: the default system prompt (and a system message that is it), arguments given as a JSON
     # string written as a JSON string literal
     "qwen2_5": {
@@ -649,6 +685,93 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "variables": {"enable_thinking": True},
         },
     },
+    # glm4_6: reasoning shown only after the last user message (else an empty think block), thinking
+    # turned off (/nothink on user turns, the generation prompt's empty think block), tool results
+    # as a list (each opening <|observation|> again), arguments that are not a mapping
+    "glm4_6": {
+        "glm4_6_reasoning_after_last_user": {
+            "messages": [
+                SYSTEM,
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Dropped: before the last user."},
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning_content": "  Two cities.  ",
+                    "tool_calls": CALLS["tool_calls"],
+                },
+                *RESULTS,
+                {"role": "assistant", "content": "<think>Inline.</think>\nParis is sunny, São Paulo rainy."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+        "glm4_6_thinking_disabled": {
+            "messages": [USER, {"role": "assistant", "content": "Sure."}, {"role": "user", "content": "Go/nothink"}],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"enable_thinking": False},
+        },
+        "glm4_6_tool_results_as_a_list": {
+            "messages": [
+                USER,
+                {"role": "assistant", "tool_calls": [call("c1", "get_weather", {"city": "Paris", "days": 2})]},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "tool", "content": [{"output": "rain"}, "wind"]},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "glm4_6_string_arguments": {
+            "messages": [USER, {"role": "assistant", "tool_calls": [call("c1", "get_weather", '{"city": "Paris"}')]}],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+    },
+    # glm4_7: the same conversations without line breaks, reasoning kept in every turn with
+    # clear_thinking=False, the generation prompt's think block opened or (thinking off) closed
+    "glm4_7": {
+        "glm4_7_reasoning_after_last_user": {
+            "messages": [
+                SYSTEM,
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Dropped: before the last user."},
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning_content": "  Two cities.  ",
+                    "tool_calls": CALLS["tool_calls"],
+                },
+                *RESULTS,
+                {"role": "assistant", "content": "<think>Inline.</think>Paris is sunny, São Paulo rainy."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "glm4_7_clear_thinking_off": {
+            "messages": [
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Kept: clear_thinking is off."},
+                USER,
+            ],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"clear_thinking": False},
+        },
+        "glm4_7_thinking_disabled": {
+            "messages": [USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"enable_thinking": False},
+        },
+        "glm4_7_string_arguments": {
+            "messages": [USER, {"role": "assistant", "tool_calls": [call("c1", "get_weather", '{"city": "Paris"}')]}],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+    },
     # qwen3: every assistant turn needs a content; reasoning shows only after the last user query
     "qwen3": {
         "qwen3_reasoning_after_last_query": {
@@ -690,6 +813,46 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": True,
         },
     },
+    # deepseek_v3_1: thinking opens the generation prompt's reasoning; content after tool results is
+    # written whole, elsewhere the text before its first </think> is dropped; a prefix message
+    "deepseek_v3_1": {
+        "deepseek_v3_1_thinking": {
+            "messages": [SYSTEM, USER],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+            "variables": {"thinking": True, "bos_token": "<｜begin▁of▁sentence｜>"},
+        },
+        "deepseek_v3_1_think_closers_in_content": {
+            "messages": [
+                SYSTEM,
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Let me check.",
+                    "tool_calls": [call("c1", "get_weather", {"city": "Paris"})],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "assistant", "content": "Kept</think>whole."},
+                {"role": "user", "content": "And now?"},
+                {"role": "assistant", "content": "Dropped</think>Paris is sunny."},
+                {"role": "system", "content": "Be brief."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+        "deepseek_v3_1_string_arguments_and_prefix": {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": "", "tool_calls": [call("c1", "get_weather", '{"city":"Paris"}')]},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                USER,
+                {"role": "assistant", "content": "Sunny", "prefix": True},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+            "variables": {"thinking": True},
+        },
+    },
 }
 
 
@@ -722,9 +885,8 @@ def rendered_cases(fmt: codec.Format, template: str) -> dict[str, tuple[dict[str
         case = {"variables": {}, **case}
         kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
         try:
-            text = jinja.render_template(
-                template, jinja.prepare_messages(case["messages"]), jinja.prepare_tools(case["tools"]), **kwargs
-            )
+            messages = template_messages(jinja.prepare_messages(case["messages"]), fmt.template_arguments)
+            text = jinja.render_template(template, messages, jinja.prepare_tools(case["tools"]), **kwargs)
         except RenderError as exc:
             out[case_name] = ({**case, "error": str(exc)}, None)
         else:

@@ -22,6 +22,8 @@ PARSERS_MODULE = "codec.integrations.vllm.parsers"
 REASONING_FORMATS = frozenset(
     {"hermes", "qwen3", "hermes3", "qwen3_coder", "qwen3_coder_official", "gemma4", "deepseek_pythonic"}
     | {"qwen2_5", "qwq", "gemma4_31b", "gemma4_31b_interleaved"}
+    | {"glm4_6", "glm4_7"}
+    | {"deepseek_v3_1"}
 )
 
 

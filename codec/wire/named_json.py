@@ -1,0 +1,549 @@
+"""The ``named_json`` family: a call's name, maybe its id, then its arguments as one JSON object, between markers.
+
+DeepSeek V3.1 writes (its markers as the example; a member's :class:`~codec.wire.WireSpec` gives
+its own)::
+
+    [reasoning</think>]content<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>
+    {"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>
+
+(one line: the break is only for this page).
+
+A member's spec sets:
+
+* ``block``: what opens and closes the section around a turn's calls; empty for none (each call
+  then opens with its own marker alone).
+* ``call``: what opens and closes each call; an empty closer: the call ends with its arguments'
+  closing brace.
+* ``name``: what stands before the name (Kimi K2's ``functions.``) and what stands between the
+  name (or its id) and the arguments (``<｜tool▁sep｜>``, ``<|tool_call_argument_begin|>``,
+  ``[ARGS]``).
+* ``call_id``: where calls write an id between their name and their arguments, what stands
+  before it (Kimi K2's ``:``, Mistral's ``[CALL_ID]``) and the call's id made of what is written, a
+  template of ``{name}`` and ``{id}`` (Kimi's ``functions.{name}:{id}``, Mistral's ``{id}``); the
+  id written is the call's id (no ``call_id`` function makes one), and the reply renderer writes a
+  message's id back where it has that shape. Empty: calls write no id.
+* ``stop``, ``reasoning``, ``special_tokens``; ``recover``: the deviations of :data:`RECOVERIES`.
+
+Arguments are JSON and keep their JSON types. Tolerated, each reported: arguments given as a JSON
+string holding the object (``arguments_as_string``); a call outside the section (``bare_call``);
+a missing closer before the next marker or the end (``missing_closer``); a call opened inside
+unclosed reasoning (``unclosed_reasoning``); a section or call closer, or an arguments opener,
+with nothing open (``stray_closer``); a name without the spec's prefix, an id missing or not in
+the spec's shape (``call_opener``); text after the stop token. The grammar is
+``grammars/wire/named_json.lark``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from codec._lark import Token, ValueToken
+from codec.export import (
+    DIGIT,
+    EMPTY,
+    CallSyntax,
+    Expr,
+    GrammarBuilder,
+    JsonValues,
+    Marker,
+    Reasoning,
+    Term,
+    alt,
+    parameters_schema,
+    plus,
+    seq,
+)
+from codec.formats._calls import LiteralHandlers
+from codec.formats._render import attr, concat, iterate
+from codec.literals import PLAIN_JSON_DECODER, json_text, json_value
+from codec.models import dump_arguments
+from codec.schema import tool_name
+from codec.sink import CONTENT, LAST, REASONING, CallWriter, Sink
+from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
+from codec.watch import Delimiter
+from codec.wire import Family, WireSpec, family_grammar, regex_literal
+from codec.wire._json_object_builder import CLOSED_PUNCTUATION
+from codec.wire._json_object_values import (
+    arguments_text,
+    lex_json_container,
+    may_hold_surrogates,
+    members_of,
+    string_value,
+)
+
+__all__ = ["DSML_OPENER", "FAMILY", "RECOVERIES", "Markers", "NamedJson", "arguments_json"]
+
+#: What opens DeepSeek V3.2's DSML calls, which a V3.1 member's models are sometimes given.
+DSML_OPENER = "<｜DSML｜function_calls>"
+#: The deviations a member's ``recover`` may name, and what each reads.
+RECOVERIES = {
+    "dsml_calls": (
+        f"DeepSeek V3.2's DSML calls ({DSML_OPENER}...): not this syntax, so never read as calls; "
+        "the opener is reported (invalid_tool_call) and everything is kept as content"
+    ),
+}
+#: A regex that matches nothing (the terminals of markers a member has none of).
+NEVER = r"\x00(?!\x00)\x00"
+
+
+# ---------------------------------------------------------------------------- markers
+
+
+@dataclass(frozen=True)
+class Markers:
+    """The markers a member's replies are read with: the fields of its spec that parsing depends on
+    (members with equal markers share one :class:`~codec.stream.Syntax`)."""
+
+    section_open: str
+    section_close: str
+    call_open: str
+    call_close: str
+    name_open: str
+    args_open: str
+    id_open: str
+    #: The call's id made of what is written (``{name}``, ``{id}``), "" where calls write none.
+    id_form: str
+    stop: str
+    think_open: str
+    think_close: str
+    foreign: tuple[str, ...]
+
+    @classmethod
+    def of(cls, spec: WireSpec) -> Markers:
+        think_open, think_close = spec.reasoning or ("", "")
+        foreign = (DSML_OPENER,) if "dsml_calls" in spec.recover else ()
+        return cls(*spec.block, *spec.call, *spec.name, *spec.call_id, spec.stop, think_open, think_close, foreign)
+
+    @functools.cached_property
+    def strays(self) -> tuple[str, ...]:
+        """The markers that mean nothing outside a call or a section: reported where they stand."""
+        return tuple(m for m in (self.section_close, self.call_close, self.args_open) if m)
+
+    @functools.cached_property
+    def frame(self) -> tuple[str, ...]:
+        """The markers free text stops before."""
+        opens = (self.section_open, self.call_open, self.stop, *self.strays, *self.foreign)
+        return tuple(dict.fromkeys(m for m in opens if m))
+
+    @functools.cached_property
+    def thought_ends(self) -> tuple[str, ...]:
+        """The markers reasoning text stops before: its closer, and the openers of calls (a call
+        opened inside reasoning ends it) and the stop token."""
+        return tuple(dict.fromkeys(m for m in (self.think_close, self.section_open, self.call_open, self.stop) if m))
+
+    @functools.cached_property
+    def holdback(self) -> int:
+        """Longer than any marker, so that a token cannot still grow into one."""
+        return max(len(m) for m in (*self.frame, *self.thought_ends, self.think_open, self.id_open)) + 2
+
+    @functools.cached_property
+    def id_pattern(self) -> re.Pattern[str] | None:
+        """What a call's id made of ``id_form`` looks like, with its name and written id as groups."""
+        if not self.id_form:
+            return None
+        parts = re.split(r"(\{name\}|\{id\})", self.id_form)
+        groups = {"{name}": r"(?P<name>[^\s]+?)", "{id}": r"(?P<id>[A-Za-z0-9_\-]+)"}
+        return re.compile("".join(groups.get(part) or re.escape(part) for part in parts))
+
+    def call_id(self, name: str, written: str) -> str:
+        """The id of a call named ``name`` whose reply wrote ``written`` as its id."""
+        return self.id_form.replace("{name}", name).replace("{id}", written)
+
+    def written_id(self, call_id: Any, name: Any, index: int) -> str:
+        """What a reply writes as the id of call ``index`` of a message, named ``name``, whose id is
+        ``call_id``: the written part of an id in the spec's shape (for this name), else the index."""
+        pattern = self.id_pattern
+        found = pattern.fullmatch(call_id) if pattern is not None and isinstance(call_id, str) else None
+        if found is not None and found.groupdict().get("name", name) == name:
+            return found["id"]
+        return str(index)
+
+
+def _outside(markers: tuple[str, ...]) -> str:
+    """Text that starts none of ``markers``: runs of characters no marker starts with, and each
+    first character of a marker where no marker's rest follows it."""
+    rests: dict[str, list[str]] = {}
+    for marker in markers:
+        rests.setdefault(marker[0], []).append(regex_literal(marker[1:]))
+    starts = "".join(regex_literal(first) for first in rests)
+    marks = [f"{regex_literal(first)}(?!{'|'.join(after)})" for first, after in rests.items() if all(after)]
+    return "(?:" + "|".join([f"[^{starts}]+", *marks]) + ")+"
+
+
+def _alternatives(markers: tuple[str, ...]) -> str:
+    return "|".join(regex_literal(m) for m in markers) if markers else NEVER
+
+
+def _marker(text: str) -> str:
+    return regex_literal(text) if text else NEVER
+
+
+def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
+    """The values of ``grammars/wire/named_json.lark``'s placeholders for ``m``."""
+    name_stops = {c for marker in (m.args_open, m.id_open, m.call_close, m.call_open) if marker for c in marker[:1]}
+    name_stops |= {"{", '"'}
+    reasoning = bool(m.think_open)
+    return (
+        ("TEXT", _outside(m.frame)),
+        ("THOUGHT", _outside((*m.thought_ends, "\n" + m.think_close)) if reasoning else NEVER),
+        ("THINK_OPEN", r"[ \t\r\n]*" + regex_literal(m.think_open) + r"\n?" if reasoning else NEVER),
+        ("THINK_CLOSE", r"\n?" + regex_literal(m.think_close) + r"\n*" if reasoning else NEVER),
+        ("STOP", _marker(m.stop)),
+        ("FOREIGN", _alternatives(m.foreign)),
+        ("SECTION_OPEN", _marker(m.section_open)),
+        ("SECTION_CLOSE", _marker(m.section_close)),
+        ("CALL_OPEN", _marker(m.call_open)),
+        ("CALL_CLOSE", _marker(m.call_close)),
+        ("ARGS_OPEN", _marker(m.args_open)),
+        ("ID_OPEN", _marker(m.id_open)),
+        # At most 128 characters: a longer run is no name (the block is rejected), and a name that
+        # keeps growing is not lexed again on every chunk.
+        ("NAME", "[^ \\t\\r\\n" + "".join(regex_literal(c) for c in sorted(name_stops)) + "]{1,128}"),
+        ("CALL_END", "CALL_CLOSE" if m.call_close else ""),
+    )
+
+
+# ---------------------------------------------------------------------------- parse
+
+
+class NamedJsonBuilder(LiteralHandlers, Builder):
+    """Builds calls from the family grammar's reductions. A member's builder is a subclass whose
+    ``markers`` are its own (:func:`reply_syntax`)."""
+
+    markers: ClassVar[Markers]
+
+    def __init__(self, sink: Sink) -> None:
+        super().__init__(sink)
+        self._call: CallWriter | None = None  # the call being read
+        self._opened = 0  # where the call being read opened
+        self._end = 0  # where the last call ended
+        self._in_section = False
+        self._section_at = self._section_calls = 0  # where the open section opened, its calls so far
+        #: A section whose opener was kept as content with a first call that was no call: its closer is too.
+        self._orphan_section: bool | None = None
+
+    # values
+    def string(self, token: Token) -> str:
+        return string_value(token)
+
+    def number(self, token: Token) -> Any:
+        try:
+            return json_value(str(token))
+        except ValueError as exc:
+            raise BuildError(str(exc), token.start_pos) from None
+
+    def container(self, token: ValueToken) -> Any:
+        return token.decoded
+
+    def array(self, *children: Any) -> list[Any]:
+        return list(children[1:-1:2])  # [ value , value ... ]
+
+    def pair(self, key: Token, colon: Token, value: Any) -> tuple[str, Any, int]:
+        return string_value(key), value, key.start_pos
+
+    def object(self, *children: Any) -> dict[str, Any]:
+        return self.mapping(children[1:-1:2])  # { pair , pair ... }
+
+    # the frame
+    def on_text(self, kind: str, text: str, pos: int) -> None:
+        if self._in_section and not text.strip():  # layout between a section's calls
+            return
+        self.sink.text(kind, text, pos)
+
+    def stray(self, token: Token) -> None:
+        text = str(token)
+        self.sink.issue("stray_closer", f"{text!r} with nothing open, ignored", token.start_pos, text)
+
+    def foreign(self, token: Token) -> None:
+        self.sink.keep_as_content(str(token), token.start_pos, "calls in another model's syntax, not read as calls")
+
+    def section_close(self, token: Token) -> None:
+        text, kept = str(token), self._orphan_section
+        self._orphan_section = None
+        if self._in_section:
+            self._in_section = False
+        elif kept:  # its opener went to the content with a first call that was no call
+            self.sink.text(CONTENT, text, token.start_pos)
+        else:
+            self.sink.issue("stray_closer", f"{text!r} with nothing open, ignored", token.start_pos, text)
+
+    def stop(self, token: Token) -> None:
+        self._unclosed(token.start_pos)
+        self.sink.stop(token)
+
+    def start(self, *children: Any) -> None:
+        """The end of the reply."""
+        self._unclosed(self._end)
+
+    def _unclosed(self, pos: int) -> None:
+        if self._in_section:
+            self._in_section = False
+            self.sink.issue("missing_closer", f"missing {self.markers.section_close!r} inserted", pos, call=LAST)
+
+    def section_open(self, token: Token) -> None:
+        self._in_section, self._section_at, self._orphan_section = True, token.start_pos, None
+        self._section_calls = 0
+
+    # a call
+    def call_opener(self, token: Token) -> None:
+        self._opened = token.start_pos
+
+    def call_head(self, name: Token, args_open: Token) -> None:
+        self._start(name, None)
+
+    def call_head_id(self, name: Token, id_open: Token, written: Token, args_open: Token) -> None:
+        self._start(name, written)
+
+    def call_head_nameless(self, args_open: Token) -> None:
+        raise BuildError("a call without a name", self._opened)
+
+    def _start(self, name_token: Token, written: Token | None) -> None:
+        m, pos = self.markers, self._opened
+        name = str(name_token)
+        if m.section_open and not self._in_section and not self._orphan_section:
+            self.sink.issue("bare_call", f"a call outside the calls section ({m.section_open!r} missing)", pos)
+        if m.name_open:
+            if name.startswith(m.name_open) and len(name) > len(m.name_open):
+                name = name[len(m.name_open) :]
+            else:
+                self.sink.issue("call_opener", f"a call named without {m.name_open!r} before its name", pos)
+        call_id = None
+        if m.id_form:
+            if written is None:
+                self.sink.issue("call_opener", f"a call without its id ({m.id_open!r} and the id)", pos)
+            else:
+                call_id = m.call_id(name, str(written))
+        self._call = self.sink.call(name, pos, call_id)
+        self._section_calls += 1
+
+    def arg(self, key: Token, colon: Token, value: Any) -> None:
+        assert self._call is not None
+        self._call.argument(string_value(key), value, key.start_pos)
+
+    def args_string(self, token: Token) -> None:
+        try:
+            members = arguments_text(string_value(token))
+        except ValueError:
+            members = None
+        if not isinstance(members, dict):
+            raise BuildError("the arguments are a string that holds no JSON object", token.start_pos)
+        self.sink.issue("arguments_as_string", "arguments given as a JSON string, decoded", token.start_pos)
+        self._arguments(dict(members_of(members)), token.start_pos)
+
+    def _arguments(self, arguments: Any, pos: int) -> None:
+        if not isinstance(arguments, dict):
+            raise BuildError("the arguments are no JSON object", pos)
+        assert self._call is not None
+        for key, value in arguments.items():
+            self._call.argument(key, value, pos)
+
+    def call(self, *children: Any) -> None:
+        call, self._call = self._call, None
+        assert call is not None
+        last = children[-1]
+        self._end = last.start_pos + len(last) if isinstance(last, Token) else call.pos
+        call.end()
+
+    # a call the grammar rejected
+    def recover(self, raw: str, pos: int, error: str) -> int | None:
+        call, self._call = self._call, None
+        if call is None or call.name is None or not call.open:
+            if self._in_section and not self._section_calls:  # its opener goes to the content with it
+                self._in_section, self._orphan_section = False, True
+                self.sink.text(CONTENT, self.markers.section_open, self._section_at)
+            return None
+        call.cut(raw, error, pos)
+        return len(raw)
+
+
+@functools.cache
+def reply_syntax(m: Markers) -> Syntax:
+    """The reply syntax of members with markers ``m`` (one per process: members that reply alike share it)."""
+    reasoning = bool(m.think_open)
+    builder = type("NamedJsonBuilder", (NamedJsonBuilder,), {"markers": m, "__module__": __name__})
+    closers = {"THINK_CLOSE": m.think_close} if reasoning else {}
+    if m.call_close:
+        closers["CALL_CLOSE"] = m.call_close
+    markers = (*m.frame, *m.thought_ends, m.think_open)
+    closer = "CALL_CLOSE" if m.call_close else None
+    return Syntax(
+        grammar=family_grammar("wire/named_json", grammar_values(m)),
+        builder=builder,
+        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
+        blocks={"CALL_OPEN": closer},
+        autoclose={"RBRACE": "}", "RBRACK": "]", **closers},
+        autoclose_before=frozenset({"SECTION_OPEN", "CALL_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP"}),
+        reasoning_closer="THINK_CLOSE" if reasoning else None,
+        resync_after=(m.call_close,) if m.call_close else (),
+        resync_before=tuple(x for x in (m.call_open, m.section_close, m.stop) if x),
+        delimiters=(Delimiter('"', '"', "\\"),),
+        closed_terminals=frozenset(
+            {"STRING", "CALL_OPEN", "SECTION_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP", *CLOSED_PUNCTUATION}
+        ),
+        holdback=m.holdback,
+        marker_starts="".join(dict.fromkeys(marker[0] for marker in markers if marker)),
+        nest_open=frozenset({"LBRACE", "LBRACK"}),
+        nest_close=frozenset({"RBRACE", "RBRACK"}),
+        fast_terminals={"JSON_CONTAINER": lex_json_container},
+        reasoning_open="THINK_OPEN" if reasoning else None,
+        preempt_starts=" \t\r\n" + m.think_open[0] if reasoning else "",
+        prompt_opens_reasoning=(lambda prompt: prompt.rstrip().endswith(m.think_open)) if reasoning else None,
+        # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
+        reasoning_close=m.think_close or None,
+        reasoning_not_opened=tuple(x for x in (m.think_open, m.section_open, m.call_open, m.stop) if x)
+        if reasoning
+        else (),
+        whole=_whole_reader(m),
+    )
+
+
+def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReading | None]:
+    """The whole-reply reader (``Syntax.whole``): content holding no character a marker starts
+    with, then the calls as the renderer writes them (names in the grammar's shape, arguments an
+    object's plain JSON right after the arguments' opener), the section closed, then the stop token.
+    Anything else (reasoning, a call id, blanks, a marker out of place) is the grammar's to read."""
+    name = re.compile(grammar_values(m)[-2][1])
+    starts = re.compile("[" + "".join(re.escape(marker[0]) for marker in (*m.frame, *m.thought_ends)) + "]")
+
+    def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
+        if m.id_form or m.name_open or not m.section_open or not m.call_close:
+            return None
+        end = len(text) - len(m.stop) if text.endswith(m.stop) else len(text)
+        start = text.find(m.section_open, 0, end)
+        content = text[: end if start < 0 else start]
+        if starts.search(content) is not None:
+            return None
+        calls: list[tuple[str, dict[str, Any]]] = []
+        if start < 0:
+            return content, "", calls
+        pos = start + len(m.section_open)
+        while text.startswith(m.call_open, pos):
+            pos += len(m.call_open)
+            sep = text.find(m.args_open, pos, end)
+            if sep < 0 or name.fullmatch(text, pos, sep) is None:
+                return None
+            try:
+                arguments, after = PLAIN_JSON_DECODER.raw_decode(text, sep + len(m.args_open))
+            except (ValueError, RecursionError):
+                return None
+            if not isinstance(arguments, dict) or not text.startswith(m.call_close, after):
+                return None
+            if may_hold_surrogates(text, sep, after):
+                return None
+            calls.append((text[pos:sep], arguments))
+            pos = after + len(m.call_close)
+        if not calls or pos + len(m.section_close) != end or not text.startswith(m.section_close, pos):
+            return None
+        return content, "", calls
+
+    return whole_reply
+
+
+# ---------------------------------------------------------------------------- the family
+
+
+class NamedJson(Family):
+    """The ``named_json`` family compiled for one spec."""
+
+    name = "named_json"
+    parameters = frozenset({"block", "call", "name", "call_id", "stop", "reasoning", "special_tokens", "recover"})
+
+    @classmethod
+    def check(cls, spec: WireSpec) -> None:
+        """Refuse what :meth:`Family.check` refuses, a spec without a call opener, an arguments
+        opener or a stop token, a section with one marker of two, an id part without its form, and
+        recoveries the family does not know."""
+        super().check(spec)
+        if not spec.call[0] or not spec.name[1] or not spec.stop:
+            raise ValueError("a named_json member needs a call opener, an arguments opener (name[1]) and a stop token")
+        if bool(spec.block[0]) != bool(spec.block[1]):
+            raise ValueError("a named_json member's section has an opener and a closer, or neither")
+        if spec.reasoning is not None and not all(spec.reasoning):
+            raise ValueError("a named_json member's reasoning markers are an opener and a closer, or None")
+        marker, form = spec.call_id
+        if bool(marker) != bool(form) or (form and "{id}" not in form):
+            raise ValueError("a named_json member's call_id is a marker and a form holding {id}, or neither")
+        unknown = sorted(set(spec.recover) - set(RECOVERIES))
+        if unknown:
+            known = ", ".join(RECOVERIES)
+            raise ValueError(f"the named_json family recovers no {', '.join(unknown)}; it knows {known}")
+
+    def __init__(self, spec: WireSpec) -> None:
+        super().__init__(spec)
+        self.markers = Markers.of(spec)
+
+    def syntax(self) -> Syntax:
+        return reply_syntax(self.markers)
+
+    # ---- reply
+
+    def call_text(self, call: Any, index: int) -> str:
+        """Call ``index`` of a message as the spec writes it: its name, its id where the spec writes
+        one, and its arguments' JSON text (a string of them as it is)."""
+        m = self.markers
+        function = attr(call, "function")
+        name = attr(function, "name")
+        head = concat(m.call_open + m.name_open, name)
+        if m.id_form:
+            head += m.id_open + m.written_id(attr(call, "id"), name, index)
+        return head + m.args_open + arguments_json(attr(function, "arguments")) + m.call_close
+
+    def reply_text(self, message: dict[str, Any]) -> str:
+        """The content, then the calls in their section, then the stop token."""
+        m = self.markers
+        content = message.get("content")
+        out = [content if isinstance(content, str) else ""]
+        calls = message.get("tool_calls")
+        if calls:
+            out.append(m.section_open)
+            out.extend(self.call_text(call, i) for i, call in enumerate(iterate(calls)))
+            out.append(m.section_close)
+        out.append(m.stop)
+        return "".join(out)
+
+    def grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
+        """Calls as the renderer writes them, in their section: the call opener, the name (and its
+        id: digits), the arguments opener, JSON arguments constrained by the tool's parameters,
+        the call closer. Reasoning is a leading reasoning block."""
+        m = self.markers
+        values = JsonValues(builder)
+        bodies = []
+        for tool in tools:
+            head: Expr = seq(m.name_open + (tool_name(tool) or ""))
+            if m.id_form:
+                head = seq(head, m.id_open, Term("CALL_ID", plus(DIGIT)))
+            closer = Marker(m.call_close) if m.call_close else EMPTY
+            bodies.append(seq(head, Marker(m.args_open), values.value(parameters_schema(tool)), closer))
+        body = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+        call = seq(Marker(m.call_open), body) if bodies else EMPTY
+        # The first call opens with the section's opener and its own, or (without a section) its own.
+        first = (m.section_open, call) if m.section_open else (m.call_open, body)
+        return CallSyntax(
+            triggers=(first,),
+            more=call,
+            tail=Marker(m.section_close) if m.section_close else EMPTY,
+            text_forbid_markers=tuple(x for x in (m.section_open, m.call_open, m.stop) if x),
+            reasoning=(
+                None if not m.think_open else Reasoning(m.think_open, m.think_close, forbid_markers=m.thought_ends[1:])
+            ),
+            stops=(m.stop,),
+        )
+
+    def reply_markers(self) -> tuple[str, ...]:
+        m = self.markers
+        return (re.escape(m.section_open or m.call_open),)
+
+
+def arguments_json(arguments: Any) -> str:
+    """A call's arguments as a reply writes them: a string (OpenAI's JSON text) as it is, else
+    their JSON text as OpenAI spells it."""
+    if isinstance(arguments, str):
+        return arguments
+    return dump_arguments(arguments) if isinstance(arguments, dict) else json_text(arguments)
+
+
+FAMILY = NamedJson
