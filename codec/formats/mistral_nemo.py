@@ -54,7 +54,7 @@ from codec.errors import RenderError, parse_error_at
 from codec.format import Format, Functions
 from codec.formats._decode import bos_token, expect
 from codec.formats._render import Undefined, attr, call_method, concat, defined, iterate, string, subscript, tojson
-from codec.models import Conversation
+from codec.models import Conversation, FunctionCall
 from codec.wire import WireSpec
 
 __all__ = ["MistralNemo", "prompt_conversation", "prompt_text"]
@@ -234,14 +234,16 @@ def prompt_conversation(prompt: str) -> Conversation:
         elif prompt.startswith(CALLS_OPEN + "[", pos):
             calls, pos = _read_calls(prompt, pos + len(CALLS_OPEN))
             end = _next_turn(prompt, pos)
-            if calls and eos is not None and prompt[pos:end] != eos:
-                raise parse_error_at(prompt, pos, "the turns of calls end with different texts")
-            if calls:
-                eos = prompt[pos:end]
-            elif end != pos:
-                raise parse_error_at(prompt, pos, "an empty list of calls is followed by nothing")
             messages.append({"role": "assistant", "content": None, "tool_calls": calls})
-            pos = end
+            if not calls:
+                if end != pos:
+                    raise parse_error_at(prompt, pos, "an empty list of calls is followed by nothing")
+                continue
+            # What follows the list: eos_token, then maybe an answer and eos_token again (N4, N5).
+            found = eos if eos is not None else _end_token(prompt[pos:end])
+            if not prompt.startswith(found, pos):
+                raise parse_error_at(prompt, pos, "the turns of calls end with different texts")
+            eos, pos = found, pos + len(found)
         elif prompt.startswith(RESULTS_OPEN, pos):
             messages.append(_read_result(prompt, pos))
             pos = prompt.index(RESULTS_CLOSE, pos) + len(RESULTS_CLOSE)
@@ -266,6 +268,15 @@ def prompt_conversation(prompt: str) -> Conversation:
     return Conversation.model_validate({"messages": messages, "tools": tools, "variables": variables})
 
 
+def _end_token(text: str) -> str:
+    """The ``eos_token`` that ``text`` (what follows a list of calls, up to the next turn) starts
+    with: the shortest start of it that also ends it, if an answer follows (``N4``, ``N5``)."""
+    for n in range(1, len(text)):
+        if text.endswith(text[:n]) and len(text) >= 2 * n:
+            return text[:n]
+    return text
+
+
 def _read_tools(prompt: str, pos: int) -> tuple[list[dict[str, Any]], int]:
     """The tools block at ``pos`` (``N3``) and the offset after it: its functions, as JSON reads them."""
     end = prompt.find(TOOLS_CLOSE, pos)
@@ -288,7 +299,7 @@ def _is_declaration(tool: Any) -> bool:
 def _read_calls(prompt: str, pos: int) -> tuple[list[dict[str, Any]], int]:
     """The list of calls at ``pos`` (``N4``) and the offset after it; an empty list is ``[`` alone."""
     try:
-        calls, end = json.JSONDecoder(object_pairs_hook=list).raw_decode(prompt, pos)
+        calls, end = json.JSONDecoder(object_pairs_hook=_Pairs).raw_decode(prompt, pos)
     except (ValueError, RecursionError):
         if _next_turn(prompt, pos + 1) == pos + 1:  # [TOOL_CALLS][ with nothing in it
             return [], pos + 1
@@ -297,19 +308,24 @@ def _read_calls(prompt: str, pos: int) -> tuple[list[dict[str, Any]], int]:
         raise parse_error_at(prompt, pos, "expected a JSON list of calls")
     found = []
     for pairs in calls:
-        if not isinstance(pairs, list) or not pairs or pairs[-1][0] != "id" or not isinstance(pairs[-1][1], str):
+        if not isinstance(pairs, _Pairs) or not pairs or pairs[-1][0] != "id" or not isinstance(pairs[-1][1], str):
             raise parse_error_at(prompt, pos, 'expected calls written as {..., "id": "ID"}')
-        function = _plain(dict(pairs[:-1]))
+        function = _plain(_Pairs(pairs[:-1]))
+        arguments = function.get("arguments")
+        if list(function) == ["name", "arguments"] and isinstance(arguments, str):
+            function = FunctionCall.model_construct(name=function["name"], arguments=arguments)  # N4: kept as text
         found.append({"id": pairs[-1][1], "type": "function", "function": function})
     return found, end
 
 
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object as the decoder read it: its members in order, the last ``id`` among them."""
+
+
 def _plain(value: Any) -> Any:
     """A value the pairs hook read: objects as dicts again."""
-    if isinstance(value, list) and all(isinstance(item, tuple) for item in value) and value:
+    if isinstance(value, _Pairs):
         return {key: _plain(item) for key, item in value}
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_plain(item) for item in value]
     return value

@@ -37,10 +37,12 @@ from codec.export import (
     Term,
     alt,
     charset,
+    maybe,
     parameters_schema,
     rseq,
     seq,
 )
+from codec.formats._calls import MARKUP, before_stop
 from codec.formats._chatml import read_whole_reply
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING
@@ -132,7 +134,7 @@ class JsonObject(Family):
 
     def call_object(self, call: Any) -> str:
         """The JSON call object of an OpenAI tool call (or its bare ``function`` object): its name,
-        its arguments and, where the member writes one, its id (the call's own)."""
+        its arguments and, where the member writes one and the call has one, its id."""
         if not isinstance(call, dict):
             raise RenderError("tool_calls entries must be objects")
         function = call.get("function") or call
@@ -143,8 +145,8 @@ class JsonObject(Family):
         if not self.keys.id:
             return head + "}"
         call_id = call.get("id")
-        if not isinstance(call_id, str):
-            raise RenderError(f"a call without an id: this format's replies write each call's {self.keys.id!r}")
+        if not isinstance(call_id, str):  # (a call object without its id reads the same)
+            return head + "}"
         return f'{head}, "{self.keys.id}": {json.dumps(call_id, ensure_ascii=False)}}}'
 
     def call_text(self, call: Any) -> str:
@@ -187,8 +189,9 @@ class JsonObject(Family):
             arguments = values.value(parameters_schema(tool))
             if self.listed:
                 head = f'{{"{self.keys.name}": "{name}", "{self.keys.arguments[0]}": '
-                tail = (f', "{self.keys.id}": "', _ID, '"}') if self.keys.id else ("}",)
-                bodies.append(seq(head, arguments, *tail))
+                # The id, where the member writes one: optional, as a call object without it reads the same.
+                written_id = maybe(seq(f', "{self.keys.id}": "', _ID, '"')) if self.keys.id else EMPTY
+                bodies.append(seq(head, arguments, written_id, "}"))
                 continue
             head = f'\n{{"{self.keys.name}": "{name}", "{self.keys.arguments[0]}": '
             bodies.append(seq(head, arguments, "}\n" + closer))
@@ -320,7 +323,7 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=think_close or None,
         reasoning_not_opened=(think_open, m.open, m.stop) if reasoning else (),
-        whole=_whole_reader(lexers, reasoning),
+        whole=_listed_reader(lexers) if m.listed and reasoning is None else _whole_reader(lexers, reasoning),
     )
 
 
@@ -393,5 +396,40 @@ def _whole_reader(
 
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
         return read_whole_reply(text, m.open, read_block, stop=m.stop, reasoning_marks=marks)
+
+    return whole_reply
+
+
+def _listed_reader(lexers: CallLexers) -> Callable[[str, ToolsByName | None], WholeReading | None]:
+    """The whole-reply reader of a member whose calls are listed after a block opener: prose, then
+    ``OPENER[`` and ordinary call objects (what the fast lexer takes) ``", "`` apart, ``]``, then
+    the stop token; or prose alone."""
+    m = lexers.markers
+    lex_call, name, arguments, opener = lexers.call_json, m.keys.name, m.keys.arguments[0], m.open + "["
+
+    def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
+        last = before_stop(text, m.stop)
+        first = text.find(m.open, 0, last)
+        prose = text[:last] if first < 0 else text[:first]
+        if MARKUP.search(prose):
+            return None
+        if first < 0:
+            return prose, "", []
+        if prose.endswith("\n") or not text.startswith(opener, first):
+            return None  # (a line break before the opener is layout: the rules decide)
+        calls = []
+        pos = first + len(opener)
+        while True:
+            got = lex_call(text, pos, True)
+            if got is None:
+                return None
+            calls.append((got[0][name], got[0][arguments]))
+            pos = got[1]
+            if text.startswith(", ", pos):
+                pos += 2
+            elif text.startswith("]", pos) and pos + 1 == last:
+                return prose, "", calls
+            else:
+                return None
 
     return whole_reply
