@@ -52,13 +52,15 @@ _WEATHER = {
 }
 _SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
 _USER = {"role": "user", "content": "What is the weather in Paris?"}
+#: The probes' call id: nine letters and digits, as Mistral's templates require (any other takes it).
+_CALL_ID = "call00000"
 _CALL = {
-    "id": "call_0",
+    "id": _CALL_ID,
     "type": "function",
     "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
 }
 _CALLS = {"role": "assistant", "content": "Let me check.", "tool_calls": [_CALL]}
-_RESULT = {"role": "tool", "tool_call_id": "call_0", "name": "get_weather", "content": "Sunny, 22 C"}
+_RESULT = {"role": "tool", "tool_call_id": _CALL_ID, "name": "get_weather", "content": "Sunny, 22 C"}
 _ANSWER = {"role": "assistant", "content": "It is sunny in Paris."}
 _REASONED = {
     "role": "assistant",
@@ -76,13 +78,23 @@ PROBES: dict[str, dict[str, Any]] = {
     "a second question": {"messages": [_USER, _ANSWER, _USER], "tools": None, "add_generation_prompt": True},
     "tools": {"messages": [_USER], "tools": [_WEATHER], "add_generation_prompt": True},
     "tools and a system prompt": {"messages": [_SYSTEM, _USER], "tools": [_WEATHER], "add_generation_prompt": True},
-    "a call and its result": {"messages": [_SYSTEM, _USER, _CALLS, _RESULT], "tools": [_WEATHER]},
-    "a whole tool round": {"messages": [_USER, _CALLS, _RESULT, _ANSWER], "tools": [_WEATHER]},
+    # eos_token, which transformers always gives a template (the tokenizer's), is read by some
+    # templates where an assistant turn ends (Mistral's, which raise without it).
+    "a call and its result": {
+        "messages": [_SYSTEM, _USER, _CALLS, _RESULT],
+        "tools": [_WEATHER],
+        "variables": {"eos_token": "</s>"},
+    },
+    "a whole tool round": {
+        "messages": [_USER, _CALLS, _RESULT, _ANSWER],
+        "tools": [_WEATHER],
+        "variables": {"eos_token": "</s>"},
+    },
     "reasoning before a call": {
         "messages": [_USER, _REASONED, _RESULT],
         "tools": [_WEATHER],
         "add_generation_prompt": True,
-        "variables": {"enable_thinking": True},
+        "variables": {"enable_thinking": True, "eos_token": "</s>"},
     },
 }
 
