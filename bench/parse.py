@@ -7,7 +7,8 @@ Replies: an empty one (``Hello.``), a typical one (about 350 B of prose and one 
 them. For each: the best-of-N time of one complete parse (and of the grammar's path alone, where
 no whole-reply reader takes the reply), the total time to parse the same reply
 streamed in 4-character chunks (arguments deltas included: events on), and the baselines of the
-same run: a regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6) or ``ast.parse`` +
+same run: a regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6; ``json.loads`` of
+the list after ``[TOOL_CALLS]`` for mistral_nemo) or ``ast.parse`` +
 ``literal_eval`` (the Python-list formats), and for qwen3_coder and gemma4 transformers'
 ``ResponseParser`` with its fallback templates (``transformers.cli.serving.utils``), where
 transformers is installed. Streamed, the regex baseline re-runs on the whole buffer at each chunk,
@@ -77,6 +78,19 @@ def make_reply(fmt: codec.Format, size: int) -> str:
 
 
 _HERMES_RX = re.compile(r"<tool_call>(.*?)</tool_call>|<tool_call>(.*)", re.DOTALL)
+
+
+def mistral_list_baseline(text: str) -> list[Any]:
+    """vLLM's Mistral parser for tokenizers before v11 (as recalled): the text after the last
+    ``[TOOL_CALLS]``, less the stop token, read by json.loads as the list of calls."""
+    _, sep, body = text.rpartition("[TOOL_CALLS]")
+    if not sep:
+        return []
+    try:
+        found = json.loads(body.removesuffix("</s>"))
+    except json.JSONDecodeError:  # a partial list while streaming
+        return []
+    return found if isinstance(found, list) else []
 
 
 def hermes_baseline(text: str) -> list[Any]:
@@ -238,6 +252,7 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)
     "glm4_6": glm4_6_baseline,
     "hermes": hermes_baseline,
+    "mistral_nemo": mistral_list_baseline,
     "qwen3_coder": qwen3_coder_baseline,
 }
 #: Formats whose values need the tools to be typed are parsed with them (codec and baseline alike).
@@ -298,9 +313,21 @@ TYPICAL_CALL = {
 RESPONSE_TEMPLATES = {"qwen3_coder": "qwen3_5", "gemma4": "gemma4"}
 #: The targets of the speed issue: the largest ratio each measure may reach.
 TARGETS = {
-    "typical_vs_baseline": {"hermes": 5.0, "granite4": 5.0, "gemma3_tool_code": 1.0, "deepseek_pythonic": 1.0},
+    "typical_vs_baseline": {
+        "hermes": 5.0,
+        "granite4": 5.0,
+        "mistral_nemo": 5.0,
+        "gemma3_tool_code": 1.0,
+        "deepseek_pythonic": 1.0,
+    },
     "typical_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
-    "20k_vs_baseline": {"hermes": 3.0, "granite4": 3.0, "gemma3_tool_code": 1.0, "deepseek_pythonic": 1.0},
+    "20k_vs_baseline": {
+        "hermes": 3.0,
+        "granite4": 3.0,
+        "mistral_nemo": 3.0,
+        "gemma3_tool_code": 1.0,
+        "deepseek_pythonic": 1.0,
+    },
     "20k_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
     "stream_vs_parse": 3.0,
     "first_parse_ms": 15.0,
