@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec import jinja
+from codec._whole_reply import default_call_id
 from codec.errors import ParseError, RenderError, RenderWarning, parse_error_at
 from codec.models import Conversation, Message, ParseResult, Tool, ToolCall
 from codec.tools import normalize_tools
@@ -263,6 +264,11 @@ class Format:
 
     # ------------------------------------------------------------------ parse
 
+    def default_call_id(self, index: int) -> str:
+        """The id of call ``index`` of a reply where the caller gives no ``call_id``: ``call_0``,
+        ``call_1``... (a format whose template takes only ids of another shape makes such ids)."""
+        return default_call_id(index)
+
     def parse(
         self,
         text: str,
@@ -273,7 +279,7 @@ class Format:
         call_id: Callable[[int], str] | None = None,
     ) -> ParseResult:
         """Decode a whole reply: what ``stream.feed(text)`` then ``stream.close()`` give. ``call_id``
-        makes each call's id from its index (default ``call_0``, ``call_1``...).
+        makes each call's id from its index (default :meth:`default_call_id`).
 
         A reply in the shape the format's template writes is read at once by the format's whole
         reply reader (``Syntax.whole``), which gives exactly what the stream would; any other reply
@@ -283,6 +289,7 @@ class Format:
         if not isinstance(text, str):
             raise TypeError(f"parse() takes the reply text (str), not {type(text).__name__}")
         syntax = self.syntax()
+        call_id = call_id or self.default_call_id
         if type(text) is str:
             found = read_whole(syntax, text, tools, prompt, call_id)
             if found is not None:
@@ -301,10 +308,10 @@ class Format:
         call_id: Callable[[int], str] | None = None,
     ) -> Stream:
         """A sans-IO incremental parser: ``feed(chunk)`` returns events, ``close()`` flushes.
-        ``call_id`` makes each call's id from its index (default ``call_0``, ``call_1``...)."""
+        ``call_id`` makes each call's id from its index (default :meth:`default_call_id`)."""
         from codec.stream import Stream
 
-        return Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt, call_id=call_id)
+        return Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt, call_id=call_id or self.default_call_id)
 
     def syntax(self) -> Syntax:
         """The compiled reply syntax, shared by every stream of this format."""

@@ -68,7 +68,7 @@ def test_whole_parse_is_expected(case: GoldenCase) -> None:
     fmt = codec.get_format(case.format)
     result = fmt.parse(case.text, **case.kwargs())
     assert summary(result) == case.expected
-    assert [call.id for call in result.tool_calls] == [f"call_{i}" for i in range(len(result.tool_calls))]
+    assert [call.id for call in result.tool_calls] == [fmt.default_call_id(i) for i in range(len(result.tool_calls))]
 
 
 @pytest.mark.parametrize("case", cases_for("streaming"))

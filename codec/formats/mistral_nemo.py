@@ -370,3 +370,8 @@ class MistralNemo(Format):
 
     functions = Functions(prompt_text, prompt_conversation)
     wire = WIRE
+
+    def default_call_id(self, index: int) -> str:
+        """``call00000``, ``call00001``...: nine letters and digits, the only ids the template takes
+        (``N4``; past 99,999 calls in one reply, longer)."""
+        return f"call{index:05d}"

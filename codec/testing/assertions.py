@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from codec import jinja
 from codec._compare import render_outcomes, text_difference
+from codec._whole_reply import default_call_id
 from codec.format import Format
 from codec.models import (
     Event,
@@ -99,9 +100,10 @@ def summary(result: ParseResult) -> dict[str, Any]:
     }
 
 
-def expected_message(expected: Mapping[str, Any]) -> dict[str, Any]:
+def expected_message(expected: Mapping[str, Any], ids: Callable[[int], str] = default_call_id) -> dict[str, Any]:
     """The OpenAI message (``to_message().model_dump(mode="json")``) of a parse that gives ``expected``
-    (content, reasoning and tool_calls as :func:`summary` gives them), with ids ``call_0``, ``call_1``..."""
+    (content, reasoning and tool_calls as :func:`summary` gives them), with ids ``call_0``, ``call_1``...
+    (or those ``ids`` makes: a format's :meth:`~codec.format.Format.default_call_id`)."""
     message: dict[str, Any] = {"role": "assistant", "content": None}  # (null when none, as OpenAI writes it)
     content, calls = expected["content"], expected["tool_calls"]
     if content and not (calls and not content.strip()):
@@ -111,7 +113,7 @@ def expected_message(expected: Mapping[str, Any]) -> dict[str, Any]:
     if calls:
         message["tool_calls"] = [
             {
-                "id": f"call_{index}",
+                "id": ids(index),
                 "type": "function",
                 "function": {"name": call["name"], "arguments": dump_arguments(call["arguments"])},
             }
@@ -165,7 +167,7 @@ def assert_round_trip(
     as JSON text stand for the value they encode): give it where the format keeps less (a template
     that trims content) or types values its own way. Arguments must agree in their JSON types
     (``1`` / ``1.0`` / ``True``), and with ``keeps_key_order`` in their
-    key order too; the calls get ids ``call_0``, ``call_1``... ``chunk_sizes`` and ``char_by_char``
+    key order too; the calls get the format's default ids (``call_0``...). ``chunk_sizes`` and ``char_by_char``
     say how the reply is streamed.
 
     Without a prompt, a reasoning closer before any call means the prompt opened reasoning
@@ -190,8 +192,8 @@ def assert_round_trip(
             f"\nreply: {reply!r}"
         )
     ids = [call.id for call in result.tool_calls]
-    if ids != [f"call_{i}" for i in range(len(ids))]:
-        raise AssertionError(f"{fmt.name}: call ids {ids} are not call_0, call_1...")
+    if ids != [fmt.default_call_id(i) for i in range(len(ids))]:
+        raise AssertionError(f"{fmt.name}: call ids {ids} are not its default ones ({fmt.default_call_id(0)}...)")
     for index, (call, wanted) in enumerate(zip(result.tool_calls, want["tool_calls"], strict=True)):
         if _typed(call.function.arguments) != _typed(wanted["arguments"]):
             difference = _value_difference(wanted["arguments"], call.function.arguments, f"tool_calls[{index}]")
@@ -201,7 +203,7 @@ def assert_round_trip(
                 f"{fmt.name}: call {index}'s arguments come back in another key order: "
                 + text_difference(dump_arguments(wanted["arguments"]), dump_arguments(call.function.arguments))
             )
-    dumped, wanted_message = result.to_message().model_dump(mode="json"), expected_message(want)
+    dumped, wanted_message = result.to_message().model_dump(mode="json"), expected_message(want, fmt.default_call_id)
     if not keeps_key_order:  # the arguments strings, as JSON values
         dumped, wanted_message = _arguments_decoded(dumped), _arguments_decoded(wanted_message)
     if dumped != wanted_message:
