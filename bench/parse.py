@@ -4,11 +4,23 @@
 
 Replies: an empty one (``Hello.``), a typical one (about 350 B of prose and one call), and about
 1 KB, 20 KB, 200 KB and 1 MB of parallel calls with nested arguments, as ``render_reply`` writes
+them. For each: the best-of-N time of one complete parse (and of the grammar's path alone, where no
+whole-reply reader takes the reply), the total time to parse the same reply streamed in 4-character
+chunks (arguments deltas included: events on), and the baselines of the same run: a regex +
+``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6, minimax_m2; for llama3_1 JSON
+objects ``;`` apart) or ``ast.parse`` + ``literal_eval`` (the Python-list formats), and for
+qwen3_coder and gemma4 transformers' ``ResponseParser`` with its fallback templates
+(``transformers.cli.serving.utils``), where transformers is installed. Streamed, the regex baseline
+re-runs on the whole buffer at each chunk, as those servers do (quadratic: past 50 KB it is
+estimated from 2 000 evenly spaced chunks, and at 1 MB not run). Cold start: ``import codec`` and
+the first parse in a new process, with the grammar cache warm and cold. Each ratio is printed next
+to its target (issue "Speed"), and the tables go to ``bench/results/parse.json`` and
+``bench/results/parse.md``. ``--quick`` leaves out 200 KB and 1 MB.
 them. For each: the best-of-N time of one complete parse (and of the grammar's path alone, where
 no whole-reply reader takes the reply), the total time to parse the same reply
 streamed in 4-character chunks (arguments deltas included: events on), and the baselines of the
-same run: a regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6; ``json.loads`` of
-the list after ``[TOOL_CALLS]`` for mistral_nemo) or ``ast.parse`` +
+same run: a regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6, minimax_m2,
+deepseek_v3_2; ``json.loads`` of the list after ``[TOOL_CALLS]`` for mistral_nemo) or ``ast.parse`` +
 ``literal_eval`` (the Python-list formats), and for qwen3_coder and gemma4 transformers'
 ``ResponseParser`` with its fallback templates (``transformers.cli.serving.utils``), where
 transformers is installed. Streamed, the regex baseline re-runs on the whole buffer at each chunk,
@@ -102,6 +114,27 @@ def hermes_baseline(text: str) -> list[Any]:
     return calls
 
 
+_LLAMA_SEPARATOR = re.compile(r"\s*;\s*")
+
+
+def llama3_json_baseline(text: str) -> list[Any]:
+    """vLLM's llama3_json approach: the text after an optional <|python_tag|>, up to the stop token,
+    json.loads for each object (``;`` apart)."""
+    body = text.removeprefix("<|python_tag|>").removesuffix("<|eot_id|>").removesuffix("<|eom_id|>")
+    calls = []
+    decoder = json.JSONDecoder()
+    pos = 0
+    while body.startswith("{", pos):
+        try:
+            value, pos = decoder.raw_decode(body, pos)
+        except json.JSONDecodeError:  # a partial object while streaming
+            break
+        calls.append({"name": value["name"], "arguments": value.get("parameters", value.get("arguments"))})
+        match = _LLAMA_SEPARATOR.match(body, pos)
+        pos = match.end() if match else pos
+    return calls
+
+
 TOOLS = [
     {
         "type": "function",
@@ -184,6 +217,52 @@ def glm4_6_baseline(text: str) -> list[Any]:
     return calls
 
 
+_MINIMAX_CALL = re.compile(r"<minimax:tool_call>(.*?)</minimax:tool_call>", re.DOTALL)
+_MINIMAX_INVOKE = re.compile(r'<invoke name="(.*?)">(.*?)</invoke>', re.DOTALL)
+_MINIMAX_PARAMETER = re.compile(r'<parameter name="(.*?)">(.*?)</parameter>', re.DOTALL)
+
+
+def minimax_baseline(text: str) -> list[Any]:
+    """The regex approach of the popular MiniMax-M2 parsers: wrappers, invokes and parameters by
+    lazy regexes, values converted by the declared type."""
+    calls = []
+    for block in _MINIMAX_CALL.findall(text):
+        for name, body in _MINIMAX_INVOKE.findall(block):
+            types = _TYPES.get(name, {})
+            args: dict[str, Any] = {}
+            for key, value in _MINIMAX_PARAMETER.findall(body):
+                kind = types.get(key, "string")
+                if kind == "integer":
+                    args[key] = int(value)
+                elif kind in ("object", "array"):
+                    args[key] = json.loads(value)
+                else:
+                    args[key] = value
+            calls.append({"name": name, "arguments": args})
+    return calls
+
+
+_DSML_CALL = re.compile(r"<｜DSML｜function_calls>(.*?)</｜DSML｜function_calls>", re.DOTALL)
+_DSML_INVOKE = re.compile(r'<｜DSML｜invoke name="(.*?)">(.*?)</｜DSML｜invoke>', re.DOTALL)
+_DSML_PARAMETER = re.compile(
+    r'<｜DSML｜parameter name="(.*?)" string="(true|false)">(.*?)</｜DSML｜parameter>', re.DOTALL
+)
+
+
+def dsml_baseline(text: str) -> list[Any]:
+    """The regex approach of the popular DeepSeek V3.2 parsers: blocks, invokes and parameters by
+    lazy regexes, a value JSON where its head says it is no string."""
+    calls = []
+    for block in _DSML_CALL.findall(text):
+        for name, body in _DSML_INVOKE.findall(block):
+            args = {
+                key: value if flag == "true" else json.loads(value)
+                for key, flag, value in _DSML_PARAMETER.findall(body)
+            }
+            calls.append({"name": name, "arguments": args})
+    return calls
+
+
 _GEMMA_CALL = re.compile(r"<\|tool_call>call:([\w\-.]+)(\{.*?\})<tool_call\|>", re.DOTALL)
 _GEMMA_STRING = re.compile(r'<\|"\|>(.*?)<\|"\|>', re.DOTALL)
 _GEMMA_KEY = re.compile(r"([{,])([A-Za-z_][\w\-.]*):")
@@ -204,6 +283,20 @@ def gemma4_baseline(text: str) -> list[Any]:
         body = _GEMMA_KEY.sub(r'\1"\2":', _GEMMA_STRING.sub(set_aside, body)).replace("None", "null")
         body = _GEMMA_SLOT.sub(lambda m, strings=strings: json.dumps(strings[int(m.group(1))]), body)
         calls.append({"name": name, "arguments": json.loads(body)})
+    return calls
+
+
+_HARMONY_CALL = re.compile(
+    r"to=functions\.([^\s<]+)[^<]*(?:<\|constrain\|>\w+)?<\|message\|>(.*?)(?:<\|call\|>|\Z)", re.DOTALL
+)
+
+
+def harmony_baseline(text: str) -> list[Any]:
+    """The regex approach to Harmony calls: each recipient's message up to <|call|>, json.loads its body."""
+    calls = []
+    for name, body in _HARMONY_CALL.findall(text):
+        with contextlib.suppress(json.JSONDecodeError):  # a partial call while streaming
+            calls.append({"name": name, "arguments": json.loads(body)})
     return calls
 
 
@@ -240,23 +333,60 @@ def _literal(node: ast.expr) -> Any:
 
 
 #: The Python-list formats' strings are written plain here (see sample_calls).
-PLAIN_STRINGS = {"deepseek_pythonic"}
+PLAIN_STRINGS = {"deepseek_pythonic", "lfm2"}
 #: Formats whose replies hold no null here: transformers' gemma4 response template fails on
 #: ``None`` (it rewrites keys and strings to JSON, not the literal).
 NO_NULLS = {"gemma4"}
 
+_DEEPSEEK_V3_1_RX = re.compile(r"<｜tool▁call▁begin｜>(.*?)<｜tool▁sep｜>(.*?)<｜tool▁call▁end｜>", re.DOTALL)
+
+
+def deepseek_v3_1_baseline(text: str) -> list[Any]:
+    """vLLM's DeepSeek V3.1 approach: a lazy regex for each call's name and arguments, json.loads for these."""
+    calls = []
+    for m in _DEEPSEEK_V3_1_RX.finditer(text):
+        with contextlib.suppress(json.JSONDecodeError):  # a partial call while streaming
+            calls.append({"name": m.group(1), "arguments": json.loads(m.group(2))})
+    return calls
+
+
+_KIMI_K2_RX = re.compile(
+    r"<\|tool_call_begin\|>\s*(?P<id>[\w.]+:\d+)\s*<\|tool_call_argument_begin\|>\s*(?P<args>.*?)\s*<\|tool_call_end\|>",
+    re.DOTALL,
+)
+
+
+def kimi_k2_baseline(text: str) -> list[Any]:
+    """vLLM's Kimi K2 approach: a lazy regex for each call's id and arguments, the name from the id."""
+    calls = []
+    for m in _KIMI_K2_RX.finditer(text):
+        with contextlib.suppress(json.JSONDecodeError):  # a partial call while streaming
+            name = m.group("id").split(":")[0].split(".")[-1]
+            calls.append({"name": name, "arguments": json.loads(m.group("args"))})
+    return calls
+
+
 BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "deepseek_pythonic": pythonic_baseline,
+    "deepseek_v3_1": deepseek_v3_1_baseline,
+    "deepseek_v3_2": dsml_baseline,
     "gemma3_tool_code": pythonic_baseline,
+    "lfm2": pythonic_baseline,
     "gemma4": gemma4_baseline,
+    "gpt_oss": harmony_baseline,
     "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)
     "glm4_6": glm4_6_baseline,
     "hermes": hermes_baseline,
+    "kimi_k2": kimi_k2_baseline,
+    "llama3_1": llama3_json_baseline,
+    "minimax_m2": minimax_baseline,
     "mistral_nemo": mistral_list_baseline,
     "qwen3_coder": qwen3_coder_baseline,
 }
+#: Formats whose calls are the whole reply (no prose beside them: a typical reply is its call).
+BARE_CALLS = {"llama3_1"}
 #: Formats whose values need the tools to be typed are parsed with them (codec and baseline alike).
-WITH_TOOLS = {"qwen3_coder", "glm4_6"}
+WITH_TOOLS = {"qwen3_coder", "glm4_6", "minimax_m2"}
 
 
 def best_of(fn: Callable[[], object], budget: float = 1.0, runs: int = 200) -> float:
@@ -316,17 +446,21 @@ TARGETS = {
     "typical_vs_baseline": {
         "hermes": 5.0,
         "granite4": 5.0,
+        "llama3_1": 5.0,
         "mistral_nemo": 5.0,
         "gemma3_tool_code": 1.0,
         "deepseek_pythonic": 1.0,
+        "lfm2": 1.0,
     },
     "typical_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
     "20k_vs_baseline": {
         "hermes": 3.0,
         "granite4": 3.0,
+        "llama3_1": 3.0,
         "mistral_nemo": 3.0,
         "gemma3_tool_code": 1.0,
         "deepseek_pythonic": 1.0,
+        "lfm2": 1.0,
     },
     "20k_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
     "stream_vs_parse": 3.0,
@@ -342,7 +476,7 @@ def typical_reply(fmt: codec.Format) -> str:
     content beside its calls: the prose goes before the fence, as models write it)."""
     message = {"role": "assistant", "content": PROSE, "tool_calls": [TYPICAL_CALL]}
     text = fmt.render_reply(message)
-    return text if PROSE in text else PROSE + "\n" + text
+    return text if PROSE in text or fmt.name in BARE_CALLS else PROSE + "\n" + text
 
 
 def response_parser(name: str) -> Callable[[str], object] | None:

@@ -27,8 +27,11 @@ def default_call_id(index: int) -> str:
     return f"call_{index}"
 
 
-#: What a :attr:`Syntax.whole` reader gives: content, reasoning and the calls, as (name, arguments).
-WholeReading = tuple[str, str, list[tuple[str, dict[str, Any]]]]
+#: A call a :attr:`Syntax.whole` reader read: (name, arguments), or (name, arguments, the id the
+#: reply writes for it, where its syntax writes ids).
+WholeCall = tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]
+#: What a :attr:`Syntax.whole` reader gives: content, reasoning and the calls.
+WholeReading = tuple[str, str, Sequence[WholeCall]]
 #: The tools a stream checks calls against, by name.
 ToolsByName = dict[str, Mapping[str, Any]]
 
@@ -72,10 +75,12 @@ def read_whole(
         return None
     content, reasoning, found = reading
     calls = []
-    for index, (name, arguments) in enumerate(found):
+    for index, call in enumerate(found):
+        name, arguments = call[0], call[1]
         if by_name is not None:
             tool = by_name.get(name)
             if tool is None or violations(arguments, tool_parameters(tool) or {}):
                 return None
-        calls.append(parsed_call((call_id or default_call_id)(index), name, arguments))
+        written = call[2] if len(call) == 3 else None
+        calls.append(parsed_call(written or (call_id or default_call_id)(index), name, arguments))
     return built(ParseResult, content=content, reasoning=reasoning, tool_calls=calls, issues=[])

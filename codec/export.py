@@ -499,6 +499,12 @@ class CallSyntax:
     reasoning: Reasoning | None = None
     #: Markers that end the reply (stop tokens): not part of the grammar, the server stops on them.
     stops: tuple[str, ...] = ()
+    #: Whether the calls are the whole reply (bare calls at its start, as Llama 3 writes them): then
+    #: no free text comes before them, and free text may hold what would start one elsewhere.
+    at_start: bool = False
+    #: A reply without calls where the format writes it otherwise than as free text (a message of
+    #: its own, reasoning and all): in place of the free text, and no text before the calls.
+    content: Expr | None = None
 
 
 WHITESPACE = Term("WS", plus(charset(" \t\r\n")))
@@ -518,10 +524,16 @@ def frame(b: GrammarBuilder, calls: CallSyntax, *, tool_choice: str, parallel: b
         return
 
     def content(forbid_start: tuple[str, ...]) -> Expr:
+        if calls.content is not None:
+            first = alt(*(seq(Marker(trigger), body) for trigger, body in calls.triggers))
+            return alt(calls.content, seq(first, rest)) if calls.triggers else calls.content
         text = b.text(calls.text_forbid_markers, calls.text_forbid, (*calls.text_forbid_start, *forbid_start))
         if not calls.triggers:
             return text
-        first = alt(*(seq(b.head(text, trigger), body) for trigger, body in calls.triggers))
+        if calls.at_start:
+            first = alt(*(seq(Marker(trigger), body) for trigger, body in calls.triggers))
+        else:
+            first = alt(*(seq(b.head(text, trigger), body) for trigger, body in calls.triggers))
         return alt(text, seq(first, rest))
 
     if calls.reasoning is None:

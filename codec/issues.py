@@ -41,6 +41,7 @@ IssueKind = Literal[
     "duplicate_key",
     "escaped_string",
     "fenced_call",
+    "foreign_recipient",
     "foreign_tag",
     "function_closer_unterminated",
     "function_head_unterminated",
@@ -79,6 +80,7 @@ IssueKind = Literal[
     "schema",
     "several_objects",
     "stray_closer",
+    "stripped_tokens",
     "surrogate_pair",
     "text_after_stop",
     "truncated_call",
@@ -87,6 +89,7 @@ IssueKind = Literal[
     "uneven_indentation",
     "unexpected_key",
     "unexpected_text",
+    "unknown_header",
     "unknown_tool",
     "unquoted_value",
     "unwrapped_call",
@@ -121,6 +124,14 @@ KINDS: dict[str, KindInfo] = {
     "unexpected_text": _row("note", "text", "a character the format takes nowhere, kept as content"),
     "orphan_closer": _row("note", "text", "a call closer with nothing open, ignored"),
     "stray_closer": _row("note", "text", "a closer with nothing open, ignored"),
+    "unknown_header": _row(
+        "note", "text", "a word of a message's header the format does not know (a role, a channel), ignored"
+    ),
+    "stripped_tokens": _row(
+        "repaired",
+        "text",
+        "a reply decoded without its special tokens, read by the names they leave (analysis...assistantfinal...)",
+    ),
     "issues_dropped": _row(
         "note", "text", "notes and repairs past the first 1,000 of a reply, not kept: counted by kind in this one"
     ),
@@ -161,6 +172,11 @@ KINDS: dict[str, KindInfo] = {
     "fenced_call": _row("repaired", "call", "a call inside a code fence"),
     "foreign_tag": _row("repaired", "call", "a call inside another model's tag"),
     "function_tag": _row("repaired", "call", "a call written as a function tag"),
+    "foreign_recipient": _row(
+        "repaired",
+        "call",
+        "a call addressed outside the tools' namespace (python, browser.search, a bare name): named by its recipient",
+    ),
     "unwrapped_call": _row("repaired", "call", "a call object with no wrapper, as the whole reply"),
     "call_list": _row("repaired", "call", "calls written as one list"),
     "several_objects": _row("repaired", "call", "several call objects in one block"),

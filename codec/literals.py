@@ -127,6 +127,42 @@ def python_literal(text: str, *, object_pairs_hook: PairsHook = dict) -> Any:
         raise ValueError("literal nested too deeply") from None
 
 
+def python_calls(text: str, *, object_pairs_hook: PairsHook = dict) -> list[tuple[str, list[tuple[str, Any]]]]:
+    """Decode a Python call, or a list of them, whose arguments are keyword arguments of literal
+    values (``get_weather(city="Paris")``, ``brave_search.call(query="x")``, ``[f(a=1), g()]``):
+    each call's dotted name and its arguments in order; raises ``ValueError`` for anything else."""
+    try:
+        with warnings.catch_warnings():  # as python_literal
+            warnings.simplefilter("ignore")
+            node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, MemoryError, RecursionError, ValueError) as exc:
+        raise ValueError(f"not a call: {exc}") from None
+    nodes = node.elts if isinstance(node, ast.List) else [node]
+    try:
+        return [_call(item, object_pairs_hook) for item in nodes]
+    except RecursionError:
+        raise ValueError("call nested too deeply") from None
+
+
+def _call(node: ast.AST, hook: PairsHook) -> tuple[str, list[tuple[str, Any]]]:
+    if not isinstance(node, ast.Call) or node.args:
+        raise ValueError("not a call with keyword arguments only")
+    parts: list[str] = []
+    func = node.func
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        raise ValueError("a call's function is no dotted name")
+    parts.append(func.id)
+    arguments = []
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            raise ValueError("** unpacking is not a literal")
+        arguments.append((keyword.arg, _value(keyword.value, hook)))
+    return ".".join(reversed(parts)), arguments
+
+
 def _value(node: ast.AST, hook: PairsHook) -> Any:
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
         if isinstance(node.value, float) and not math.isfinite(node.value):

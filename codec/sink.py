@@ -169,6 +169,9 @@ class Sink(Protocol):
     def undeclared(self, name: str) -> bool:
         """Whether tools were given and none of them is called ``name``."""
 
+    def declared(self) -> tuple[str, ...]:
+        """The names of the tools given (none without tools)."""
+
     def reading(self, text: str) -> ParseResult | None:
         """What ``text`` reads as on its own, strictly and without tools; None where strict
         parsing refuses it (a builder's probe of a piece of a rejected block)."""
@@ -238,10 +241,13 @@ class CallWriter:
 
     # ------------------------------------------------------------------ what the builder read
 
-    def start(self, name: str) -> None:
-        """The call's name: the call starts (``ToolCallStart``), with the arguments read before it."""
+    def start(self, name: str, call_id: str | None = None) -> None:
+        """The call's name: the call starts (``ToolCallStart``), with the arguments read before it.
+        ``call_id``: the id the reply gives it, where the name tells it (else the one given at first)."""
         out = self._out
         self.name = name
+        if call_id is not None:
+            self._id = call_id
         self.index = out.start_call(name, self.pos, self._id)
         out.assign(self._waiting, self.index)
         self._waiting = []
@@ -525,6 +531,9 @@ class Output:
 
     def undeclared(self, name: str) -> bool:
         return self._tools is not None and name not in self._tools
+
+    def declared(self) -> tuple[str, ...]:
+        return tuple(self._tools or ())
 
     def reading(self, text: str) -> ParseResult | None:
         return self._reading(text)

@@ -184,6 +184,10 @@ class Syntax:
     #: Before a rejected block goes to the builder's recovery, make the reductions that any
     #: continuation would make, so that its finished parts (a parameter, a call's head) are built.
     settle_rejected_blocks: bool = False
+    #: Terminals that end a call inside a block that may hold several (an ``</invoke>`` in a call
+    #: wrapper): after one, the stream makes the reductions any continuation would make, so that
+    #: the call is sent in the delta that completed it, not when the next token arrives.
+    settle_after: frozenset[str] = frozenset()
     #: A reader of whole replies in the shape the format's template writes them (see "whole
     #: reply" above), or None. Given the reply and the tools by name (None: no tools), it gives the
     #: reply's content, reasoning and calls (name, arguments) where it is sure the grammar's path
@@ -207,6 +211,7 @@ class Syntax:
             *self.nest_open,
             *self.nest_close,
             *self.fast_terminals,
+            *self.settle_after,
             *([self.reasoning_open] if self.reasoning_open else []),
         }
         unknown = sorted(named - g.terminal_names)
@@ -775,6 +780,9 @@ class Stream:
             closer = block.closer
             if kind == closer or (closer is None and kind in syntax.nest_close and self._depth == block.depth):
                 self._block = None
+            elif kind in syntax.settle_after:
+                with suppress(BuildError):  # a handler refusing it leaves the parser as it was
+                    parser.settle()
         elif kind in syntax.blocks:
             self._out.block(tok.start_pos)
             # The checkpoint is the parser as the opener found it, after the reductions the

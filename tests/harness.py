@@ -65,6 +65,20 @@ def deep() -> bool:
     return bool(settings().max_examples >= 100)
 
 
+def reply_formats() -> list[str]:
+    """The formats the reply-side tests run on: every one in the deep profile; in the default one,
+    the first of each reply side (formats with the same compiled reply syntax and the same reply
+    renderer read and write replies alike, so a reply-side test of one is a test of all)."""
+    names = codec.formats()
+    if deep():
+        return names
+    seen: dict[tuple[int, Any], str] = {}
+    for name in names:
+        fmt = codec.get_format(name)
+        seen.setdefault((id(fmt.syntax()), fmt.functions.reply_text), name)
+    return sorted(seen.values())
+
+
 def sample_cuts(text: str, markers: Sequence[str], spread: int = 48) -> list[int]:
     """The lengths to cut ``text`` at: every one in the deep profile; in the default one, each cut
     within two characters of where one of ``markers`` starts or ends in it (where a cut meets the

@@ -52,7 +52,7 @@ def _kept(result: ParseResult) -> tuple[set[str], str]:
     """The words of the result, and its text (where words the markup separated run together)."""
     pieces = [result.content, result.reasoning]
     for call in result.tool_calls:
-        pieces.append(call.function.name)
+        pieces.extend((call.id, call.function.name))  # (a reply may write the id, which the call keeps)
         pieces.extend(_values(call.function.arguments))
     pieces.extend(issue.text or "" for issue in result.issues)
     return {word for piece in pieces for word in _WORD.findall(piece)}, "\0".join(pieces)

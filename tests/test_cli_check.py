@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -216,8 +217,11 @@ def test_every_reference_template_passes_and_a_one_byte_edit_fails(name: str) ->
     # At least ten conversations: a check passes only when it had something to check, and in fewer a
     # template may write no answered call turn at all (NOT CHECKED, which is not ok).
     assert check_template(template, fmt, examples=max(10, examples(30).max_examples), seed=0).ok
-    # A typo in a marker: the last byte of the first stop token the template writes, dropped.
-    cut = template.index(fmt.stop_token) + len(fmt.stop_token) - 1
+    # A typo in a marker: the last byte of the first stop token the template writes, dropped (not
+    # one in a comment, which writes nothing).
+    comments = [m.span() for m in re.finditer(r"\{#.*?#\}", template, re.DOTALL)]
+    written = (m.start() for m in re.finditer(re.escape(fmt.stop_token), template))
+    cut = next(at for at in written if not any(a <= at < b for a, b in comments)) + len(fmt.stop_token) - 1
     edited = template[:cut] + template[cut + 1 :]
     report = check_template(edited, fmt, examples=examples(300).max_examples, seed=0, checks=["render"])
     (render,) = report.checks

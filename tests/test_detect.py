@@ -196,7 +196,8 @@ def test_markers_of_several_formats(data: st.DataObject) -> None:
     (of a tie, the one whose prompts agree the longest), and renders the prompts of none."""
     chosen = data.draw(st.lists(st.sampled_from(FORMATS), min_size=1, max_size=3, unique=True), label="formats")
     markers = [m for name in chosen for m in codec.get_format(name).template_markers]
-    filler = st.sampled_from(["{{ x }}", "{%- if y %}{% endif %}", "\n", " ", "text"])  # a template that compiles
+    # A template that compiles (blanks around the expression: a marker may end or start with a brace).
+    filler = st.sampled_from([" {{ x }} ", "{%- if y %}{% endif %}", "\n", " ", "text"])
     pieces = data.draw(st.permutations(markers + data.draw(st.lists(filler, max_size=6))), label="pieces")
     template = "".join(pieces)
     found = codec.detect_template(template)
@@ -273,17 +274,23 @@ def test_the_example_templates() -> None:
 
 
 @pytest.mark.parametrize(
-    "path",
-    ["qwen3_5/Qwen3.5-4B.jinja", "nemotron/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja"],
+    ("path", "name"),
+    [("qwen3_5/Qwen3.5-4B.jinja", "qwen3_5"), ("nemotron/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", None)],
 )
-def test_real_templates_whose_replies_are_ours_and_prompts_are_not(path: str) -> None:
+def test_real_templates_whose_replies_are_qwen3_coders(path: str, name: str | None) -> None:
     """Qwen3.5 and Nemotron 3 write Qwen3-Coder's XML calls, but prompts of their own (Qwen3.5's
-    generation prompt opens reasoning; Nemotron writes an empty system turn): never named."""
+    generation prompt opens reasoning; Nemotron writes an empty system turn): named for their own
+    format where there is one, never for qwen3_coder."""
     if not (FAMILIES / path).is_file():
         pytest.skip(f"{FAMILIES / path} is not available (../shared is absent)")
     template = (FAMILIES / path).read_text(encoding="utf-8")
     found = codec.detect_template(template)
-    assert found is not None and not found.verified and reply_owner(found.format) == "qwen3_coder"
+    assert found is not None and reply_owner(found.format) == "qwen3_coder"
+    if name is not None:
+        assert (found.format, found.verified) == (name, True)
+        assert codec.detect(template) == name
+        return
+    assert not found.verified
     assert found.difference is not None and found.difference.probe == "a user's message"
     assert codec.detect(template) is None
 

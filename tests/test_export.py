@@ -15,7 +15,7 @@ from typing import Any
 import lark
 import pytest
 from formats import profile
-from harness import examples
+from harness import examples, reply_formats
 from hypothesis import Phase, assume, given
 from hypothesis import strategies as st
 from strategies import arguments, texts, tools
@@ -31,7 +31,8 @@ from llguidance.gbnf_to_lark import any_to_lark  # noqa: E402
 
 from codec.testing.grammars import llguidance_accepts  # noqa: E402  (the one copy)
 
-FORMATS = codec.formats()
+#: One format per reply side by default (the grammars are the reply syntax's), every one when deep.
+FORMATS = reply_formats()
 # no shrinking: a failure prints its example as drawn
 SETTINGS = examples(10, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 

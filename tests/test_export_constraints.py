@@ -224,8 +224,11 @@ def test_keywords_left_out_are_named_once_with_their_place(fmt_name: str) -> Non
         assert "book.kind" not in message  # an enum is its values
         # written out, but in qwen3_coder_official's str() lists, which are not constrained
         assert ("book.names: maxItems" in message) == (fmt_name == "qwen3_coder_official"), message
-        # JSON strings hold the pattern; gemma4's <|"|> strings and raw string arguments do not.
-        raw = reply_owner(fmt_name) in ("gemma4", "qwen3_coder", "qwen3_coder_official", "deepseek_pythonic", "glm4_6")
+        # JSON strings hold the pattern; gemma4's <|"|> strings, raw and single-quoted string arguments do not.
+        raw = reply_owner(fmt_name) in (
+            *("gemma4", "qwen3_coder", "qwen3_coder_official", "deepseek_pythonic", "glm4_6", "lfm2", "minimax_m2"),
+            "deepseek_v3_2",
+        )
         assert ("book.code: pattern" in message) == raw, message
 
 

@@ -36,6 +36,7 @@ from formats._pythonic import (
     FENCE,
     G3_STOP,
     GEMMA3,
+    LFM2_STOP,
     NAMES,
     RAW_PIECES,
     SPECS,
@@ -144,6 +145,8 @@ def test_exclusions_are_real(name: str) -> None:
     if spec.string_ok is raw_string_ok:
         bad_arguments += [{"a": 'x", b=1'}, {"a": 'x"), y', "b": 1}, {"a": 'say "hi") now'}, {"a": 'a",)'}]
         bad_arguments += [{"a": "a\\nb"}, {"a": 'say \\"hi\\"'}, {"a": "C:\\\\share"}, {"a": "caf\\u00e9"}]
+    if spec.stop == LFM2_STOP:  # single-quoted strings, nothing escaped: a quote or an escape misreads
+        bad_arguments += [{"a": "it's"}, {"a": "x', b='y"}, {"a": "a\\nb"}, {"a": "back\\\\slash"}]
     for arguments in bad_arguments:
         assert not arguments_ok(spec, arguments), arguments
         result = fmt.parse(fmt.render_reply(call_message(arguments)))
@@ -153,6 +156,8 @@ def test_exclusions_are_real(name: str) -> None:
         # (content opening with '<think>' and no '</think>' after it reads as reasoning, see the golden
         # case deepseek_pythonic/reply_ending_inside_reasoning_opened_by_the_reply)
         bad_contents = ["a<|end_of_sentence|>b", "see [f(a=1)]", "a</think>b"]
+    if spec.stop == LFM2_STOP:
+        bad_contents = ["a<|im_end|>b", "see [f(a=1)]", "a</think>b", "x<|tool_call_start|>"]
     for content in bad_contents:
         assert not spec.content_ok(content, False, False), content
         result = fmt.parse(fmt.render_reply({"role": "assistant", "content": content}))

@@ -68,7 +68,7 @@ def content_style(fmt: codec.Format) -> str:
 def test_contents_by_format() -> None:
     """json_schema where xgrammar writes the arguments (JSON, Qwen XML), codec's GBNF elsewhere."""
     styles = {name: content_style(codec.get_format(name)) for name in FORMATS}
-    json_schema = {"hermes", "hermes3", "qwen3", "qwen3_coder", "qwen2_5", "qwq", "granite4"}
+    json_schema = {"hermes", "hermes3", "qwen3", "qwen3_coder", "qwen2_5", "qwq", "granite4", "llama3_1", "llama3_2"}
     assert {n for n, s in styles.items() if s == "json_schema"} == json_schema
     hermes = codec.get_format("hermes").structural_tag([{"type": "function", "function": {"name": "f"}}])
     assert hermes["format"]["tags"][0]["content"]["style"] == "json"

@@ -6,24 +6,33 @@ from codec.errors import UnknownFormat
 from codec.format import Format
 from codec.formats.deepseek_pythonic import DeepseekPythonic
 from codec.formats.deepseek_v3_1 import DeepSeekV31
+from codec.formats.deepseek_v3_2 import DeepseekV32
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
 from codec.formats.gemma4_31b import Gemma4_31b
 from codec.formats.gemma4_31b_interleaved import Gemma4_31bInterleaved
 from codec.formats.glm4_6 import Glm4_6
 from codec.formats.glm4_7 import Glm4_7
+from codec.formats.gpt_oss import GptOss
 from codec.formats.granite4 import Granite4
 from codec.formats.hermes import Hermes
 from codec.formats.hermes3 import Hermes3
+from codec.formats.kimi_k2 import KimiK2
+from codec.formats.lfm2 import Lfm2
+from codec.formats.llama3_1 import Llama3_1
+from codec.formats.llama3_2 import Llama3_2
+from codec.formats.minimax_m2 import MinimaxM2
 from codec.formats.mistral_nemo import MistralNemo
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
+from codec.formats.qwen3_5 import Qwen3_5
 from codec.formats.qwen3_coder import Qwen3Coder
 from codec.formats.qwen3_coder_official import Qwen3CoderOfficial
 from codec.formats.qwq import Qwq
 
 #: Every built-in format class. Adding a format is one module, one grammar and one line here.
 BUILTINS: tuple[type[Format], ...] = (DeepseekPythonic, Gemma3ToolCode, Gemma4, Hermes, Qwen3Coder)
+BUILTINS += (MinimaxM2, DeepseekV32)  # members of the invoke family
 BUILTINS += (
     Hermes3,
     Qwen3,
@@ -32,10 +41,16 @@ BUILTINS += (
     Qwq,
     Gemma4_31b,
     Gemma4_31bInterleaved,
+    Qwen3_5,
     Granite4,
+    Llama3_1,
+    Llama3_2,
 )  # variants of a format's prompts, one line each
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
+BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
+BUILTINS += (Lfm2,)  # members of a family with replies of their own
 BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
+BUILTINS += (GptOss,)
 BUILTINS += (MistralNemo,)  # JSON call objects listed after a block opener (json_object)
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}

@@ -82,6 +82,19 @@ def json_object_as_written(text: str, pos: int) -> tuple[dict[str, Any], int] | 
     return value, end
 
 
+def arguments_as_written(text: str, pos: int) -> tuple[dict[str, Any] | str, int] | None:
+    """The arguments at ``pos`` written with ``tojson``, and the offset after them: an object, or the
+    string a JSON string literal holds (arguments given as a JSON string, which such a template writes
+    as a string literal); None where the text is neither, or not as ``tojson`` writes it."""
+    try:
+        value, end = PLAIN_JSON_DECODER.raw_decode(text, pos)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict | str) or jinja.tojson(value) != text[pos:end]:
+        return None
+    return value, end
+
+
 def assistant_message(content: str | None, calls: Sequence[tuple[str, Any]], ids: Iterator[int]) -> dict[str, Any]:
     """An assistant message with ``content`` (empty reads as ``None``) and ``calls`` (name, arguments),
     numbered by ``ids``."""

@@ -311,7 +311,7 @@ def _assistant(
         if content != content.strip() or not (content or calls):
             raise parse_error_at(prompt, start, "whitespace where the template trims the content")
     message = assistant_message(content, calls, ids)
-    if reasoning:
+    if reasoning or THINK_CLOSE in content:  # (G4: content holding </think> is split unless reasoning is given)
         message["reasoning_content"] = reasoning
     return message
 

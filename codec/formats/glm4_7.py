@@ -223,6 +223,8 @@ def _assistant(
     if reasoning is not None:
         # A think block shown empty: reasoning of blanks only, which the template trims to nothing.
         message["reasoning_content"] = reasoning or " "
+    elif THINK_CLOSE in content:  # content holding </think> is split unless reasoning is given
+        message["reasoning_content"] = ""
     return message
 
 

@@ -50,10 +50,9 @@ from codec.formats._chatml import (
     ChatMLTurn,
     read_turns,
 )
-from codec.formats._decode import call_id, trailing_blocks
+from codec.formats._decode import arguments_as_written, call_id, trailing_blocks
 from codec.formats._render import attr, concat, defined, iterate, string, tojson
 from codec.formats.hermes import UNSHOWN_MESSAGE, Hermes
-from codec.literals import PLAIN_JSON_DECODER
 from codec.models import Conversation, FunctionCall
 
 __all__ = ["Qwen2_5", "prompt_conversation", "prompt_text"]
@@ -193,13 +192,10 @@ def read_call(text: str, pos: int, end: int) -> tuple[tuple[str, Any], int] | No
     name_end = text.find(CALL_ARGUMENTS, name_start, end)
     if name_end < 0:
         return None
-    start = name_end + len(CALL_ARGUMENTS)
-    try:
-        value, stop = PLAIN_JSON_DECODER.raw_decode(text, start)
-    except (ValueError, RecursionError):
+    got = arguments_as_written(text, name_end + len(CALL_ARGUMENTS))
+    if got is None:
         return None
-    if not isinstance(value, dict | str) or jinja.tojson(value) != text[start:stop]:
-        return None
+    value, stop = got
     if not text.startswith(CALL_TAIL, stop, end):
         return None
     return (text[name_start:name_end], value), stop + len(CALL_TAIL)

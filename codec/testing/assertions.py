@@ -100,10 +100,13 @@ def summary(result: ParseResult) -> dict[str, Any]:
     }
 
 
-def expected_message(expected: Mapping[str, Any], ids: Callable[[int], str] = default_call_id) -> dict[str, Any]:
+def expected_message(
+    expected: Mapping[str, Any], ids: Sequence[str] | None = None, made: Callable[[int], str] = default_call_id
+) -> dict[str, Any]:
     """The OpenAI message (``to_message().model_dump(mode="json")``) of a parse that gives ``expected``
     (content, reasoning and tool_calls as :func:`summary` gives them), with ids ``call_0``, ``call_1``...
-    (or those ``ids`` makes: a format's :meth:`~codec.format.Format.default_call_id`)."""
+    (those ``made`` makes: a format's :meth:`~codec.format.Format.default_call_id`), or ``ids``, where
+    the reply writes them."""
     message: dict[str, Any] = {"role": "assistant", "content": None}  # (null when none, as OpenAI writes it)
     content, calls = expected["content"], expected["tool_calls"]
     if content and not (calls and not content.strip()):
@@ -113,7 +116,7 @@ def expected_message(expected: Mapping[str, Any], ids: Callable[[int], str] = de
     if calls:
         message["tool_calls"] = [
             {
-                "id": ids(index),
+                "id": made(index) if ids is None else ids[index],
                 "type": "function",
                 "function": {"name": call["name"], "arguments": dump_arguments(call["arguments"])},
             }
@@ -167,7 +170,8 @@ def assert_round_trip(
     as JSON text stand for the value they encode): give it where the format keeps less (a template
     that trims content) or types values its own way. Arguments must agree in their JSON types
     (``1`` / ``1.0`` / ``True``), and with ``keeps_key_order`` in their
-    key order too; the calls get the format's default ids (``call_0``...). ``chunk_sizes`` and ``char_by_char``
+    key order too; the calls get the format's default ids (``call_0``...), or those the reply writes,
+    where its syntax writes ids (``Family.reply_ids``). ``chunk_sizes`` and ``char_by_char``
     say how the reply is streamed.
 
     Without a prompt, a reasoning closer before any call means the prompt opened reasoning
@@ -192,8 +196,11 @@ def assert_round_trip(
             f"\nreply: {reply!r}"
         )
     ids = [call.id for call in result.tool_calls]
-    if ids != [fmt.default_call_id(i) for i in range(len(ids))]:
-        raise AssertionError(f"{fmt.name}: call ids {ids} are not its default ones ({fmt.default_call_id(0)}...)")
+    (prepared,) = jinja.prepare_messages([message])
+    written = fmt.kit().reply_ids(prepared)  # where the reply writes its calls' ids, those
+    wanted_ids = written if written is not None else [fmt.default_call_id(i) for i in range(len(ids))]
+    if ids != wanted_ids:
+        raise AssertionError(f"{fmt.name}: call ids {ids} are not {wanted_ids}")
     for index, (call, wanted) in enumerate(zip(result.tool_calls, want["tool_calls"], strict=True)):
         if _typed(call.function.arguments) != _typed(wanted["arguments"]):
             difference = _value_difference(wanted["arguments"], call.function.arguments, f"tool_calls[{index}]")
@@ -203,7 +210,8 @@ def assert_round_trip(
                 f"{fmt.name}: call {index}'s arguments come back in another key order: "
                 + text_difference(dump_arguments(wanted["arguments"]), dump_arguments(call.function.arguments))
             )
-    dumped, wanted_message = result.to_message().model_dump(mode="json"), expected_message(want, fmt.default_call_id)
+    dumped = result.to_message().model_dump(mode="json")
+    wanted_message = expected_message(want, written, fmt.default_call_id)
     if not keeps_key_order:  # the arguments strings, as JSON values
         dumped, wanted_message = _arguments_decoded(dumped), _arguments_decoded(wanted_message)
     if dumped != wanted_message:

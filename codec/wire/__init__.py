@@ -60,6 +60,8 @@ FAMILIES: dict[str, str] = {
     "gemma4": "gemma4",
     "arg_pairs": "arg_pairs",
     "named_json": "named_json",
+    "invoke": "invoke",
+    "harmony": "harmony",
 }
 
 
@@ -102,7 +104,8 @@ class WireSpec:
     parameter: tuple[str, str, str] = ("", "", "")
     #: How argument values are written: ``"json"``; ``"json_raw"`` (JSON, but strings between ``"``
     #: with nothing escaped); ``"text"`` (raw, typed by the tool's schema);
-    #: ``"python_str"`` (Python's ``str()`` of the value, typed by the schema); ``"python"``
+    #: ``"python_str"`` (Python's ``str()`` of the value, typed by the schema); ``"python_scalars"``
+    #: (a mapping or a list as JSON, any other non-string through ``str()``); ``"python"``
     #: (Python literals); ``"quoted"`` (the family's own, strings between :attr:`quote`).
     values: str = "json"
     #: The token that opens and closes a string value where the family writes strings between one.
@@ -114,6 +117,11 @@ class WireSpec:
     #: Whether an argument's value is written on lines of its own: a line break after its key's tag
     #: and another before its closer (Qwen3-Coder's ``<parameter=k>\nv\n</parameter>``), else inline.
     value_lines: bool = False
+    #: The tokens of a message's header where a family writes one (harmony: the channel, constrain
+    #: and message tokens), then the role name of the assistant's messages.
+    header: tuple[str, ...] = ()
+    #: The channels a family's messages go to, by purpose: reasoning, calls (and preambles), content.
+    channels: tuple[str, ...] = ()
     #: Markers a tokenizer holds as special tokens (written as tokens in llguidance grammars).
     special_tokens: tuple[str, ...] = ()
     #: The deviations the parser recovers, by name (see each family's ``RECOVERIES``).
@@ -194,6 +202,12 @@ class Family:
     def reply_markers(self) -> tuple[str, ...]:
         """Regular expressions that match only where a reply writes a call in this syntax (for detection)."""
         raise NotImplementedError
+
+    def reply_ids(self, message: dict[str, Any]) -> list[str] | None:
+        """The ids the calls of the reply :meth:`reply_text` writes for ``message`` parse with, where
+        the syntax writes ids (they are then the calls' ids); None where it writes none (a parse's
+        ``call_id`` makes them)."""
+        return None
 
     def schema_tag(self, name: str) -> tuple[str, str] | None:
         """What comes before and after the arguments of a call of tool ``name`` in xgrammar's

@@ -264,6 +264,9 @@ class CallListReader:
             value = strings.decode(written)
             return (_unescaped(value, written) if "\\" in written else value), m.end()
         if first == "'":
+            m = _PLAIN_SQ_STRING.match(text, i)
+            if m is not None:  # no escape, no control character: the text between the quotes, as Python reads it
+                return m.group()[1:-1], m.end()
             m = self._sq_string.match(text, i)
             if m is None:
                 raise _Unusual
@@ -289,6 +292,10 @@ class CallListReader:
             if m is not None:
                 return literal, m.end()
         raise _Unusual
+
+
+#: A single-quoted string with no backslash and no control character in it: its value is its text.
+_PLAIN_SQ_STRING = re.compile(r"'[^'\\\x00-\x1f]*'")
 
 
 #: A ``[`` whose first ``]`` (on the same line, not far: the bound of the grammars' TEXT) is followed by a

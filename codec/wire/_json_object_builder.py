@@ -14,7 +14,7 @@ from codec.issues import IssueKind
 from codec.literals import PLAIN_JSON_DECODER, json_text, json_value
 from codec.sink import CONTENT, LAST, CallWriter, Sink
 from codec.stream import Builder, BuildError
-from codec.wire._json_object_shapes import Markers, shape_contents
+from codec.wire._json_object_shapes import OWN, Markers, shape_contents
 from codec.wire._json_object_values import (
     ARGUMENT_REPEATED,
     BLANKS,
@@ -345,7 +345,11 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
     # calls in other models' shapes (a whole token each)
     def foreign(self, token: ValueToken) -> None:
         found = shape_contents(token.decoded, str(token), self.markers)
-        if found is None or any(args is not None and self.sink.undeclared(name) for _, name, _, args, _ in found):
+        # A call in the member's own syntax is one whatever its name, as a call between markers is.
+        undeclared = (
+            args is not None and mark != OWN and self.sink.undeclared(name) for _, name, mark, args, _ in found or ()
+        )
+        if found is None or any(undeclared):
             self.sink.text(CONTENT, str(token), token.start_pos)  # an example, not a call
             return
         self.sink.block(token.start_pos)  # what is reported below concerns the calls the token holds

@@ -5,7 +5,9 @@ reply.
 Other Hermes-style models (Hermes 2 Pro, Qwen 2.5) write calls so; each shape is one token
 (FOREIGN_CALLS, LEAD_CALLS), lexed by a scan once its text has decided it, and read only where it
 holds nothing but calls (a JSON example in a fence or a paragraph stays content). A member's
-``recover`` names the shapes it reads (``foreign_shapes``, ``unwrapped_calls``).
+``recover`` names the shapes it reads (``foreign_shapes``, ``unwrapped_calls``). A member whose
+calls are bare objects at the start of the reply (Llama 3.x: ``bare_calls``) reads them with the
+same scan, as its own calls: one such call is no repair.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from codec.literals import python_calls
 from codec.watch import FastLexer
 from codec.wire._json_object_values import (
     BLANKS,
@@ -27,6 +30,8 @@ from codec.wire._json_object_values import (
     add_arguments,
     call_parts,
     decode_objects,
+    members_of,
+    raw_decode,
 )
 
 #: Tags that models put around call objects in place of their call markers.
@@ -71,6 +76,10 @@ class Markers:
     unwrapped: bool
     #: The keys of a call object.
     keys: Keys
+    #: Whether the member's own calls are call objects at the start of the reply, bare or each
+    #: after the call opener, ``;`` or blanks apart, up to the stop token, the closer or the end
+    #: (the recovery ``bare_calls``).
+    bare: bool = False
     #: Whether the calls after the opener are one JSON list with no closer (a spec's ``block``:
     #: Mistral's ``[TOOL_CALLS][{...}, {...}]``), not one object per opener and closer.
     listed: bool = False
@@ -378,6 +387,8 @@ def _scan_lead(t: _Text, m: Markers) -> _Step[Shape | None]:
     decided lexes with the reply's end in view, and the other lexer must then find nothing it
     would not find without it."""
     yield from _skip(t, BLANKS)
+    if m.bare:
+        return (yield from _bare(t, m))
     first = yield from _peek(t)
     if first in "`<":
         if not m.foreign:
@@ -395,6 +406,94 @@ def _scan_lead(t: _Text, m: Markers) -> _Step[Shape | None]:
     ):
         return None
     return Shape("bare", opener, opener, end, True, t.at)
+
+
+_SEVERAL_TAGS = "{opener} written again before another call"
+#: The mark of a call in the member's own syntax (``bare_calls``) in what a shape holds: a call
+#: whatever its name (a tool not declared is reported), as a call inside the call markers is.
+OWN = "own"
+#: The keys a bare call object may start with beside its name's and arguments': ``"type"``
+#: (``"type": "function"``, as OpenAI writes a call).
+_TYPE_KEY = "type"
+
+
+def _bare(t: _Text, m: Markers) -> _Step[Shape | None]:
+    """A member's own bare calls (``bare_calls``): call objects or lists of them, each after the
+    call opener or not, ``;`` or blanks apart, that are all the reply holds before the stop token,
+    the closer (read: it ends the calls) or the end."""
+    opener = t.at
+    heads = (*m.head_keys, _TYPE_KEY)
+    while True:
+        tagged = yield from _literal(t, m.open)
+        if tagged:
+            yield from _skip(t, BLANKS)
+        if tagged and (yield from _starts_python(t)):  # Python only after the opener
+            if not (yield from _python_call_end(t)):
+                return None
+        else:
+            depth = yield from _call_head(t, heads)
+            if not depth or not (yield from _value_end(t, depth)):
+                return None
+        end = t.at
+        yield from _skip(t, BLANKS)
+        after = yield from _peek(t)
+        if after == ";":
+            t.i += 1
+            yield from _skip(t, BLANKS)
+            continue
+        if not after or (yield from _literal(t, m.stop, read=False)):
+            return Shape("bare", opener, opener, end, True, t.at)
+        if (yield from _literal(t, m.close)):
+            return Shape("bare", opener, opener, end, True, t.at)
+        if after not in "{[" and not (yield from _literal(t, m.open, read=False)):  # blanks apart, or the opener
+            return None
+
+
+_PYTHON_NAME = re.compile(r"[A-Za-z_][\w.]{0,255}")
+
+
+def _starts_python(t: _Text) -> _Step[bool]:
+    """Whether a Python call (a name) or a list of them comes next, nothing read."""
+    while True:
+        s, i = t.s, t.i
+        if i < len(s) and s[i] == "[":
+            i = BLANKS.match(s, i + 1, min(len(s), i + 1 + _HEAD_BLANKS)).end()  # type: ignore[union-attr]
+        if i < len(s) and (s[i] not in " \t\r\n" or i - t.i > _HEAD_BLANKS):
+            return s[i].isalpha() or s[i] == "_"
+        if t.ended:
+            return False
+        yield
+
+
+def _python_call_end(t: _Text) -> _Step[bool]:
+    """Read a Python call ``NAME(...)``, or a list of them ``[NAME(...), ...]``, to its closing bracket."""
+    depth = 0
+    if (yield from _peek(t)) == "[":
+        t.i += 1
+        depth = 1
+        yield from _skip(t, BLANKS, _HEAD_BLANKS)
+    name = ""
+    while len(name) <= 256:
+        c = yield from _peek(t)
+        if not c or not (c.isalnum() or c in "_."):
+            break
+        name += c
+        t.i += 1
+    if not _PYTHON_NAME.fullmatch(name) or not (yield from _literal(t, "(")):
+        return False
+    return (yield from _value_end(t, depth + 1))
+
+
+def _python_extent(body: str, pos: int) -> int:
+    """Where the Python call (or list of them) at ``pos`` ends, -1 where none does."""
+    t = _Text(body, pos)
+    t.ended = True
+    steps = _python_call_end(t)
+    try:
+        while True:
+            next(steps)
+    except StopIteration as done:
+        return pos + t.at if done.value else -1
 
 
 class _ShapeWatch:
@@ -467,8 +566,9 @@ def shape_lexers(m: Markers) -> dict[str, FastLexer]:
     """The fast lexers of the shapes ``m``'s recoveries read, by terminal: FOREIGN_CALLS anywhere in
     the content, LEAD_CALLS at its start."""
     lexers = {}
-    if m.foreign or m.unwrapped:
-        starts = " \t\r\n" + ("`" if m.foreign else "") + ("{[" if m.unwrapped else "")
+    if m.foreign or m.unwrapped or m.bare:
+        starts = " \t\r\n" + ("`" if m.foreign else "") + ("{[" if m.unwrapped or m.bare else "")
+        starts += m.open[0] if m.bare else ""
         lexers["LEAD_CALLS"] = _shape_lexer(_scan_lead, starts, m)
     if m.foreign:
         lexers["FOREIGN_CALLS"] = _shape_lexer(_scan_foreign, "\n<", m, (_FOREIGN_START, _FOREIGN_PART))
@@ -498,8 +598,11 @@ Found = list[tuple[int, str, str, "dict[str, Any] | None", "str | None"]]
 def shape_contents(shape: Shape, text: str, m: Markers) -> Found | None:
     """The calls the shape ``text`` holds and the repairs it needed; None if it holds anything
     but calls (then it is text)."""
+    if shape.kind == "bare" and m.bare:
+        found: Found = []
+        return found if _bare_calls(text[shape.body : shape.body_end], shape.body, found, m) else None
     kind, message = _SHAPE_ISSUES[shape.kind]
-    found: Found = [(shape.opener, kind, message.format(name=shape.name, opener=m.open), None, None)]
+    found = [(shape.opener, kind, message.format(name=shape.name, opener=m.open), None, None)]
     if not shape.closed:
         closer = _CLOSERS[shape.kind].format(name=shape.name)
         found.append((shape.end, "missing_closer", f"missing {closer!r} inserted", None, None))
@@ -537,6 +640,113 @@ def _objects(body: str, at: int, found: Found, m: Markers, *, strict: bool) -> b
             found += [(at + start, kind, message, None, text) for kind, message, text in repairs]
             found.append((at + start, name, "", arguments, None))
     return bool(values)
+
+
+def _bare_calls(body: str, at: int, found: Found, m: Markers) -> bool:
+    """Add the member's own bare calls ``body`` holds (see :func:`_bare`) to ``found``: the opener
+    written again before a call is reported (``several_objects``: the calls ``;`` or blanks apart
+    are the reply's calls as they are), a call object that also says ``"type": "function"`` too
+    (``unexpected_key``); False if it holds anything but calls."""
+    i, n, count, tags = 0, len(body), 0, 0
+    while i < n:
+        i = BLANKS.match(body, i).end()  # type: ignore[union-attr]
+        if body.startswith(m.open, i):
+            tags += 1
+            if tags == 2:
+                found.append((at + i, "several_objects", _SEVERAL_TAGS.format(opener=m.open), None, None))
+            i = BLANKS.match(body, i + len(m.open)).end()  # type: ignore[union-attr]
+        if body.startswith(("{", "["), i) and not _PYTHON_LIST.match(body, i):
+            got = _one_value(body, i)
+        else:
+            got = _python_value(body, i)
+        if got is None:
+            return False
+        value, how, end = got
+        if how == _PYTHON_CALLS:
+            count += _add_python_calls(value, at + i, found)
+            i = BLANKS.match(body, end).end()  # type: ignore[union-attr]
+            if i < n and body[i] == ";":
+                i += 1
+            continue
+        if how in _REPAIRED:
+            found.append((at + i, *_REPAIRED[how], None, None))
+        listed = isinstance(value, list)
+        if listed:
+            found.append((at + i, "call_list", "calls written as one JSON list", None, None))
+        for element in value if listed else [value]:
+            call = _bare_call(element, m.keys)
+            if call is None:
+                return False
+            count += 1
+            name, arguments, repairs = call
+            found += [(at + i, kind, message, None, text) for kind, message, text in repairs]
+            found.append((at + i, name, OWN, arguments, None))
+        i = BLANKS.match(body, end).end()  # type: ignore[union-attr]
+        if i < n and body[i] == ";":
+            i += 1
+    return count > 0
+
+
+_PYTHON_CALLS = "Python calls"
+_PYTHON_LIST = re.compile(r"\[[ \t\r\n]*[A-Za-z_]")
+#: The suffix of a built-in tool's call (Llama's ``brave_search.call(query="...")``).
+_BUILTIN_CALL = ".call"
+
+
+def _python_value(body: str, pos: int) -> tuple[Any, str, int] | None:
+    """The Python calls at ``pos`` (see :func:`_python_call_end`), and where they end."""
+    end = _python_extent(body, pos)
+    if end < 0:
+        return None
+    try:
+        calls = python_calls(body[pos:end])
+    except ValueError:
+        return None
+    return (body[pos] == "[", calls), _PYTHON_CALLS, end
+
+
+def _add_python_calls(value: Any, at: int, found: Found) -> int:
+    """Add Python calls (``(listed, calls)``) to ``found``: a built-in tool's ``NAME.call(...)`` is
+    the call ``NAME``, as written; another function's, written where JSON was, is reported. Returns
+    how many there were."""
+    listed, calls = value
+    if listed:
+        found.append((at, "call_list", "calls written as one Python list", None, None))
+    for name, pairs in calls:
+        arguments: dict[str, Any] = {}
+        repairs: list[Repair] = []
+        add_arguments(arguments, dict(pairs), repairs)
+        found += [(at, kind, message, None, text) for kind, message, text in repairs]
+        builtin = name.endswith(_BUILTIN_CALL)
+        if not builtin:
+            found.append((at, "repaired_call", f"tool call {name!r} written as a Python call, read", None, None))
+        found.append((at, name.removesuffix(_BUILTIN_CALL), OWN, arguments, None))
+    return len(calls)
+
+
+def _one_value(body: str, pos: int) -> tuple[Any, str, int] | None:
+    """The JSON (or Python-literal) value at ``pos``, how it was read and where it ends."""
+    for decoder, how in READINGS:
+        try:
+            value, end = raw_decode(decoder, body, pos)
+        except (ValueError, RecursionError):
+            continue
+        return value, how, end
+    return None
+
+
+def _bare_call(obj: Any, keys: Keys) -> tuple[str, dict[str, Any], list[Repair]] | None:
+    """A bare call object's parts (:func:`call_parts`, strict), where ``"type": "function"`` may stand beside them."""
+    if not isinstance(obj, dict):
+        return None
+    members = members_of(obj)
+    typed = [value for key, value in members if key == _TYPE_KEY]
+    if not typed:
+        return call_parts(obj, keys, strict=True)
+    untyped = {key: value for key, value in members if key != _TYPE_KEY}
+    if typed != ["function"] or call_parts(untyped, keys, strict=True) is None:
+        return None
+    return call_parts(obj, keys)
 
 
 def _function_call(name: str, body: str, at: int, found: Found) -> bool:

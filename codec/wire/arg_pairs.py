@@ -121,13 +121,12 @@ class Tags:
         """Characters that must follow a token before it is committed: longer than the grammar's
         longest lookahead (a key tag that stops a value, a call closer and what confirms it, a
         closer and its repeats, a name and the key closer glued to it), and a margin."""
-        closers = (self.key_close, self.value_close, self.call_close)
         lookaheads = (
             1 + len(self.key_open) + NAME_LIMIT + len(self.key_close),
             len(self.value_close) + 32 + NAME_LIMIT + len(self.key_close),  # a closer and what confirms it
             len(self.call_close) + 16 + max(len(self.call_open), *map(len, self.ends)),
-            1 + len(self.call_open) + 32 + 2,  # a call opener and the name that confirms it
-            *(len(closer) + 3 * (4 + len(closer)) for closer in closers),
+            # a call opener and the name and tag that confirm it
+            1 + len(self.call_open) + 16 + NAME_LIMIT + max(len(self.value_close), len(self.call_close)) + 1,
             NAME_LIMIT + len(self.key_close),
         )
         return max(lookaheads) + 16
@@ -143,6 +142,16 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
         return r(marker[1:])
 
     stops = "(?:" + "|".join(r(end) for end in tags.ends) + ")"
+    # What confirms a call opener (after up to four blanks): a name (no blank in it) that a key tag,
+    # a value tag or closer or the call's closer follows after up to four blanks, or a name
+    # glued to a key and its closer; at the end of what has arrived, a name so far or nothing.
+    # Prose that mentions the opener stays text.
+    few = r"(?:[ \t\r\n]|\\n){0,4}"
+    tag = "(?:" + "|".join(map(r, (tags.key_open, tags.value_open, tags.call_close, tags.value_close))) + ")"
+    call_next = (
+        rf"{few}(?:[^\s<]{{1,{NAME_LIMIT}}}?{few}{tag}|[^<\n]{{1,{NAME_LIMIT}}}{r(tags.key_close)}"
+        rf"|[A-Za-z_][\w.\-]{{0,{NAME_LIMIT - 1}}}\Z|\Z)"
+    )
     stop_tails = "(?:" + "|".join(tail(end) for end in tags.ends) + ")"
 
     # After a value's '<': its closer where what follows confirms it, a key tag that a key and its
@@ -170,15 +179,14 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
     return (
         ("CALL_OPEN", r(tags.call_open)),
         ("CALL_OPEN_TAIL", tail(tags.call_open)),
-        # What confirms a call opener: a name after blanks, or the end of what has arrived.
-        ("CALL_NEXT", r"(?:[ \t\r\n]|\\n){0,16}(?:[^ \t\r\n<\\]|\\(?!n)|\Z)"),
+        ("CALL_NEXT", call_next),
         ("CALL_CLOSE_TAIL", tail(tags.call_close)),
-        ("CALL_CLOSE_STRING", lark_literal(tags.call_close)),
+        ("CALL_CLOSE", r(tags.call_close)),
         ("KEY_OPEN", r(tags.key_open)),
         ("KEY_CLOSE", r(tags.key_close)),
         ("KEY_CLOSE_STRING", lark_literal(tags.key_close)),
         ("VALUE_OPEN_STRING", lark_literal(tags.value_open)),
-        ("VALUE_CLOSE", r(tags.value_close)),
+        ("VALUE_CLOSE_STRING", lark_literal(tags.value_close)),
         ("VALUE_STOPS", value_stops),
         ("STOP_TAIL", stop_tails),
         ("STOP_STRING", lark_literal(tags.stop)),
@@ -265,7 +273,8 @@ class ArgPairsBuilder(Builder):
         self._after_call = True
 
     def on_text(self, kind: str, text: str, pos: int) -> None:
-        self._after_call = False
+        if text.strip():
+            self._after_call = False
         if kind != VALUE:
             super().on_text(kind, text, pos)
             return
@@ -285,26 +294,21 @@ class ArgPairsBuilder(Builder):
     def stray(self, token: Token) -> None:
         self.sink.issue("stray_closer", f"{str(token)!r} with no value open, ignored", token.start_pos, str(token))
 
-    def _closer_repeats(self, token: Token, closer: str) -> None:
-        """A closer token written with its repeats: each repeat a stray closer."""
-        text = str(token)
-        if _repeats(text, closer) > 0:
-            at = token.start_pos + text.index(closer) + len(closer)
-            self.sink.issue("stray_closer", f"{closer!r} written again, ignored", at, text[at - token.start_pos :])
-
     # ---- arguments
 
     def key(self, token: Token) -> None:
         tags, text = self.tags, str(token)
         start = len(tags.key_open)
         self._key = (text[start : text.index(tags.key_close, start)].strip(), token.start_pos)
-        self._closer_repeats(token, tags.key_close)
 
     def key_bare(self, token: Token) -> None:
         tags, text = self.tags, str(token)
         self._key = (text[: text.index(tags.key_close)].strip(), token.start_pos)
         self.sink.issue("missing_opener", f"key {self._key[0]!r} without {tags.key_open!r}", token.start_pos)
-        self._closer_repeats(token, tags.key_close)
+
+    def key_closer_again(self, key: None, token: Token) -> None:
+        closer = self.tags.key_close
+        self.sink.issue("stray_closer", f"{closer!r} written again, ignored", token.start_pos, str(token))
 
     def value_open(self, token: Token) -> None:
         self._begin(token.start_pos)
@@ -343,7 +347,6 @@ class ArgPairsBuilder(Builder):
         param, call = self._param, self._call
         assert param is not None and call is not None
         self._param = None
-        self._closer_repeats(closer, self.tags.value_close)
         if param.streams:
             call.string_end()
             return
@@ -497,6 +500,8 @@ def reply_syntax(tags: Tags) -> Syntax:
         settle_rejected_blocks=True,
         # A key may be long: the watch follows it to its closer across chunks.
         delimiters=(Delimiter(tags.key_open, tags.key_close),),
+        # Each ends in its own closer, which nothing can extend.
+        closed_terminals=frozenset({"KEY", "KEY_BARE", "NAME_KEY", "CALL_CLOSE"}),
         holdback=tags.holdback,
         marker_starts="<\n",
         reasoning_open="THINK_OPEN",

@@ -11,8 +11,10 @@ around the list (``gemma3_tool_code``: ```` ```tool_code\\n[f(a="x")]\\n``` ````
 * ``reasoning``: the markers of reasoning at the reply's start, or None;
 * ``values``: how values are written, which is also how string arguments are read:
   ``"json"`` (every value ``tojson``; a string argument may hold quotes left unescaped, or Python
-  escapes) or ``"json_raw"`` (strings ``"`` + value + ``"`` with nothing escaped, other values JSON;
-  a string written with JSON escapes reads too, reported);
+  escapes), ``"json_raw"`` (strings ``"`` + value + ``"`` with nothing escaped, other values JSON;
+  a string written with JSON escapes reads too, reported) or ``"python"`` (strings ``'`` + value +
+  ``'`` with nothing escaped, mappings JSON, anything else through ``str()``: ``True``, ``None``; a
+  string reads with Python's escapes where they read, else as written);
 * ``recover``: the deviations of :data:`RECOVERIES` the member reads.
 
 Whatever the spec, a list's values read as Python or JSON literals (``True`` / ``true``, either
@@ -79,6 +81,7 @@ from codec.wire._call_list_fast import (
     skip_blanks,
     string_reading,
 )
+from codec.wire._call_list_python import PYTHON_VALUES, PythonValues, python_value, render_python
 from codec.wire._call_list_values import (
     checked_string,
     fitting_number,
@@ -98,8 +101,9 @@ RECOVERIES: dict[str, str] = {
     "`x = f(a=1)` (the assignment reported and dropped) and `print(f(a=1))` (the print reported and dropped)",
 }
 #: The value encodings the family writes (:attr:`WireSpec.values`): ``"json"``, every value as
-#: ``tojson`` writes it; ``"json_raw"``, strings between ``"`` with nothing escaped, other values JSON.
-VALUES = ("json", "json_raw")
+#: ``tojson`` writes it; ``"json_raw"``, strings between ``"`` with nothing escaped, other values JSON;
+#: ``"python"``, strings between ``'`` with nothing escaped, mappings JSON, the rest through ``str()``.
+VALUES = ("json", "json_raw", "python")
 #: A markdown code fence with a language tag, whose text (calls in it included) is content.
 CODE_FENCE = ("CODE_OPEN", "CODE_TEXT", "CODE_CLOSE")
 #: Punctuation that no terminal of any member can extend where it is read (tests check it).
@@ -411,6 +415,22 @@ class RawStringsBuilder(CallListBuilder):
         return checked_string(self.sink, value, str(token), token.start_pos)
 
 
+class PythonStringsBuilder(CallListBuilder):
+    """Strings written ``'`` + value + ``'`` with nothing escaped (values ``"python"``): a string reads
+    with Python's escapes where they read (``'a\\nb'`` holds a line break, as models mean it), else as
+    written (``'C:\\Users'``, a raw line break: the template's own text), with nothing to report."""
+
+    def string(self, token: Token) -> str:
+        text = str(token)
+        if not text.startswith("'"):
+            return super().string(token)
+        try:
+            value = quoted_string_value(text)
+        except ValueError:
+            return text[1:-1]
+        return checked_string(self.sink, value, text, token.start_pos)
+
+
 # --------------------------------------------------------------------------- the grammar and the syntax
 
 
@@ -498,7 +518,7 @@ _HOLDBACK = TEXT_LOOKAHEAD
 
 def _parsing(spec: WireSpec) -> WireSpec:
     """``spec`` reduced to the fields that change how replies parse: the key members share a syntax by."""
-    values = "json_raw" if spec.values == "json_raw" else "json"
+    values = spec.values if spec.values in ("json_raw", "python") else "json"
     recover = tuple(sorted(spec.recover))
     commas = "," if "," in spec.argument_separator else ""  # whether a missing one is reported
     return WireSpec(
@@ -524,7 +544,6 @@ def _syntax(spec: WireSpec) -> Syntax:
     """The syntax of the members whose specs reduce to ``spec`` (:func:`_parsing`)."""
     grammar = family_grammar("wire/call_list", grammar_values(spec))
     (opener, closer), stop, reasoning = spec.block, spec.stop, spec.reasoning
-    strings = "raw" if spec.values == "json_raw" else "json"
     strings_read = string_reading(grammar, _frame_ends(spec))
     commas = "," in spec.argument_separator
     reader = CallListReader(grammar, strings_read.arguments, commas=commas)
@@ -558,7 +577,7 @@ def _syntax(spec: WireSpec) -> Syntax:
     )
     return Syntax(
         grammar=grammar,
-        builder=_builder(RawStringsBuilder if strings == "raw" else CallListBuilder, commas),
+        builder=_builder(_BUILDERS.get(spec.values, CallListBuilder), commas),
         text_terminals=text_terminals,
         blocks={"FENCE_OPEN": "FENCE_CLOSE", "LBRACK": None} if opener else {"LBRACK": None},
         autoclose=autoclose,
@@ -588,6 +607,10 @@ def _syntax(spec: WireSpec) -> Syntax:
         fast_terminals=fast,
         whole=whole,
     )
+
+
+#: The builder of each value encoding that reads strings otherwise than JSON does.
+_BUILDERS: dict[str, type[CallListBuilder]] = {"json_raw": RawStringsBuilder, "python": PythonStringsBuilder}
 
 
 def _builder(base: type[CallListBuilder], commas: bool) -> type[CallListBuilder]:
@@ -639,7 +662,9 @@ def whole_reader(
 
 def render_value(value: Any, values: str) -> str:
     """An argument's value as ``values`` writes it: ``tojson``, but for a string with ``"json_raw"``,
-    written between ``"`` with nothing escaped."""
+    written between ``"`` with nothing escaped, and as Python writes it with ``"python"``."""
+    if values in PYTHON_VALUES:
+        return render_python(value, values)
     return f'"{value}"' if values == "json_raw" and isinstance(value, str) else jinja.tojson(value)
 
 
@@ -678,14 +703,18 @@ CALL_START = rseq("[", _SPACE, _NAME, _SPACE, "(")
 STRING_END = rseq('"', _SPACE, ralt(rseq(",", _SPACE, ralt(rseq(_NAME, _SPACE, "="), ")")), ")"))
 
 
-def _json_arguments(values: JsonValues, tool: dict[str, Any], separator: Expr) -> Expr:
-    """A call's keyword arguments, JSON values, in schema order (any names where the schema says none)."""
+def _json_arguments(
+    values: JsonValues, tool: dict[str, Any], separator: Expr, value: Callable[[Any], Expr] | None = None
+) -> Expr:
+    """A call's keyword arguments in schema order (any names where the schema says none), each value
+    as ``value(schema)`` writes it: JSON by default."""
+    value = value or values.value
     declared = properties(parameters_schema(tool))
-    if declared is None:  # free-form parameters: any names, JSON values
-        pair = seq(NAME, "=", values.any())
+    if declared is None:  # free-form parameters: any names, any values
+        pair = seq(NAME, "=", value(None))
         return maybe(seq(pair, many(seq(separator, pair))))
     props, required = declared
-    items = [(seq(key + "=", values.value(schema)), key in required) for key, schema in props.items()]
+    items = [(seq(key + "=", value(schema)), key in required) for key, schema in props.items()]
     return ordered_items(items, separator)
 
 
@@ -833,9 +862,14 @@ class CallList(Family):
         spec = self.spec
         values = JsonValues(builder)
         calls: list[tuple[str, Expr]] = []
+        py = PythonValues(builder)
         for tool in tools:
             head = f"{tool_name(tool)}("
-            if spec.values == "json_raw":
+            if spec.values == "python":
+                python = functools.partial(python_value, py, values)
+                arguments = _json_arguments(values, tool, Lit(spec.argument_separator), python)
+                calls.append((head, seq(arguments, ")")))
+            elif spec.values == "json_raw":
                 calls.append(
                     (head, builder.rule("arguments", _raw_arguments(builder, values, tool, spec.argument_separator)))
                 )

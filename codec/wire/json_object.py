@@ -44,6 +44,7 @@ from codec.export import (
 )
 from codec.formats._calls import MARKUP, before_stop
 from codec.formats._chatml import read_whole_reply
+from codec.literals import PLAIN_JSON_DECODER
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING
 from codec.stream import Syntax, ToolsByName, WholeReading
@@ -51,7 +52,7 @@ from codec.watch import Delimiter
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 from codec.wire._json_object_builder import CLOSED_PUNCTUATION, OPENER_NEXT, CallLexers, builder_of, opener_pattern
 from codec.wire._json_object_shapes import FOREIGN_LOOKAHEAD, FOREIGN_TAGS, Markers, shape_lexers
-from codec.wire._json_object_values import Keys, lex_json_container
+from codec.wire._json_object_values import CALL_NAME, Keys, lex_json_container
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -66,6 +67,10 @@ RECOVERIES = {
     + ", ".join(f"<{tag}>" for tag in FOREIGN_TAGS)
     + ', <function=NAME> or <function name="NAME"> around them',
     "unwrapped_calls": "call objects (or a JSON list of them) with no wrapper that are the whole reply",
+    "bare_calls": "the member's own calls: call objects (or lists of them) that are the whole reply, bare or "
+    "after the call opener, ';' or blanks apart, up to the stop token, the closer or the end, and Python calls "
+    "after the opener (a built-in tool's NAME.call(...); another's is reported); the opener repeated, a list "
+    "or a 'type' key are reported",
 }
 #: A call's id in a constrained reply: nine letters and digits (what Mistral's templates require).
 _ID = Term("CALL_ID", rseq(*[charset("A-Za-z0-9")] * 9))
@@ -113,6 +118,8 @@ class JsonObject(Family):
         if unknown:
             known = ", ".join(RECOVERIES)
             raise ValueError(f"the json_object family recovers no {', '.join(unknown)}; it knows {known}")
+        if "bare_calls" in spec.recover and len(spec.recover) > 1:
+            raise ValueError("a json_object member whose calls are bare (bare_calls) reads no other model's shapes")
 
     def __init__(self, spec: WireSpec) -> None:
         super().__init__(spec)
@@ -155,16 +162,21 @@ class JsonObject(Family):
         if self.listed:
             return self.call_object(call)
         opener, closer = self.spec.call
+        if self.markers.bare:  # a bare call: the object alone
+            return self.call_object(call)
         return f"{opener}\n{self.call_object(call)}\n{closer}"
 
     def reply_text(self, message: dict[str, Any]) -> str:
         """The content, then each call's block (``separator`` before each, after any content), then the
-        stop token; for a member whose calls are listed, the content, the block opener and the list of
-        call objects (``separator`` between them)."""
+        stop token. Bare calls are the whole reply: the content, or the calls ``separator`` apart. For a
+        member whose calls are listed, the content, the block opener and the list of call objects
+        (``separator`` between them)."""
         content = message.get("content")
         content = content if isinstance(content, str) else ""
-        out = [content]
         calls = message.get("tool_calls") or []
+        if self.markers.bare and calls:
+            return self.spec.separator.join(map(self.call_text, calls)) + self.spec.stop
+        out = [content]
         if self.listed and calls:
             objects = self.spec.separator.join(self.call_object(call) for call in calls)
             out.append(f"{self.spec.block[0]}[{objects}]")
@@ -183,6 +195,8 @@ class JsonObject(Family):
         """
         opener, closer = self.spec.call
         values = JsonValues(builder)
+        if self.markers.bare:
+            return self._bare_calls(builder, values, tools)
         bodies = []
         for tool in tools:
             name = tool_name(tool)
@@ -219,6 +233,23 @@ class JsonObject(Family):
             stops=(self.spec.stop,),
         )
 
+    def _bare_calls(self, builder: GrammarBuilder, values: JsonValues, tools: list[dict[str, Any]]) -> CallSyntax:
+        """Bare calls as the renderer writes them, ``{"name": "NAME", "parameters": {...}}``, at the
+        start of the reply (free text before them is text), ``separator`` apart."""
+        heads = []
+        for tool in tools:
+            head = f'{{"{self.keys.name}": "{tool_name(tool)}", "{self.keys.arguments[0]}": '
+            heads.append((head, seq(values.value(parameters_schema(tool)), "}")))
+        call = builder.rule("call", alt(*(seq(head, body) for head, body in heads))) if heads else EMPTY
+        return CallSyntax(
+            triggers=tuple(heads),
+            more=seq(self.spec.separator, call),
+            text_forbid_markers=(self.spec.call[0], self.spec.stop),
+            text_forbid_start=(f'{{"{self.keys.name}"',),  # a reply that starts like a call object is read as calls
+            stops=(self.spec.stop,),
+            at_start=True,
+        )
+
     def schema_tag(self, name: str) -> tuple[str, str] | None:
         """The block as :meth:`call_text` writes it around a call's arguments (JSON, xgrammar's ``json``);
         None for listed calls (codec's grammar of the list is the tag's content)."""
@@ -226,11 +257,17 @@ class JsonObject(Family):
             return None
         opener, closer = self.spec.call
         head = f'{{"{self.keys.name}": {json.dumps(name, ensure_ascii=False)}, "{self.keys.arguments[0]}": '
+        if self.markers.bare:
+            return head, "}"
         return f"{opener}\n{head}", "}\n" + closer
 
     def reply_markers(self) -> tuple[str, ...]:
         if self.listed:
             return (re.escape(self.spec.block[0]) + r"\s*\[\s*\{",)
+        if self.markers.bare:  # a bare call object starts the reply, or one after the opener, or a Python call
+            opener = re.escape(self.spec.call[0])
+            head = r"\A[ \t\r\n]*(?:" + opener + r"[ \t\r\n]*)?\{\s*\"" + self.keys.name + '"'
+            return head, opener + r"[ \t\r\n]*\[?[A-Za-z_][\w.]*\("
         return (re.escape(self.spec.call[0]) + r"\s*\{",)
 
 
@@ -265,7 +302,8 @@ def _markers(
         lookaheads += [len(reasoning[1]) + 2, len(opener) + 6]
     if foreign:
         lookaheads.append(FOREIGN_LOOKAHEAD)
-    return Markers(opener, closer, stop, max(lookaheads), foreign, "unwrapped_calls" in recover, keys, listed)
+    unwrapped, bare = "unwrapped_calls" in recover, "bare_calls" in recover
+    return Markers(opener, closer, stop, max(lookaheads), foreign, unwrapped, keys, bare, listed)
 
 
 @functools.cache
@@ -397,7 +435,33 @@ def _whole_reader(
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
         return read_whole_reply(text, m.open, read_block, stop=m.stop, reasoning_marks=marks)
 
-    return whole_reply
+    def whole_bare(text: str, tools: ToolsByName | None) -> WholeReading | None:
+        """A reply of bare calls as the renderer writes one: prose without markup, or ordinary call
+        objects ``; `` apart (the separator bare members write) that are the whole reply."""
+        last = before_stop(text, m.stop)
+        if not text.startswith("{"):
+            return None if MARKUP.search(text, 0, last) else (text[:last], "", [])
+        calls, pos = [], 0
+        while True:
+            try:
+                value, end = PLAIN_JSON_DECODER.raw_decode(text, pos)
+            except (ValueError, RecursionError):
+                return None
+            # Only what the fast lexer of call objects takes (the rules read anything else).
+            if not (isinstance(value, dict) and len(value) == 2 and isinstance(value.get(name), str)):
+                return None
+            if not CALL_NAME.fullmatch(value[name]) or not isinstance(value.get(arguments), dict):
+                return None  # (a name the shape's reading takes: see call_parts)
+            if text.find("\\u", pos, end) >= 0:
+                return None
+            calls.append((value[name], value[arguments]))
+            if end == last:
+                return "", "", calls
+            if not text.startswith("; ", end):
+                return None
+            pos = end + 2
+
+    return whole_bare if m.bare else whole_reply
 
 
 def _listed_reader(lexers: CallLexers) -> Callable[[str, ToolsByName | None], WholeReading | None]:

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from codec._lark import Token, ValueToken
+from codec._whole_reply import WholeCall
 from codec.export import (
-    DIGIT,
     EMPTY,
     CallSyntax,
     Expr,
@@ -53,12 +53,13 @@ from codec.export import (
     Reasoning,
     Term,
     alt,
+    charset,
     parameters_schema,
     plus,
     seq,
 )
 from codec.formats._calls import LiteralHandlers
-from codec.formats._render import attr, concat, iterate
+from codec.formats._render import attr, concat, iterate, string
 from codec.literals import PLAIN_JSON_DECODER, json_text, json_value
 from codec.models import dump_arguments
 from codec.schema import tool_name
@@ -86,6 +87,8 @@ RECOVERIES = {
         "the opener is reported (invalid_tool_call) and everything is kept as content"
     ),
 }
+#: A written id as the whole-reply reader takes it (the grammar's NAME reads any other).
+_WRITTEN_ID = re.compile(r"[0-9]{1,9}|[A-Za-z0-9]{1,64}")
 #: A regex that matches nothing (the terminals of markers a member has none of).
 NEVER = r"\x00(?!\x00)\x00"
 
@@ -199,11 +202,13 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
         ("CALL_OPEN", _marker(m.call_open)),
         ("CALL_CLOSE", _marker(m.call_close)),
         ("ARGS_OPEN", _marker(m.args_open)),
-        ("ID_OPEN", _marker(m.id_open)),
+        ("ID_OPEN", _marker(m.id_open) if m.id_open != ":" else NEVER),
         # At most 128 characters: a longer run is no name (the block is rejected), and a name that
         # keeps growing is not lexed again on every chunk.
         ("NAME", "[^ \\t\\r\\n" + "".join(regex_literal(c) for c in sorted(name_stops)) + "]{1,128}"),
         ("CALL_END", "CALL_CLOSE" if m.call_close else ""),
+        # An id opener that is JSON's colon is that terminal (two terminals of one text collide).
+        ("ID_OPEN_TERM", "COLON" if m.id_open == ":" else "ID_OPEN"),
     )
 
 
@@ -221,6 +226,9 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         self._call: CallWriter | None = None  # the call being read
         self._opened = 0  # where the call being read opened
         self._end = 0  # where the last call ended
+        self._calls = 0  # the calls started so far
+        self._blanks: list[tuple[str, int]] = []  # blank text in a section, layout unless text follows
+        self._counter = ""  # the bare counter a call being read was named by
         self._in_section = False
         self._section_at = self._section_calls = 0  # where the open section opened, its calls so far
         #: A section whose opener was kept as content with a first call that was no call: its closer is too.
@@ -250,9 +258,17 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
 
     # the frame
     def on_text(self, kind: str, text: str, pos: int) -> None:
-        if self._in_section and not text.strip():  # layout between a section's calls
-            return
+        if self._in_section and kind == CONTENT:
+            if not text.strip():  # layout between a section's markers, unless text follows it
+                self._blanks.append((text, pos))
+                return
+            self._flush_blanks()
         self.sink.text(kind, text, pos)
+
+    def _flush_blanks(self) -> None:
+        for text, pos in self._blanks:
+            self.sink.text(CONTENT, text, pos)
+        self._blanks.clear()
 
     def stray(self, token: Token) -> None:
         text = str(token)
@@ -262,6 +278,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         self.sink.keep_as_content(str(token), token.start_pos, "calls in another model's syntax, not read as calls")
 
     def section_close(self, token: Token) -> None:
+        self._blanks.clear()
         text, kept = str(token), self._orphan_section
         self._orphan_section = None
         if self._in_section:
@@ -280,6 +297,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         self._unclosed(self._end)
 
     def _unclosed(self, pos: int) -> None:
+        self._blanks.clear()
         if self._in_section:
             self._in_section = False
             self.sink.issue("missing_closer", f"missing {self.markers.section_close!r} inserted", pos, call=LAST)
@@ -291,6 +309,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
     # a call
     def call_opener(self, token: Token) -> None:
         self._opened = token.start_pos
+        self._blanks.clear()
 
     def call_head(self, name: Token, args_open: Token) -> None:
         self._start(name, None)
@@ -306,6 +325,10 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         name = str(name_token)
         if m.section_open and not self._in_section and not self._orphan_section:
             self.sink.issue("bare_call", f"a call outside the calls section ({m.section_open!r} missing)", pos)
+        if m.id_form and written is None and name.isdigit():  # a bare counter for the id: the name is the tools'
+            self._counter = name
+            self._call = self.sink.call(None, pos)
+            return
         if m.name_open:
             if name.startswith(m.name_open) and len(name) > len(m.name_open):
                 name = name[len(m.name_open) :]
@@ -315,9 +338,29 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         if m.id_form:
             if written is None:
                 self.sink.issue("call_opener", f"a call without its id ({m.id_open!r} and the id)", pos)
+                written_id = str(self._calls)
             else:
-                call_id = m.call_id(name, str(written))
+                written_id = str(written)
+            call_id = m.call_id(name, written_id)
         self._call = self.sink.call(name, pos, call_id)
+        self._calls += 1
+        self._section_calls += 1
+
+    def _named_by_tools(self, call: CallWriter, pos: int) -> None:
+        """A call whose head is a bare counter: named after the one declared tool whose parameters
+        its arguments fit (all of them declared, the required ones given), reported."""
+        fits = []
+        for name in self.sink.declared():
+            schema = self.sink.tool_schema(name) or {}
+            properties, required = schema.get("properties") or {}, schema.get("required") or []
+            if set(call.arguments) <= set(properties) and set(required) <= set(call.arguments):
+                fits.append(name)
+        if len(fits) != 1:
+            raise BuildError(f"a call named by the counter {self._counter!r} whose arguments fit no one tool", pos)
+        name = fits[0]
+        call.issue("call_opener", f"a call named by a bare counter; its arguments are {name!r}'s", pos)
+        call.start(name, self.markers.call_id(name, self._counter))
+        self._calls += 1
         self._section_calls += 1
 
     def arg(self, key: Token, colon: Token, value: Any) -> None:
@@ -333,6 +376,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
             raise BuildError("the arguments are a string that holds no JSON object", token.start_pos)
         self.sink.issue("arguments_as_string", "arguments given as a JSON string, decoded", token.start_pos)
         self._arguments(dict(members_of(members)), token.start_pos)
+        self._name_by_tools()
 
     def _arguments(self, arguments: Any, pos: int) -> None:
         if not isinstance(arguments, dict):
@@ -340,6 +384,14 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         assert self._call is not None
         for key, value in arguments.items():
             self._call.argument(key, value, pos)
+
+    def arguments(self, args: None) -> None:
+        self._name_by_tools()
+
+    def _name_by_tools(self) -> None:
+        call = self._call
+        if call is not None and call.name is None:
+            self._named_by_tools(call, self._opened)
 
     def call(self, *children: Any) -> None:
         call, self._call = self._call, None
@@ -382,7 +434,7 @@ def reply_syntax(m: Markers) -> Syntax:
         resync_before=tuple(x for x in (m.call_open, m.section_close, m.stop) if x),
         delimiters=(Delimiter('"', '"', "\\"),),
         closed_terminals=frozenset(
-            {"STRING", "CALL_OPEN", "SECTION_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP", *CLOSED_PUNCTUATION}
+            {"STRING", "CALL_OPEN", "SECTION_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP", "WS", *CLOSED_PUNCTUATION}
         ),
         holdback=m.holdback,
         marker_starts="".join(dict.fromkeys(marker[0] for marker in markers if marker)),
@@ -405,26 +457,42 @@ def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReadin
     """The whole-reply reader (``Syntax.whole``): content holding no character a marker starts
     with, then the calls as the renderer writes them (names in the grammar's shape, arguments an
     object's plain JSON right after the arguments' opener), the section closed, then the stop token.
-    Anything else (reasoning, a call id, blanks, a marker out of place) is the grammar's to read."""
-    name = re.compile(grammar_values(m)[-2][1])
+    Anything else (reasoning, blanks, an id in another shape, a marker out of place) is the grammar's to read."""
+    name = re.compile(dict(grammar_values(m))["NAME"])
     starts = re.compile("[" + "".join(re.escape(marker[0]) for marker in (*m.frame, *m.thought_ends)) + "]")
 
+    def head(text: str, start: int, end: int) -> tuple[str, str | None] | None:
+        """A call's name and id as the renderer writes its head, or None."""
+        if not text.startswith(m.name_open, start):
+            return None
+        start += len(m.name_open)
+        split = text.rfind(m.id_open, start, end) if m.id_form else end
+        if split < 0 or name.fullmatch(text, start, split) is None:
+            return None
+        if not m.id_form:
+            return text[start:end], None
+        written = text[split + len(m.id_open) : end]
+        if _WRITTEN_ID.fullmatch(written) is None:
+            return None
+        return text[start:split], m.call_id(text[start:split], written)
+
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
-        if m.id_form or m.name_open or not m.section_open or not m.call_close:
+        if not m.section_open or not m.call_close:
             return None
         end = len(text) - len(m.stop) if text.endswith(m.stop) else len(text)
         start = text.find(m.section_open, 0, end)
         content = text[: end if start < 0 else start]
         if starts.search(content) is not None:
             return None
-        calls: list[tuple[str, dict[str, Any]]] = []
+        calls: list[WholeCall] = []
         if start < 0:
             return content, "", calls
         pos = start + len(m.section_open)
         while text.startswith(m.call_open, pos):
             pos += len(m.call_open)
             sep = text.find(m.args_open, pos, end)
-            if sep < 0 or name.fullmatch(text, pos, sep) is None:
+            read = head(text, pos, sep) if sep >= 0 else None
+            if read is None:
                 return None
             try:
                 arguments, after = PLAIN_JSON_DECODER.raw_decode(text, sep + len(m.args_open))
@@ -434,7 +502,8 @@ def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReadin
                 return None
             if may_hold_surrogates(text, sep, after):
                 return None
-            calls.append((text[pos:sep], arguments))
+            call_name, call_id = read
+            calls.append((call_name, arguments) if call_id is None else (call_name, arguments, call_id))
             pos = after + len(m.call_close)
         if not calls or pos + len(m.section_close) != end or not text.startswith(m.section_close, pos):
             return None
@@ -505,9 +574,21 @@ class NamedJson(Family):
         out.append(m.stop)
         return "".join(out)
 
+    def reply_ids(self, message: dict[str, Any]) -> list[str] | None:
+        """The ids :meth:`reply_text` writes for the message's calls, where the spec writes ids."""
+        m = self.markers
+        if not m.id_form:
+            return None
+        calls = message.get("tool_calls") or []
+        out = []
+        for i, call in enumerate(iterate(calls)):
+            name = attr(attr(call, "function"), "name")
+            out.append(m.call_id(string(name), m.written_id(attr(call, "id"), name, i)))
+        return out
+
     def grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
         """Calls as the renderer writes them, in their section: the call opener, the name (and its
-        id: digits), the arguments opener, JSON arguments constrained by the tool's parameters,
+        id: letters and digits), the arguments opener, JSON arguments constrained by the tool's parameters,
         the call closer. Reasoning is a leading reasoning block."""
         m = self.markers
         values = JsonValues(builder)
@@ -515,7 +596,7 @@ class NamedJson(Family):
         for tool in tools:
             head: Expr = seq(m.name_open + (tool_name(tool) or ""))
             if m.id_form:
-                head = seq(head, m.id_open, Term("CALL_ID", plus(DIGIT)))
+                head = seq(head, m.id_open, Term("CALL_ID", plus(charset("A-Za-z0-9"))))
             closer = Marker(m.call_close) if m.call_close else EMPTY
             bodies.append(seq(head, Marker(m.args_open), values.value(parameters_schema(tool)), closer))
         body = builder.rule("call", alt(*bodies)) if bodies else EMPTY

@@ -18,8 +18,9 @@ A spec gives the call's opener and closer (``call``), the function tag (``name``
 ``<TAG=`` and the one character that ends the name; the call's body closes with ``</TAG>``), the
 parameter tags (``parameter``: opener, the character that ends the key, closer), the stop token,
 the reasoning markers, what separates calls (``separator``: also the content from the first
-call), and how values are written: ``values="text"`` (a string raw, anything else as JSON) or
-``"python_str"`` (anything else through Python's ``str()``), ``value_lines`` (on lines of their
+call), and how values are written: ``values="text"`` (a string raw, anything else as JSON),
+``"python_str"`` (anything else through Python's ``str()``) or ``"python_scalars"`` (a mapping or a
+list as JSON, any other non-string through ``str()``: ``True``, ``None``, ``1.5``), ``value_lines`` (on lines of their
 own, a line break after the key's tag and another before the closer, or inline). The layout
 around the tags is the family's: a line break after the call's opener, after the function's head
 and after each parameter, and between ``</TAG>`` and the call's closer. Every marker is a tag: it
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from codec.export import CallSyntax, Expr, GrammarBuilder, JsonValues
     from codec.stream import Syntax, ToolsByName, WholeReading
 
-__all__ = ["FAMILY", "Tags", "XmlParams", "content_text", "python_text", "reply_syntax"]
+__all__ = ["FAMILY", "Tags", "XmlParams", "content_text", "python_scalar_text", "python_text", "reply_syntax"]
 
 #: What a content part may not be: a reply is text.
 TEXT_ONLY = "This template is text-only and does not support image/video content."
@@ -382,6 +383,16 @@ def python_text(value: Any) -> str:
     return value if isinstance(value, str) else string(value)
 
 
+def python_scalar_text(value: Any) -> str:
+    """A value as ``values="python_scalars"`` writes it: a string raw, a mapping or a list as JSON
+    (``tojson``), anything else through ``str()`` (``True``, ``None``, ``1.5``)."""
+    if isinstance(value, str):
+        return value
+    if is_mapping(value) or is_iterable(value):
+        return tojson(value)
+    return string(value)
+
+
 def _json_text(value: Any) -> str:
     """A value as ``values="text"`` writes it: a string raw, anything else as JSON (``tojson``)."""
     return value if isinstance(value, str) else tojson(value)
@@ -422,8 +433,26 @@ def _python_typed(builder: GrammarBuilder, values: JsonValues, schema: Any, kind
     return seq(values.typed(schema, kind), close)
 
 
+def _scalar_typed(builder: GrammarBuilder, values: JsonValues, schema: Any, kind: str, close: str) -> Expr:
+    """A value of JSON type ``kind`` as ``values="python_scalars"`` writes it: ``True``/``False``,
+    ``None``, anything else as JSON."""
+    from codec.export import Lit, alt, seq
+
+    if kind == "boolean":
+        return alt(Lit("True" + close), Lit("False" + close))
+    if kind == "null":
+        return Lit("None" + close)
+    return seq(values.typed(schema, kind), close)
+
+
 #: The value styles, by ``WireSpec.values``.
-_STYLES = {"text": _ValueStyle(tojson, _json_typed), "python_str": _ValueStyle(python_text, _python_typed)}
+_STYLES = {
+    "text": _ValueStyle(tojson, _json_typed),
+    "python_str": _ValueStyle(python_text, _python_typed),
+    "python_scalars": _ValueStyle(python_scalar_text, _scalar_typed),
+}
+#: How the reply renderer writes a value, by ``WireSpec.values``.
+_VALUE_TEXTS = {"text": _json_text, "python_str": python_text, "python_scalars": python_scalar_text}
 
 
 def _param_value(builder: GrammarBuilder, values: JsonValues, schema: Any, style: _ValueStyle, close: str) -> Expr:
@@ -460,7 +489,7 @@ class XmlParams(Family):
     def __init__(self, spec: WireSpec) -> None:
         super().__init__(spec)
         self.tags = Tags.of(spec)
-        self._value_text = python_text if spec.values == "python_str" else _json_text
+        self._value_text = _VALUE_TEXTS.get(spec.values, _json_text)
         self._syntax: Syntax | None = None
 
     @classmethod
@@ -561,6 +590,7 @@ class XmlParams(Family):
             CallSyntax,
             JsonValues,
             Marker,
+            Reasoning,
             alt,
             many,
             ordered_items,
@@ -593,6 +623,8 @@ class XmlParams(Family):
             triggers=((tags.call_open, call),),
             more=seq(self.spec.separator, Marker(tags.call_open), call),
             text_forbid_markers=(tags.call_open, tags.call_close, tags.function, tags.stop),
+            # A reply may open with reasoning, which a call opener ends (the parser's reasoning text stops at one).
+            reasoning=Reasoning(tags.think_open, tags.think_close, forbid_markers=(tags.call_open,)),
             stops=(tags.stop,),
         )
 

@@ -1,4 +1,4 @@
-"""What the two Python-list formats' profiles share (``gemma3_tool_code``, ``deepseek_pythonic``): calls
+"""What the Python-list formats' profiles share (``gemma3_tool_code``, ``deepseek_pythonic``, ``lfm2``): calls
 written ``[name(key=value, ...)]``."""
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ SNIPPETS = ("True", "null", "(", ")", "[", "]", "{", "}", ":", ",")
 GEMMA3 = codec.get_format("gemma3_tool_code")
 CORRECTED = Gemma3ToolCode(corrected=True)
 DEEPSEEK = codec.get_format("deepseek_pythonic")
-G3_STOP, DS_STOP = "<end_of_turn>", "<|end_of_sentence|>"
+LFM2 = codec.get_format("lfm2")
+G3_STOP, DS_STOP, LFM2_STOP = "<end_of_turn>", "<|end_of_sentence|>", "<|im_end|>"
 FENCE = "```tool_code\n"
 
 # --------------------------------------------------------------------------- what each format can carry
@@ -186,6 +187,29 @@ def _deepseek_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> b
     )
 
 
+def _lfm2_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> bool:
+    """LFM2 content, written as is after the reasoning and before the calls. Excluded: the stop token, the
+    calls' opener, ``[NAME(`` (a call list), ``</think>`` (it ends reasoning); ``<think>`` at the start
+    (after blanks) when there is no reasoning (it opens reasoning); line breaks at the start after
+    reasoning (``</think>`` takes those after it); before calls, an unclosed code fence (the calls would
+    be code in it) and the tag the template moves after the calls (L6)."""
+    return (
+        LFM2_STOP not in text
+        and "<|tool_call_start|>" not in text
+        and _CALL_START.search(text) is None
+        and "</think>" not in text
+        and not (not with_reasoning and text.lstrip(" \t\r\n").startswith("<think>"))
+        and not (with_reasoning and text.startswith("\n"))
+        and not (with_calls and (ends_in_code_fence(text) or text.endswith("CONTINUE_FINAL_MESSAGE_TAG ")))
+    )
+
+
+def _lfm2_reasoning_ok(text: str) -> bool:
+    """LFM2 reasoning, written ``<think>`` + reasoning + ``</think>``: without ``</think>``, and without a
+    line break at either end (the family reads one there as the markers' layout)."""
+    return "</think>" not in text and not text.startswith("\n") and not text.endswith("\n")
+
+
 @dataclass(frozen=True)
 class Spec:
     """One Python-list format as these tests see it."""
@@ -203,6 +227,9 @@ class Spec:
     reasoning_ok: Callable[[str], bool]
     #: The stop token after a reply with calls.
     stop: str
+    #: Whether generated content is trimmed first (a template that trims it: content with blanks at
+    #: either end does not come back).
+    strips_content: bool = True
 
 
 def _gemma3_spec(fmt: codec.Format, *, seed: bool) -> Spec:
@@ -232,6 +259,18 @@ SPECS: dict[str, Spec] = {
         # '</think>' ends the reasoning
         reasoning_ok=lambda text: "</think>" not in text,
         stop=DS_STOP,
+        strips_content=False,
+    ),
+    "lfm2": Spec(
+        fmt=LFM2,
+        string_ok=lambda text: "'" not in text and "\\" not in text,
+        args_ok=lambda arguments: True,
+        content_ok=_lfm2_content_ok,
+        expected_content=lambda content, with_calls: content or "",
+        expected_reasoning=lambda reasoning: reasoning,
+        reasoning_ok=_lfm2_reasoning_ok,
+        stop=LFM2_STOP,
+        strips_content=False,
     ),
 }
 NAMES = list(SPECS)
@@ -337,7 +376,7 @@ def messages(draw: DrawFn, name: str, *, with_tools: bool) -> tuple[dict[str, An
     reasoning = draw(st.one_of(st.none(), strategies.texts(5)))
     assume(reasoning is None or spec.reasoning_ok(reasoning))
     content = draw(st.one_of(st.none(), strategies.texts(6)))
-    if content is not None and spec.fmt is not DEEPSEEK:
+    if content is not None and spec.strips_content:
         content = content.strip()
     assume(content is None or spec.content_ok(content, bool(calls), bool(reasoning)))
     message: dict[str, Any] = {"role": "assistant", "content": content}

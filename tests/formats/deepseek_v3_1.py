@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import codec
 from formats import DEEP, MANY, PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
-from formats.hermes import arguments, decoded, message_texts, text_values, tool_names, tools_for
+from formats.hermes import arguments, expected, message_texts, text_values, tool_names, tools_for
 
 BOS = "<｜begin▁of▁sentence｜>"
 EOS = "<｜end▁of▁sentence｜>"
@@ -102,18 +102,6 @@ def assistant_messages(draw: st.DrawFn) -> dict[str, Any]:
     if calls or draw(st.booleans()):
         message["tool_calls"] = calls
     return message
-
-
-def expected(message: Message, tools: Tools) -> dict[str, Any]:
-    """What the reply parses to: the content, no reasoning, the calls with their arguments decoded."""
-    calls = message.get("tool_calls") or []
-    return {
-        "content": message["content"] or "",
-        "reasoning": "",
-        "tool_calls": [
-            {"name": c["function"]["name"], "arguments": decoded(c["function"]["arguments"])} for c in calls
-        ],
-    }
 
 
 def _messages(with_tools: bool) -> st.SearchStrategy[tuple[Message, Tools]]:

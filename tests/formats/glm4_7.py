@@ -64,6 +64,8 @@ def glm4_7_normal_form(case: dict[str, Any]) -> dict[str, Any] | None:
     if not gen and last is not None and last["role"] == "assistant" and len(last) == 2 and last["content"] is None:
         out.pop()  # <|assistant|></think> at the end reads as the generation prompt with thinking off
         gen, decoded_variables = True, {"enable_thinking": False}
+        if not out:  # a prompt of no message: one stands for them
+            out.append({"role": "developer", "content": ""})
     new_last_user = max((i for i, m in enumerate(out) if m["role"] == "user"), default=-1)
     if any("reasoning_content" in m for m in out[:new_last_user]):
         decoded_variables["clear_thinking"] = False

@@ -26,6 +26,9 @@ import importlib
 import importlib.metadata
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,11 @@ from codec._compare import template_messages  # noqa: E402
 from codec.errors import RenderError  # noqa: E402
 
 SEEDS = HERE.parents[2] / "shared" / "seeds"
+#: The day a template's clock (``strftime_now``) says while the renders are made, so that they do
+#: not change from one day to the next; and per format, the variables that stand for the clock in
+#: its renderer, given in each of its cases so that the renderer writes that day too.
+PINNED_DAY = datetime(2026, 1, 15, 9, 30)
+CLOCK_VARIABLES: dict[str, dict[str, Any]] = {"gpt_oss": {"current_date": "2026-01-15"}}
 #: Where each format's template is recorded (see the module docstring).
 RECORD = HERE / "templates.json"
 
@@ -431,6 +439,26 @@ CASES: dict[str, dict[str, Any]] = {
 
 
 #: Cases of one format only, for what its template does that the shared cases do not show.
+#: Cases of both Llama 3 templates: two calls in one turn (which they refuse), the tools in the
+#: system turn with the date and bos_token given.
+LLAMA_TWO_CALLS: dict[str, Any] = {
+    "messages": [
+        USER,
+        {
+            "role": "assistant",
+            "tool_calls": [call("c1", "get_weather", {"city": "Paris"}), call("c2", "get_weather", {"city": "Rio"})],
+        },
+    ],
+    "tools": [WEATHER],
+    "add_generation_prompt": True,
+}
+LLAMA_TOOLS_IN_THE_SYSTEM_TURN: dict[str, Any] = {
+    "messages": [SYSTEM, USER],
+    "tools": [WEATHER],
+    "add_generation_prompt": True,
+    "variables": {"tools_in_user_message": False, "date_string": "02 Dec 2026", "bos_token": "<|begin_of_text|>"},
+}
+
 FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
     # gemma4_31b: parameters named after schema keys left out (G1), system parts printed (G2), an
     # answered turn with a blank content closed (G3), the generation prompt's thought with thinking on (G4)
@@ -640,6 +668,162 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": True,
         },
     },
+    # llama3_1: the tools in the first user message (L3) or in the system turn, built-in tools and
+    # their Python calls ended by <|eom_id|> (L2, L5), the date and bos_token variables (L1), tool
+    # results as JSON string literals (L6), and the template's two errors (L3, L5)
+    "llama3_1": {
+        "llama_tools_in_the_system_turn": LLAMA_TOOLS_IN_THE_SYSTEM_TURN,
+        "llama_builtin_tools": {
+            "messages": [
+                USER,
+                {"role": "assistant", "tool_calls": [call("c1", "brave_search", {"query": "weather in Paris"})]},
+                {"role": "ipython", "content": "sunny"},
+                {"role": "assistant", "tool_calls": [call("c2", "get_weather", {"city": "Paris"})]},
+                {"role": "tool", "tool_call_id": "c2", "content": "18 °C"},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+            "variables": {"builtin_tools": ["brave_search", "code_interpreter", "wolfram_alpha"]},
+        },
+        "llama_custom_tools": {
+            "messages": [USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"custom_tools": [SEARCH]},
+        },
+        "llama_two_calls_in_one_turn": LLAMA_TWO_CALLS,
+        "llama_tools_without_a_user_message": {
+            "messages": [SYSTEM],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
+    # llama3_2: the date given (T1), builtin_tools not read (T2), tools in the system turn (L3)
+    "llama3_2": {
+        "llama_tools_in_the_system_turn": LLAMA_TOOLS_IN_THE_SYSTEM_TURN,
+        "llama3_2_builtin_tools_not_read": {
+            "messages": [USER, {"role": "assistant", "tool_calls": [call("c1", "brave_search", {"query": "Paris"})]}],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+            "variables": {"builtin_tools": ["brave_search"]},
+        },
+        "llama_two_calls_in_one_turn": LLAMA_TWO_CALLS,
+    },
+    # lfm2: reasoning after the last user message only, or everywhere with preserve_thinking (L4);
+    # content parts with an image (L3); Python values and an empty call list (L5); the tag moved
+    # after the calls (L6); a later system message as an ordinary turn (L1)
+    "lfm2": {
+        "lfm2_thinking_and_preserve_thinking": {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": "<think>old</think> Sunny.", "reasoning_content": "Old."},
+                {"role": "user", "content": "And Rome?"},
+                {"role": "assistant", "content": "Checking.", "reasoning_content": "Rome next."},
+            ],
+            "tools": None,
+            "add_generation_prompt": False,
+            "variables": {"preserve_thinking": True, "bos_token": "<|startoftext|>"},
+        },
+        "lfm2_python_values_and_parts": {
+            "messages": [
+                {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+                {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Where?"}]},
+                {
+                    "role": "assistant",
+                    "content": "CONTINUE_FINAL_MESSAGE_TAG ",
+                    "tool_calls": [
+                        call("c1", "get_weather", {"city": "Paris", "days": 2, "ok": True, "none": None}),
+                        call("c2", "search", {"query": "it", "opts": {"k": [1, "x"]}, "tags": ["a", 1.5]}),
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "assistant", "content": "", "tool_calls": []},
+                {"role": "system", "content": "Later."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+    },
+    # gpt_oss: the system message's variables (O1), a developer message (O2), declarations (O3, O4),
+    # only the first call written and its analysis message kept or dropped (O5), the last turn's
+    # reasoning without a generation prompt (O6), results named by the last call (O7)
+    "gpt_oss": {
+        "gpt_oss_variables": {
+            "messages": [{"role": "developer", "content": "Answer in French."}, USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {
+                "reasoning_effort": "high",
+                "model_identity": "You are a weather bot.",
+                "builtin_tools": ["browser", "python"],
+            },
+        },
+        "gpt_oss_declarations": {
+            "messages": [USER],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "book",
+                        "description": "Book a table.",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {
+                                "size": {"type": "integer", "description": "Party size", "default": 2},
+                                "when": {
+                                    "oneOf": [
+                                        {"type": "string", "description": "a date"},
+                                        {"type": "integer", "default": 0},
+                                    ]
+                                },
+                                "mode": {"type": "string", "enum": ["fast", "slow"], "default": "fast"},
+                                "note": {"type": "string", "nullable": True},
+                                "tags": {"type": "array", "items": {"type": "string"}},
+                                "guests": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+                                        "required": ["name"],
+                                    },
+                                },
+                                "where": {"type": ["string", "null"]},
+                                "extra": {"type": "object"},
+                            },
+                            "required": ["size", "when"],
+                        },
+                    },
+                },
+                {"type": "function", "function": {"name": "ping", "description": "Ping."}},
+            ],
+            "add_generation_prompt": True,
+        },
+        "gpt_oss_reasoning_kept_until_an_answer": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
+                    "reasoning_content": "Two cities: first Paris.",
+                    "tool_calls": CALLS["tool_calls"],
+                },
+                RESULTS[0],
+                {
+                    "role": "assistant",
+                    "content": "Now São Paulo.",
+                    "tool_calls": [call("call_3", "get_weather", {"city": "São Paulo"})],
+                },
+                RESULTS[1],
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "gpt_oss_last_turn_for_training": {
+            "messages": [USER, {"role": "assistant", "reasoning_content": "Easy.", "content": "Sunny."}],
+            "tools": None,
+            "add_generation_prompt": False,
+            "variables": {"reasoning_effort": "low"},
+        },
+    },
     # qwen2_5: the default system prompt (and a system message that is it), arguments given as a JSON
     # string written as a JSON string literal
     "qwen2_5": {
@@ -772,6 +956,48 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": False,
         },
     },
+    # qwen3_5: think blocks after the last query only (F4), scalars via str() and lists as JSON (F5),
+    # numbered pictures (F1), a tool result written by hand is no query (F3), thinking off (F7)
+    "qwen3_5": {
+        "qwen3_5_reasoning_after_last_query": {
+            "messages": [
+                SYSTEM,
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Dropped: before the last query."},
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "reasoning_content": "Two cities.",
+                    "tool_calls": [
+                        call("c1", "get_weather", {"city": "Paris", "days": 3}),
+                        call("c2", "f", {"flag": True, "n": None, "x": 1.5, "lst": [1, "a"], "obj": {"k": False}}),
+                    ],
+                },
+                *RESULTS,
+                {"role": "user", "content": "<tool_response>\nby hand\n</tool_response>"},
+                {"role": "assistant", "content": "<think>\nInline.\n</think>\n\nParis is sunny."},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+        },
+        "qwen3_5_thinking_disabled_with_pictures": {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Compare "},
+                        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+                        {"type": "image"},
+                        {"type": "video"},
+                    ],
+                }
+            ],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"enable_thinking": False, "add_vision_id": True},
+        },
+    },
     # qwen3: every assistant turn needs a content; reasoning shows only after the last user query
     "qwen3": {
         "qwen3_reasoning_after_last_query": {
@@ -856,6 +1082,11 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+#: Variables every case of a format is rendered with: a template that writes today's date by
+#: default (llama3_2) is given one, so that its renders are the same on any day.
+FORMAT_VARIABLES: dict[str, dict[str, Any]] = {"llama3_2": {"date_string": "26 Jul 2024"}}
+
+
 def load(spec: str) -> codec.Format:
     """A registered format by name, or ``module:Class`` instantiated (for a format not registered yet)."""
     if ":" in spec:
@@ -878,15 +1109,37 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+class _PinnedClock(datetime):
+    """``datetime`` whose ``now()`` is :data:`PINNED_DAY`."""
+
+    @classmethod
+    def now(cls, tz: tzinfo | None = None) -> _PinnedClock:
+        return cls.fromtimestamp(PINNED_DAY.timestamp(), tz)
+
+
+@contextmanager
+def pinned_clock() -> Iterator[None]:
+    """Templates rendered inside see :data:`PINNED_DAY` as the time."""
+    saved = jinja.datetime  # type: ignore[attr-defined]
+    jinja.datetime = _PinnedClock  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        jinja.datetime = saved  # type: ignore[attr-defined]
+
+
 def rendered_cases(fmt: codec.Format, template: str) -> dict[str, tuple[dict[str, Any], str | None]]:
     """Each case of ``fmt`` as written to its ``.json``, and what ``template`` renders for it (None: it raises)."""
     out: dict[str, tuple[dict[str, Any], str | None]] = {}
     for case_name, case in {**CASES, **FORMAT_CASES.get(fmt.name, {})}.items():
         case = {"variables": {}, **case}
+        case["variables"] = {**FORMAT_VARIABLES.get(fmt.name, {}), **case["variables"]}
+        case["variables"] = {**case["variables"], **CLOCK_VARIABLES.get(fmt.name, {})}
         kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
         try:
             messages = template_messages(jinja.prepare_messages(case["messages"]), fmt.template_arguments)
-            text = jinja.render_template(template, messages, jinja.prepare_tools(case["tools"]), **kwargs)
+            with pinned_clock():
+                text = jinja.render_template(template, messages, jinja.prepare_tools(case["tools"]), **kwargs)
         except RenderError as exc:
             out[case_name] = ({**case, "error": str(exc)}, None)
         else:

@@ -5,7 +5,7 @@ between markers of its own, JSON values, ``", "`` between calls and between argu
     reasoning
     <|/think|>
 
-    [get_weather(city="Paris", days=3), noop()]<|end|>
+    [get_weather(city="Paris", days=3), noop()]<|finish|>
 
 (A member whose list is in a block, ``<|calls|>[...]<|/calls|>``, is ``test_pythonic_parse.py``'s: the
 kit's test of a reply cut short cuts two characters, which there cut the block's closer, not a call.)
@@ -20,7 +20,7 @@ from wire_toys import WEATHER, call
 
 SPEC = WireSpec(
     "call_list",
-    stop="<|end|>",
+    stop="<|finish|>",
     reasoning=("<|think|>", "<|/think|>"),
     arguments="python",
     values="json",

@@ -1,6 +1,6 @@
-"""A toy ``named_json`` member: ``<<call>>NAME<<args>>{...}<</call>>`` per call, in a
-``<<calls>>...<</calls>>`` section, reasoning between ``<<think>>`` and ``<</think>>``, turns ended
-by ``<<end>>``."""
+"""A toy ``named_json`` member: ``<<call>>fn.NAME#ID<<args>>{...}<</call>>`` per call (the id
+written, the call's id ``fn.NAME#ID``), in a ``<<calls>>...<</calls>>`` section, reasoning between
+``<<think>>`` and ``<</think>>``, turns ended by ``<<end>>``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ SPEC = WireSpec(
     "named_json",
     block=("<<calls>>", "<</calls>>"),
     call=("<<call>>", "<</call>>"),
-    name=("", "<<args>>"),
+    name=("fn.", "<<args>>"),
+    call_id=("#", "fn.{name}#{id}"),
     stop="<<end>>",
     reasoning=("<<think>>", "<</think>>"),
 )

@@ -21,9 +21,11 @@ PARSERS_MODULE = "codec.integrations.vllm.parsers"
 #: Kept here, not derived, so that registering stays cheap; the tests check it against the formats.
 REASONING_FORMATS = frozenset(
     {"hermes", "qwen3", "hermes3", "qwen3_coder", "qwen3_coder_official", "gemma4", "deepseek_pythonic"}
-    | {"qwen2_5", "qwq", "gemma4_31b", "gemma4_31b_interleaved"}
+    | {"qwen2_5", "qwq", "gemma4_31b", "gemma4_31b_interleaved", "lfm2"}
     | {"glm4_6", "glm4_7"}
-    | {"deepseek_v3_1"}
+    | {"minimax_m2", "deepseek_v3_2"}
+    | {"deepseek_v3_1", "kimi_k2"}
+    | {"qwen3_5"}
 )
 
 
