@@ -69,7 +69,9 @@ def test_whole_parse_is_expected(case: GoldenCase) -> None:
     result = fmt.parse(case.text, **case.kwargs())
     assert summary(result) == case.expected
     if fmt.kit().reply_ids({}) is None:  # the reply writes no ids: the stream's call_id made them
-        assert [call.id for call in result.tool_calls] == [fmt.default_call_id(i) for i in range(len(result.tool_calls))]
+        assert [call.id for call in result.tool_calls] == [
+            fmt.default_call_id(i) for i in range(len(result.tool_calls))
+        ]
     else:  # the ids the reply writes, which hold the calls' names
         assert all(call.function.name in call.id for call in result.tool_calls)
 

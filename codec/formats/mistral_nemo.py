@@ -8,9 +8,9 @@ models of Mistral's tokenizer before version 11). A reply looks like::
 
 The reply side is a member of the ``json_object`` wire family whose calls are one JSON list after
 a block opener (:data:`WIRE`). The call's id in the reply is read as part of the call and not
-kept: the call's id is the stream's (``call_id``), as an OpenAI server assigns it; the template
-requires ids of nine characters (``N4``), so a conversation that carries parsed calls into the
-next prompt needs a ``call_id`` that makes such ids.
+kept: the call's id is the stream's (``call_id``), as an OpenAI server assigns it; where the
+caller gives none, ``call00000``, ``call00001``... (:meth:`MistralNemo.default_call_id`), since the
+template takes only ids of nine characters (``N4``).
 
 Quirks of the template, cited by ID below:
 
