@@ -54,6 +54,7 @@ from codec.errors import RenderError, parse_error_at
 from codec.format import Format, Functions
 from codec.formats._decode import bos_token, expect
 from codec.formats._render import Undefined, attr, call_method, concat, defined, iterate, string, subscript, tojson
+from codec.literals import PLAIN_JSON_DECODER
 from codec.models import Conversation, FunctionCall
 from codec.wire import WireSpec
 
@@ -277,23 +278,50 @@ def _end_token(text: str) -> str:
     return text
 
 
+_TOOL_OPEN = '{"type": "function", "function": {'
+_TOOL_CLOSE = "}}"
+
+
 def _read_tools(prompt: str, pos: int) -> tuple[list[dict[str, Any]], int]:
-    """The tools block at ``pos`` (``N3``) and the offset after it: its functions, as JSON reads them."""
-    end = prompt.find(TOOLS_CLOSE, pos)
-    if end < 0:
-        raise parse_error_at(prompt, pos, f"the tools are never closed by {TOOLS_CLOSE!r}", expected=(TOOLS_CLOSE,))
-    start = pos + len(TOOLS_OPEN) - 1
+    """The tools block at ``pos`` (``N3``) and the offset after it: each function's keys, a string
+    value as it is written raw between quotes (up to the first quote that a next key or the
+    function's end follows), any other value as JSON."""
+    pos += len(TOOLS_OPEN)
+    tools: list[dict[str, Any]] = []
+    while True:
+        pos = expect(prompt, pos, _TOOL_OPEN)
+        function: dict[str, Any] = {}
+        while not prompt.startswith(_TOOL_CLOSE, pos):
+            if function:
+                pos = expect(prompt, pos, ", ")
+            pos = expect(prompt, pos, '"')
+            key_end = prompt.find('": ', pos)
+            if key_end < 0:
+                raise parse_error_at(prompt, pos, "a key of a tool's function that is never closed")
+            key, pos = prompt[pos:key_end], key_end + 3
+            function[key], pos = _tool_value(prompt, pos)
+        tools.append({"type": "function", "function": function})
+        pos += len(_TOOL_CLOSE)
+        if prompt.startswith(TOOLS_CLOSE, pos):
+            return tools, pos + len(TOOLS_CLOSE)
+        pos = expect(prompt, pos, ", ")
+
+
+def _tool_value(prompt: str, pos: int) -> tuple[Any, int]:
+    """A value of a tool's function at ``pos`` (``N3``) and the offset after it."""
+    if prompt.startswith('"', pos):  # a string, raw: tojson writes no other value with a quote first
+        end = pos + 1
+        while True:
+            end = prompt.find('"', end)
+            if end < 0:
+                raise parse_error_at(prompt, pos, "a string value of a tool that is never closed")
+            if prompt.startswith(', "', end + 1) or prompt.startswith(_TOOL_CLOSE, end + 1):
+                return prompt[pos + 1 : end], end + 1
+            end += 1
     try:
-        declared = json.JSONDecoder(strict=False).decode(prompt[start : end + 1])
-    except (ValueError, RecursionError) as exc:
-        raise parse_error_at(prompt, start, f"the tools are not JSON as the template writes them: {exc}") from None
-    if not isinstance(declared, list) or not all(_is_declaration(tool) for tool in declared):
-        raise parse_error_at(prompt, start, 'expected a list of {"type": "function", "function": {...}}')
-    return [{"type": "function", "function": tool["function"]} for tool in declared], end + len(TOOLS_CLOSE)
-
-
-def _is_declaration(tool: Any) -> bool:
-    return isinstance(tool, dict) and list(tool) == ["type", "function"] and isinstance(tool["function"], dict)
+        return PLAIN_JSON_DECODER.raw_decode(prompt, pos)
+    except (ValueError, RecursionError):
+        raise parse_error_at(prompt, pos, "a value of a tool that is not JSON as the template writes it") from None
 
 
 def _read_calls(prompt: str, pos: int) -> tuple[list[dict[str, Any]], int]:
