@@ -275,7 +275,7 @@ def test_the_example_templates() -> None:
 
 @pytest.mark.parametrize(
     ("path", "name"),
-    [("qwen3_5/Qwen3.5-4B.jinja", "qwen3_5"), ("nemotron/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", None)],
+    [("qwen3_5/Qwen3.5-4B.jinja", "qwen3_5"), ("nemotron/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", "nemotron3")],
 )
 def test_real_templates_whose_replies_are_qwen3_coders(path: str, name: str | None) -> None:
     """Qwen3.5 and Nemotron 3 write Qwen3-Coder's XML calls, but prompts of their own (Qwen3.5's

@@ -89,6 +89,9 @@ HELD = {
     "qwen3_5/think_closer_glued_to_the_call",
     "qwen3_5/thinking_disabled_call",
     "qwen3_5/thinking_then_call_with_scalars",
+    "nemotron3/empty_think_block_glued_to_the_call",
+    "nemotron3/thinking_disabled_calls",
+    "nemotron3/thinking_then_call",
 }
 
 

@@ -23,6 +23,7 @@ from codec.formats.llama3_1 import Llama3_1
 from codec.formats.llama3_2 import Llama3_2
 from codec.formats.minimax_m2 import MinimaxM2
 from codec.formats.mistral_nemo import MistralNemo
+from codec.formats.nemotron3 import Nemotron3
 from codec.formats.qwen2_5 import Qwen2_5
 from codec.formats.qwen3 import Qwen3
 from codec.formats.qwen3_5 import Qwen3_5
@@ -42,6 +43,7 @@ BUILTINS += (
     Gemma4_31b,
     Gemma4_31bInterleaved,
     Qwen3_5,
+    Nemotron3,
     Granite4,
     Llama3_1,
     Llama3_2,
@@ -49,7 +51,6 @@ BUILTINS += (
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2,)  # members of a family with replies of their own
-BUILTINS += (DeepSeekV31,)  # a name, then JSON arguments (named_json)
 BUILTINS += (GptOss,)
 BUILTINS += (MistralNemo,)  # JSON call objects listed after a block opener (json_object)
 

@@ -304,7 +304,7 @@ class XmlParamsBuilder(Builder):
         self.function(*children)
 
     def call(self, *children: Token) -> None:
-        if len(children) == 4:  # an INDENT before the call's closer
+        if len(children) > 3 and children[2].type == "INDENT":  # an INDENT before the call's closer
             self._indented(_tag_pos(children[2]))
 
     def fenced_call(self, *children: Token) -> None:

@@ -589,10 +589,12 @@ class XmlParams(Family):
             NAME,
             CallSyntax,
             JsonValues,
+            Lit,
             Marker,
             Reasoning,
             alt,
             many,
+            maybe,
             ordered_items,
             parameters_schema,
             properties,
@@ -622,6 +624,8 @@ class XmlParams(Family):
         return CallSyntax(
             triggers=((tags.call_open, call),),
             more=seq(self.spec.separator, Marker(tags.call_open), call),
+            # The line break a template may write after the last call (the parser's CALL_BREAK: layout).
+            tail=maybe(Lit("\n")),
             text_forbid_markers=(tags.call_open, tags.call_close, tags.function, tags.stop),
             # A reply may open with reasoning, which a call opener ends (the parser's reasoning text stops at one).
             reasoning=Reasoning(tags.think_open, tags.think_close, forbid_markers=(tags.call_open,)),

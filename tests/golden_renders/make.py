@@ -998,6 +998,39 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "variables": {"enable_thinking": False, "add_vision_id": True},
         },
     },
+    # nemotron3: the history's reasoning cut (N5) or kept (truncate_history_thinking off), a turn's
+    # empty think block glued to the calls for content that is no text (N4), thinking off (N8)
+    "nemotron3": {
+        "nemotron3_history_reasoning_cut": {
+            "messages": [
+                SYSTEM,
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "reasoning_content": "Two cities.",
+                    "tool_calls": [call("c1", "get_weather", {"city": "Paris", "days": 3, "metric": True})],
+                },
+                RESULTS[0],
+                {"role": "assistant", "content": "<think>\nInline.\n</think>\nParis is sunny."},
+                {"role": "user", "content": "And Rome?"},
+                {"role": "assistant", "content": [{"type": "text", "text": "x"}], "tool_calls": CALLS["tool_calls"]},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "nemotron3_history_reasoning_kept": {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "Kept: truncation is off."},
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Again?"},
+            ],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"truncate_history_thinking": False, "enable_thinking": False},
+        },
+    },
     # qwen3: every assistant turn needs a content; reasoning shows only after the last user query
     "qwen3": {
         "qwen3_reasoning_after_last_query": {
