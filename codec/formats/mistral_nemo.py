@@ -7,9 +7,10 @@ models of Mistral's tokenizer before version 11). A reply looks like::
     [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abc123xyz"}]</s>
 
 The reply side is a member of the ``json_object`` wire family whose calls are one JSON list after
-a block opener (:data:`WIRE`). The call's id in the reply is read as part of the call and not
-kept: the call's id is the stream's (``call_id``), as an OpenAI server assigns it; where the
-caller gives none, ``call00000``, ``call00001``... (:meth:`MistralNemo.default_call_id`), since the
+a block opener (:data:`WIRE`). The id a call object writes is the call's id; since it comes after
+the arguments, the call starts (its name and arguments sent) once its id is read, or where the
+object ends without one. A call without an id gets the stream's (``call_id``), where the caller
+gives none ``call00000``, ``call00001``... (:meth:`MistralNemo.default_call_id`), since the
 template takes only ids of nine characters (``N4``).
 
 Quirks of the template, cited by ID below:

@@ -166,6 +166,10 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         #: The issues of a call object whose name has not come yet (it may be no call at all: its
         #: text is then reported whole).
         self._pending: list[tuple[IssueKind, str, int, str | None]] = []
+        #: Where call objects write their id after their arguments: the name read (the call starts
+        #: with its id, once that is read or the object ends) and the id read before the name.
+        self._held: str | None = None
+        self._held_id: str | None = None
 
     def _issue(self, kind: IssueKind, message: str, pos: int, text: str | None = None) -> None:
         """An issue of the call object being read: reported once its name has come."""
@@ -180,6 +184,7 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         self._call = None
         self._issued = 0
         self._pending.clear()
+        self._held = self._held_id = None
 
     def _text(self, token: Token) -> str:
         """A JSON string token's value, in whole characters (see :func:`whole_characters`)."""
@@ -232,14 +237,24 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
 
     def name_member(self, key: Token, colon: Token, name: Any) -> None:
         call = self._current(key.start_pos)
-        if call.name is not None:
-            self._issue("duplicate_key", self.markers.keys.name_repeated(call.name), key.start_pos, name_text(name))
+        named = call.name if call.name is not None else self._held
+        if named is not None:
+            self._issue("duplicate_key", self.markers.keys.name_repeated(named), key.start_pos, name_text(name))
             return
         if not isinstance(name, str):
             raise BuildError(f"{key.value} must be a string", key.start_pos)
         if not name.strip():  # no tool is called that: the object names none
             raise BuildError(f"{key.value} is empty", key.start_pos)
-        call.start(name)
+        if self.markers.keys.id and self._held_id is None:
+            self._held = name  # the call starts with its id, which comes after the arguments
+            return
+        self._start(call, name, self._held_id)
+
+    def _start(self, call: CallWriter, name: str, call_id: str | None) -> None:
+        """The call starts, with the id its reply writes (None: the stream's), and the issues its
+        members raised before are reported."""
+        self._held = self._held_id = None
+        call.start(name, call_id)
         pending, self._pending = self._pending, []
         for kind, message, pos, text in pending:
             self._issue(kind, message, pos, text)
@@ -289,8 +304,15 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
             self._issue("parameters_key", self.markers.keys.alias(json_value(key.value)), key.start_pos)
 
     def id_member(self, key: Token, colon: Token, string: Token) -> None:
-        """The call's id as the reply writes it: markup of the call, not kept (the call's id is the stream's)."""
-        self._current(key.start_pos)
+        """The call's id as the reply writes it: the call's own id (a second one is reported)."""
+        call = self._current(key.start_pos)
+        value = self._text(string)
+        if call.name is not None or self._held_id is not None:
+            self._issue("duplicate_key", f"{key.value} repeated; the first is kept", key.start_pos, value)
+        elif self._held is not None:
+            self._start(call, self._held, value)
+        else:
+            self._held_id = value  # before the name: the call starts with it
 
     def other_member(self, key: Token, colon: Token, value: Any) -> None:
         name = self._text(key)
@@ -300,6 +322,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
     def call_object(self, *children: Any) -> None:
         brace = children[0]
         call = self._current(brace.start_pos)
+        if call.name is None and self._held is not None:
+            self._start(call, self._held, None)  # an object without its id
         if call.name is None:
             raise BuildError(f"tool call object has no {json.dumps(self.markers.keys.name)}", brace.start_pos)
         self._object_read()
@@ -309,7 +333,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
     def fast_call(self, token: ValueToken) -> None:
         found = token.decoded
         keys = self.markers.keys
-        self.sink.whole_call(found[keys.name], token.start_pos, found[keys.arguments[0]])
+        written = found.get(keys.id) if keys.id else None
+        self.sink.whole_call(found[keys.name], token.start_pos, found[keys.arguments[0]], written)
         self._object_done(token.start_pos)
 
     def fast_block(self, token: ValueToken) -> None:
@@ -364,6 +389,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
 
     # a block the grammar rejected
     def recover(self, raw: str, pos: int, error: str) -> int | None:
+        if self._call is not None and self._call.name is None and self._held is not None:
+            self._start(self._call, self._held, None)  # a call cut before its id: it was one
         call, issued = self._call, self._issued
         self._object_read()
         skip, self._done_in_block = self._done_in_block, 0
@@ -405,7 +432,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
                 self.sink.issue("invalid_list_element", "an element of a call list that is no call, dropped", pos, text)
                 continue
             name, args, repairs = found
-            writer = writer or self.sink.call(name, pos)
+            given = element.get(self.markers.keys.id) if self.markers.keys.id and isinstance(element, dict) else None
+            writer = writer or self.sink.call(name, pos, given if isinstance(given, str) else None)
             if not read_as_is:
                 self.sink.issue("repaired_call", f"tool call {name!r} repaired ({error}): read as {how}", pos)
             # The members read as the grammar's rules read them, with the same issues; those the

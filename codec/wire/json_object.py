@@ -187,6 +187,15 @@ class JsonObject(Family):
         out.append(self.spec.stop)
         return "".join(out)
 
+    def reply_ids(self, message: dict[str, Any]) -> list[str] | None:
+        """The ids :meth:`reply_text` writes for the message's calls, where the member writes ids
+        (each call's own; None where a call has none, whose id the stream then makes)."""
+        calls = message.get("tool_calls") or []
+        if not self.keys.id or not calls:
+            return None
+        ids = [call.get("id") if isinstance(call, dict) else None for call in calls]
+        return [i for i in ids if isinstance(i, str)] if all(isinstance(i, str) for i in ids) else None
+
     def grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
         """Calls as the renderer writes them: the opener, ``\\n{"name": "NAME", "arguments": {...}}\\n``, the closer.
 
@@ -487,7 +496,8 @@ def _listed_reader(lexers: CallLexers) -> Callable[[str, ToolsByName | None], Wh
             got = lex_call(text, pos, True)
             if got is None:
                 return None
-            calls.append((got[0][name], got[0][arguments]))
+            written = got[0].get(m.keys.id)
+            calls.append((got[0][name], got[0][arguments], written) if written else (got[0][name], got[0][arguments]))
             pos = got[1]
             if text.startswith(", ", pos):
                 pos += 2

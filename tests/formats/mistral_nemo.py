@@ -79,7 +79,8 @@ def assistant_messages(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def expected(message: Message, tools: Tools) -> dict[str, Any]:
-    """What the reply parses to: the content, the calls with their arguments decoded (ids are the stream's)."""
+    """What the reply parses to: the content, the calls with their arguments decoded (their ids are
+    the ones the reply writes: ``Family.reply_ids``)."""
     calls = message.get("tool_calls") or []
     content = message["content"] or ""
     if calls and content.endswith("\n"):  # a line break right before the opener is layout
