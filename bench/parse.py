@@ -333,7 +333,7 @@ def _literal(node: ast.expr) -> Any:
 
 
 #: The Python-list formats' strings are written plain here (see sample_calls).
-PLAIN_STRINGS = {"deepseek_pythonic", "lfm2"}
+PLAIN_STRINGS = {"deepseek_pythonic", "lfm2", "llama4_pythonic"}
 #: Formats whose replies hold no null here: transformers' gemma4 response template fails on
 #: ``None`` (it rewrites keys and strings to JSON, not the literal).
 NO_NULLS = {"gemma4"}
@@ -372,6 +372,7 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "deepseek_v3_2": dsml_baseline,
     "gemma3_tool_code": pythonic_baseline,
     "lfm2": pythonic_baseline,
+    "llama4_pythonic": pythonic_baseline,
     "gemma4": gemma4_baseline,
     "gpt_oss": harmony_baseline,
     "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)
@@ -451,6 +452,7 @@ TARGETS = {
         "gemma3_tool_code": 1.0,
         "deepseek_pythonic": 1.0,
         "lfm2": 1.0,
+        "llama4_pythonic": 1.0,
     },
     "typical_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
     "20k_vs_baseline": {
@@ -461,6 +463,7 @@ TARGETS = {
         "gemma3_tool_code": 1.0,
         "deepseek_pythonic": 1.0,
         "lfm2": 1.0,
+        "llama4_pythonic": 1.0,
     },
     "20k_vs_transformers": {"qwen3_coder": 0.67, "gemma4": 0.67},
     "stream_vs_parse": 3.0,

@@ -226,8 +226,8 @@ def test_keywords_left_out_are_named_once_with_their_place(fmt_name: str) -> Non
         assert ("book.names: maxItems" in message) == (fmt_name == "qwen3_coder_official"), message
         # JSON strings hold the pattern; gemma4's <|"|> strings, raw and single-quoted string arguments do not.
         raw = reply_owner(fmt_name) in (
-            *("gemma4", "qwen3_coder", "qwen3_coder_official", "deepseek_pythonic", "glm4_6", "lfm2", "minimax_m2"),
-            "deepseek_v3_2",
+            *("gemma4", "glm4_6", "qwen3_coder", "qwen3_coder_official", "deepseek_pythonic", "minimax_m2", "lfm2"),
+            *("deepseek_v3_2", "llama4_pythonic"),
         )
         assert ("book.code: pattern" in message) == raw, message
 

@@ -109,7 +109,12 @@ def test_has_the_module_shape(name: str) -> None:
     assert last == type(fmt).__name__, f"{module.__name__}: the Format class comes last, not {last}"
 
 
-@pytest.mark.parametrize("name", ["deepseek", "pythonic"])
+def test_pythonic_is_llama4_pythonic() -> None:
+    """vLLM's ``pythonic`` parser is Llama 3.2/4's format: the name resolves to ``llama4_pythonic``."""
+    assert codec.get_format("pythonic") is codec.get_format("llama4_pythonic")
+
+
+@pytest.mark.parametrize("name", ["deepseek"])
 def test_an_alias_that_was_not_true_is_refused_with_what_to_use(name: str) -> None:
     """An alias must be true of the prompts too: these named formats whose templates are not
     those models' own, and now say so."""

@@ -30,6 +30,7 @@ WAITS = {
     # Bare call objects are calls only where they are the whole reply: known at the stop token or the end.
     "llama3_1": "bare calls are known to be the whole reply only at the stop token or the end",
     "lfm2": "a list's calls are sent when the list closes, not at each call's ')'",
+    "llama4_pythonic": "a bare list's calls are known to be calls only at its end",
 }
 
 #: Replies whose last token before a closer waits for the longest marker's worth of text after it:

@@ -21,6 +21,7 @@ from codec.formats.kimi_k2 import KimiK2
 from codec.formats.lfm2 import Lfm2
 from codec.formats.llama3_1 import Llama3_1
 from codec.formats.llama3_2 import Llama3_2
+from codec.formats.llama4_pythonic import Llama4Pythonic
 from codec.formats.minimax_m2 import MinimaxM2
 from codec.formats.mistral_nemo import MistralNemo
 from codec.formats.nemotron3 import Nemotron3
@@ -50,7 +51,7 @@ BUILTINS += (
 )  # variants of a format's prompts, one line each
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
-BUILTINS += (Lfm2,)  # members of a family with replies of their own
+BUILTINS += (Lfm2, Llama4Pythonic)  # members of a family with replies of their own
 BUILTINS += (GptOss,)
 BUILTINS += (MistralNemo,)  # JSON call objects listed after a block opener (json_object)
 
@@ -61,10 +62,8 @@ _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls
 #: Names that were aliases of formats whose templates are not those models' own: refused, with
 #: what to use instead (an alias must be true of the prompt as well as of the reply).
 RETIRED: dict[str, str] = {
-    "deepseek": "deepseek_pythonic spells DeepSeek's role tokens in ASCII; DeepSeek V3's own template "
-    "uses full-width tokens and another call syntax",
-    "pythonic": "deepseek_pythonic writes Python-list calls after DeepSeek-style tokens; vLLM's 'pythonic' "
-    "is Llama 3.2/4's format, which codec does not have",
+    "deepseek": "deepseek_pythonic spells DeepSeek's role tokens in ASCII; DeepSeek's own templates "
+    "are deepseek_v3_1 (V3.1) and deepseek_v3_2 (V3.2, DSML calls)",
 }
 
 

@@ -225,8 +225,7 @@ class InvokeBuilder(Builder):
     def bracket_body(self, *children: Any) -> tuple[str, dict[str, Any]]:
         """A bracket call's JSON object: its name and arguments (reduced before its closer is read,
         so that a body that is none refuses the block)."""
-        body, pos = "".join(self._bracket), self._bracket_pos
-        self._bracket_text, self._bracket = body, []
+        body, pos = "".join(self._bracket), self._bracket_pos  # (kept until read: a refusal is made again)
         try:
             found = json.loads(body)
         except (ValueError, RecursionError):
@@ -235,6 +234,7 @@ class InvokeBuilder(Builder):
         arguments = found.get("args", found.get("arguments", {})) if isinstance(found, dict) else None
         if not isinstance(name, str) or not name or not isinstance(arguments, dict):
             raise BuildError("a bracket call object needs a 'tool' name and 'args'", pos)
+        self._bracket_text, self._bracket = body, []
         return name, arguments
 
     def bracket(self, opener: Token, body: tuple[str, dict[str, Any]], closer: Token) -> None:

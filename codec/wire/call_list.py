@@ -14,7 +14,9 @@ around the list (``gemma3_tool_code``: ```` ```tool_code\\n[f(a="x")]\\n``` ````
   escapes), ``"json_raw"`` (strings ``"`` + value + ``"`` with nothing escaped, other values JSON;
   a string written with JSON escapes reads too, reported) or ``"python"`` (strings ``'`` + value +
   ``'`` with nothing escaped, mappings JSON, anything else through ``str()``: ``True``, ``None``; a
-  string reads with Python's escapes where they read, else as written);
+  string reads with Python's escapes where they read, else as written) or ``"python_str"`` (every
+  value between ``"``, strings raw, anything else through ``str()``: ``"7"``, ``"True"``; read as
+  ``"json_raw"`` strings, then typed by the tool's schema);
 * ``recover``: the deviations of :data:`RECOVERIES` the member reads.
 
 Whatever the spec, a list's values read as Python or JSON literals (``True`` / ``true``, either
@@ -64,8 +66,8 @@ from codec.export import (
 )
 from codec.formats._calls import MARKUP, LiteralHandlers, before_stop, leading_reasoning
 from codec.literals import json_value
-from codec.schema import tool_name
-from codec.sink import CONTENT, REASONING, CallWriter, Sink
+from codec.schema import tool_name, tool_parameters
+from codec.sink import CONTENT, NEXT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, FastLexer
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
@@ -81,7 +83,14 @@ from codec.wire._call_list_fast import (
     skip_blanks,
     string_reading,
 )
-from codec.wire._call_list_python import PYTHON_VALUES, PythonValues, python_value, render_python
+from codec.wire._call_list_python import (
+    PYTHON_VALUES,
+    PythonValues,
+    python_value,
+    quoted_python,
+    render_python,
+    typed_arguments,
+)
 from codec.wire._call_list_values import (
     checked_string,
     fitting_number,
@@ -97,13 +106,18 @@ __all__ = ["CLOSED_PUNCTUATION", "RECOVERIES", "STRING_END", "VALUES", "CallList
 
 #: The deviations a member may read, by name (:attr:`WireSpec.recover`), beyond what every member reads.
 RECOVERIES: dict[str, str] = {
+    "python_tag": "the list between Llama's code-interpreter tags <|python_start|> and <|python_end|> "
+    "(the tags reported, fenced_call, and dropped)",
     "statements": "Python statements in the block, as code-running prompts have models write: "
     "`x = f(a=1)` (the assignment reported and dropped) and `print(f(a=1))` (the print reported and dropped)",
 }
 #: The value encodings the family writes (:attr:`WireSpec.values`): ``"json"``, every value as
 #: ``tojson`` writes it; ``"json_raw"``, strings between ``"`` with nothing escaped, other values JSON;
-#: ``"python"``, strings between ``'`` with nothing escaped, mappings JSON, the rest through ``str()``.
-VALUES = ("json", "json_raw", "python")
+#: ``"python"``, strings between ``'`` with nothing escaped, mappings JSON, the rest through ``str()``;
+#: ``"python_str"``, every value between ``"``, strings as they are, the rest through ``str()``.
+VALUES = ("json", "json_raw", *PYTHON_VALUES)
+#: The tags the ``python_tag`` recovery reads around a list (Llama's code-interpreter tags).
+PYTHON_TAGS = ("<|python_start|>", "<|python_end|>")
 #: A markdown code fence with a language tag, whose text (calls in it included) is content.
 CODE_FENCE = ("CODE_OPEN", "CODE_TEXT", "CODE_CLOSE")
 #: Punctuation that no terminal of any member can extend where it is read (tests check it).
@@ -180,11 +194,17 @@ class CallListBuilder(LiteralHandlers, Builder):
         value = fitting_number(text)
         return out_of_range(self.sink, text, token.start_pos) if value is None else value
 
+    def typed(self, name: str | None, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The arguments of the call ``name`` as the member reads them: as written (a member whose
+        values are typed by the schema types them here)."""
+        return arguments
+
     def arg(self, name: Token, equals: Token, value: Any) -> tuple[str, int]:
         call = self._started()
         if self._padded:
             self._padded = False
             value = resolve_padded(self.sink, call.name, str(name), value)
+        value = self.typed(call.name, {str(name): value})[str(name)]
         call.argument(str(name), value, name.start_pos)
         return str(name), name.start_pos
 
@@ -200,13 +220,14 @@ class CallListBuilder(LiteralHandlers, Builder):
         token = children[-1]  # FAST_CALL, or (fast_next_call) the FAST_NEXT_CALL after the calls before it
         name, args, offset = token.decoded
         self._done_in_block += 1
-        self.sink.whole_call(name, token.start_pos + offset, args)
+        self.sink.whole_call(name, token.start_pos + offset, self.typed(name, args))
 
     fast_next_call = fast_call
 
     def fast_arg(self, token: ValueToken) -> tuple[str, int]:
         key, value = token.decoded
-        self._started().argument(key, value, token.start_pos)
+        call = self._started()
+        call.argument(key, self.typed(call.name, {key: value})[key], token.start_pos)
         return key, token.start_pos
 
     def call(self, *children: Any) -> None:
@@ -217,6 +238,17 @@ class CallListBuilder(LiteralHandlers, Builder):
 
     def call_list(self, *children: Any) -> None:
         self._done_in_block = 0
+
+    def python_open(self, token: Token) -> None:
+        """Llama's code-interpreter tag before a list (the ``python_tag`` recovery): reported, dropped."""
+        message = "calls written after <|python_start|>: the tag is dropped"
+        self.sink.issue("fenced_call", message, token.start_pos, str(token), call=NEXT)
+
+    def python_close(self, token: Token) -> None:
+        """Llama's code-interpreter tag after a list: reported, dropped."""
+        self.sink.issue(
+            "fenced_call", "<|python_end|> after the calls: the tag is dropped", token.start_pos, str(token)
+        )
 
     def printed(self, name: Token, *children: Any) -> None:
         self.printed_call(name.start_pos, str(name) + "(")
@@ -232,7 +264,7 @@ class CallListBuilder(LiteralHandlers, Builder):
     def fast_list(self, token: ValueToken) -> None:
         self.sink.block(token.start_pos)  # a list read whole: the stream saw no opener of it
         for name, args, offset in token.decoded:
-            self.sink.whole_call(name, token.start_pos + offset, args)
+            self.sink.whole_call(name, token.start_pos + offset, self.typed(name, args))
         self._done_in_block = 0
 
     # ---- values
@@ -310,7 +342,7 @@ class CallListBuilder(LiteralHandlers, Builder):
         if call is not None:
             piece = later.pop(0)[1] if later else ""
             if self._probe(piece) != (call.name, call.arguments):
-                call.cut(raw, error, call.pos)
+                call.cut(raw[:used], error, call.pos)  # a bare list: up to its "]", the rest is read again
                 reported = True
             else:
                 call.end()
@@ -415,6 +447,14 @@ class RawStringsBuilder(CallListBuilder):
         return checked_string(self.sink, value, str(token), token.start_pos)
 
 
+class TypedStringsBuilder(RawStringsBuilder):
+    """Every value written between ``"`` (values ``"python_str"``): read as raw strings are, then each
+    top-level string typed by its parameter's schema (``"7"`` of an integer is 7)."""
+
+    def typed(self, name: str | None, arguments: dict[str, Any]) -> dict[str, Any]:
+        return typed_arguments(arguments, self.sink.tool_schema(name) if name is not None else None)
+
+
 class PythonStringsBuilder(CallListBuilder):
     """Strings written ``'`` + value + ``'`` with nothing escaped (values ``"python"``): a string reads
     with Python's escapes where they read (``'a\\nb'`` holds a line break, as models mean it), else as
@@ -475,7 +515,10 @@ def grammar_values(spec: WireSpec) -> tuple[tuple[str, str], ...]:
     # Markers free text stops before: the stop token and the block's opener (a fence's, the backtick
     # alternative's business, whose code-fence test it joins).
     in_text = (stop, opener) if opener and not opener.startswith("`") else (stop,)
-    tails = {stop: regex_literal(stop[1:])}
+    tagged = "python_tag" in spec.recover
+    if tagged:
+        in_text = (*in_text, *PYTHON_TAGS)
+    tails = {marker: regex_literal(marker[1:]) for marker in in_text}
     if opener:
         tails[opener] = _opener_pattern(opener, lookahead=True)[len(regex_literal(opener[0])) :]
     fence = f"(?!{tails[opener]})" if opener.startswith("`") else ""
@@ -487,11 +530,14 @@ def grammar_values(spec: WireSpec) -> tuple[tuple[str, str], ...]:
             f"|{regex_literal(first)}(?!{regex_literal(think_close[1:])}))+"
         )
         think = (r"[ \t\r\n]*" + regex_literal(think_open) + r"\n?", r"\n?" + regex_literal(think_close) + r"\n*")
-    raw = spec.values == "json_raw"
+    raw = spec.values in ("json_raw", "python_str")
     return (
         ("REASONING", "reasoning? " if reasoning is not None else ""),
         ("BLOCK", " | fence" if opener else ""),
         ("STATEMENTS", " | assignment | printed" if "statements" in spec.recover else ""),
+        ("PYTHON_TAG", " | python_open | python_close" if tagged else ""),
+        ("PYTHON_OPEN", lark_literal(PYTHON_TAGS[0]) if tagged else f"/{_NOTHING}/"),
+        ("PYTHON_CLOSE", lark_literal(PYTHON_TAGS[1]) if tagged else f"/{_NOTHING}/"),
         (
             "STRING_ARGUMENT",
             "RAW_STRING -> arg_string | ESC_STRING -> escaped_string" if raw else "ARG_STRING -> arg_string",
@@ -518,7 +564,7 @@ _HOLDBACK = TEXT_LOOKAHEAD
 
 def _parsing(spec: WireSpec) -> WireSpec:
     """``spec`` reduced to the fields that change how replies parse: the key members share a syntax by."""
-    values = spec.values if spec.values in ("json_raw", "python") else "json"
+    values = spec.values if spec.values in ("json_raw", *PYTHON_VALUES) else "json"
     recover = tuple(sorted(spec.recover))
     commas = "," if "," in spec.argument_separator else ""  # whether a missing one is reported
     return WireSpec(
@@ -567,13 +613,15 @@ def _syntax(spec: WireSpec) -> Syntax:
         autoclose["THINK_CLOSE"] = reasoning[1]
     if opener:
         autoclose["FENCE_CLOSE"] = closing
-    markers = tuple(marker for marker in (stop, opener, *(reasoning or ())) if marker)
+    tags = PYTHON_TAGS if "python_tag" in spec.recover else ()
+    markers = tuple(marker for marker in (stop, opener, *(reasoning or ()), *tags) if marker)
     whole = whole_reader(
         fast["FENCED_LIST" if opener else "CALL_LIST"],
         stop,
         opener,
         closer,
         (reasoning[0] + "\n", "\n" + reasoning[1] + "\n\n") if reasoning else None,
+        typed=spec.values == "python_str",
     )
     return Syntax(
         grammar=grammar,
@@ -610,7 +658,11 @@ def _syntax(spec: WireSpec) -> Syntax:
 
 
 #: The builder of each value encoding that reads strings otherwise than JSON does.
-_BUILDERS: dict[str, type[CallListBuilder]] = {"json_raw": RawStringsBuilder, "python": PythonStringsBuilder}
+_BUILDERS: dict[str, type[CallListBuilder]] = {
+    "json_raw": RawStringsBuilder,
+    "python": PythonStringsBuilder,
+    "python_str": TypedStringsBuilder,
+}
 
 
 def _builder(base: type[CallListBuilder], commas: bool) -> type[CallListBuilder]:
@@ -630,12 +682,18 @@ def _prompt_opens(opener: str) -> Callable[[str], bool]:
 
 
 def whole_reader(
-    read_list: FastLexer, stop: str, opener: str, closer: str, reasoning_marks: tuple[str, str] | None
+    read_list: FastLexer,
+    stop: str,
+    opener: str,
+    closer: str,
+    reasoning_marks: tuple[str, str] | None,
+    typed: bool = False,
 ) -> Callable[[str, ToolsByName | None], WholeReading | None]:
     """The whole-reply reader (``Syntax.whole``) of a member: optional reasoning between
     ``reasoning_marks``, prose, then nothing, or ``opener``, a call list ``read_list`` reads whole
     (the stream's own fast path for it) and ``closer``; then nothing or ``stop``. Prose holding what
-    may be markup, text after the list, a list the fast path declines: the grammar's."""
+    may be markup, text after the list, a list the fast path declines: the grammar's. With ``typed``,
+    each call's string arguments are typed by its tool's schema, as the builder types them."""
 
     def whole(text: str, tools: ToolsByName | None) -> WholeReading | None:
         lead = ("", 0) if reasoning_marks is None else leading_reasoning(text, *reasoning_marks)
@@ -652,9 +710,21 @@ def whole_reader(
         got = read_list(text, first + len(opener), True)
         if not isinstance(got, tuple) or text[got[1] : last] != closer:
             return None
-        return prose, reasoning, [(name, arguments) for name, arguments, _ in got[0]]
+        if not typed:
+            return prose, reasoning, [(name, arguments) for name, arguments, _ in got[0]]
+        return (
+            prose,
+            reasoning,
+            [(name, typed_arguments(arguments, _parameters(tools, name))) for name, arguments, _ in got[0]],
+        )
 
     return whole
+
+
+def _parameters(tools: ToolsByName | None, name: str) -> Any:
+    """The parameters schema of the tool ``name``, or None."""
+    tool = tools.get(name) if tools is not None else None
+    return tool_parameters(tool) if tool is not None else None
 
 
 # --------------------------------------------------------------------------- the reply renderer
@@ -748,12 +818,24 @@ def _other_values(values: JsonValues, schema: Any) -> Expr | None:
     return alt(*found) if found else None
 
 
+def _quoted_other(builder: GrammarBuilder, py: PythonValues, schema: Any) -> Expr | None:
+    """A ``"python_str"`` value that is not a free string (those are raw text between quotes), or None."""
+    return None if _free_string(schema) else quoted_python(builder, py, schema)
+
+
 def _constrained(schema: Mapping[str, Any]) -> bool:
     return any(key in schema for key in ("const", "enum", "anyOf", "oneOf"))
 
 
-def _raw_arguments(builder: GrammarBuilder, values: JsonValues, tool: dict[str, Any], separator: str) -> Expr:
-    """A call's keyword arguments (strings raw) and its ``)``, in schema order.
+def _raw_arguments(
+    builder: GrammarBuilder,
+    values: JsonValues,
+    tool: dict[str, Any],
+    separator: str,
+    other_values: Callable[[Any], Expr | None] | None = None,
+) -> Expr:
+    """A call's keyword arguments (strings raw) and its ``)``, in schema order; a value that is not a
+    free string as ``other_values(schema)`` writes it (by default JSON: :func:`_other_values`).
 
     A raw string ends at the first quote followed by ``, name=`` or ``)``: in llguidance the
     lexeme must end there, so the string's closing quote, the next argument's name and ``=`` (or
@@ -782,7 +864,7 @@ def _raw_arguments(builder: GrammarBuilder, values: JsonValues, tool: dict[str, 
                 text = builder.text(forbid=(STRING_END,))
                 ends = [seq(builder.head(text, '"' + follow), value_then(nxt)) for follow, nxt in followers(index)]
                 options.append(seq('"', alt(*ends)))
-            other = _other_values(values, schema)
+            other = other_values(schema) if other_values is not None else _other_values(values, schema)
             if other is not None:
                 options.append(seq(other, after(index)))
             rules[index] = builder.rule("argument", alt(*options))
@@ -869,6 +951,10 @@ class CallList(Family):
                 python = functools.partial(python_value, py, values)
                 arguments = _json_arguments(values, tool, Lit(spec.argument_separator), python)
                 calls.append((head, seq(arguments, ")")))
+            elif spec.values == "python_str":
+                quoted = functools.partial(_quoted_other, builder, py)
+                arguments = _raw_arguments(builder, values, tool, spec.argument_separator, quoted)
+                calls.append((head, builder.rule("arguments", arguments)))
             elif spec.values == "json_raw":
                 calls.append(
                     (head, builder.rule("arguments", _raw_arguments(builder, values, tool, spec.argument_separator)))
@@ -893,9 +979,11 @@ class CallList(Family):
         )
 
     def reply_markers(self) -> tuple[str, ...]:
-        """The block's opener, or the end of a bare list right before the stop token."""
+        """The block's opener, or the end of a bare list right before the stop token; with the
+        ``python_tag`` recovery, Llama's tag before a list too."""
         opener = self.spec.block[0]
-        return (re.escape(opener.rstrip("\n")),) if opener else (r"\)\]" + re.escape(self.spec.stop),)
+        found = (re.escape(opener.rstrip("\n")),) if opener else (r"\)\]" + re.escape(self.spec.stop),)
+        return (*found, re.escape(PYTHON_TAGS[0]) + r"\[") if "python_tag" in self.spec.recover else found
 
 
 FAMILY = CallList

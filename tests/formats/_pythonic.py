@@ -1,5 +1,5 @@
-"""What the Python-list formats' profiles share (``gemma3_tool_code``, ``deepseek_pythonic``, ``lfm2``): calls
-written ``[name(key=value, ...)]``."""
+"""What the Python-list formats' profiles share (``gemma3_tool_code``, ``deepseek_pythonic``, ``lfm2``,
+``llama4_pythonic``): calls written ``[name(key=value, ...)]``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from hypothesis.strategies import DrawFn
 import codec
 from codec import jinja
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
-from codec.schema import violations
+from codec.schema import tool_parameters, violations
+from codec.wire._call_list_python import render_python, typed_arguments
 from formats import DEEP, MANY, Message, N, RoundTrip, Tools
 
 # --------------------------------------------------------------------------- adversarial inputs
@@ -79,7 +80,8 @@ GEMMA3 = codec.get_format("gemma3_tool_code")
 CORRECTED = Gemma3ToolCode(corrected=True)
 DEEPSEEK = codec.get_format("deepseek_pythonic")
 LFM2 = codec.get_format("lfm2")
-G3_STOP, DS_STOP, LFM2_STOP = "<end_of_turn>", "<|end_of_sentence|>", "<|im_end|>"
+LLAMA4 = codec.get_format("llama4_pythonic")
+G3_STOP, DS_STOP, LFM2_STOP, L4_STOP = "<end_of_turn>", "<|end_of_sentence|>", "<|im_end|>", "<|eot|>"
 FENCE = "```tool_code\n"
 
 # --------------------------------------------------------------------------- what each format can carry
@@ -210,6 +212,24 @@ def _lfm2_reasoning_ok(text: str) -> bool:
     return "</think>" not in text and not text.startswith("\n") and not text.endswith("\n")
 
 
+def _llama4_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> bool:
+    """Llama 4 content, written as is before the calls. Excluded: the stop token, ``[NAME(`` (a call list),
+    the code-interpreter tags (read around a list); before calls, an unclosed code fence."""
+    return (
+        L4_STOP not in text
+        and _CALL_START.search(text) is None
+        and "<|python_start|>" not in text
+        and "<|python_end|>" not in text
+        and not (with_calls and ends_in_code_fence(text))
+    )
+
+
+def _llama4_args_ok(arguments: dict[str, Any]) -> bool:
+    """Every Llama 4 value is written ``"`` + ``str(value)`` + ``"`` with nothing escaped: its text must
+    read back as a raw string does (:func:`raw_string_ok`)."""
+    return all(raw_string_ok(render_python(value, "python_str")[1:-1]) for value in arguments.values())
+
+
 @dataclass(frozen=True)
 class Spec:
     """One Python-list format as these tests see it."""
@@ -230,6 +250,8 @@ class Spec:
     #: Whether generated content is trimmed first (a template that trims it: content with blanks at
     #: either end does not come back).
     strips_content: bool = True
+    #: Whether every value is written as text and comes back typed by the tool's schema (Llama 4).
+    typed: bool = False
 
 
 def _gemma3_spec(fmt: codec.Format, *, seed: bool) -> Spec:
@@ -271,6 +293,18 @@ SPECS: dict[str, Spec] = {
         reasoning_ok=_lfm2_reasoning_ok,
         stop=LFM2_STOP,
         strips_content=False,
+    ),
+    "llama4_pythonic": Spec(
+        fmt=LLAMA4,
+        string_ok=raw_string_ok,
+        args_ok=_llama4_args_ok,
+        content_ok=_llama4_content_ok,
+        expected_content=lambda content, with_calls: content or "",
+        expected_reasoning=lambda reasoning: "",  # the template writes no reasoning
+        reasoning_ok=lambda text: True,
+        stop=L4_STOP,
+        strips_content=False,
+        typed=True,
     ),
 }
 NAMES = list(SPECS)
@@ -391,12 +425,21 @@ def round_trip(name: str) -> RoundTrip:
     """The round trip of the Python-list format ``name`` of :data:`SPECS`."""
     spec = SPECS[name]
 
+    def arguments(call: dict[str, Any], tools: Tools) -> dict[str, Any]:
+        given: dict[str, Any] = call["function"]["arguments"]
+        if not spec.typed:
+            return given
+        declared = {tool["function"]["name"]: tool for tool in tools or ()}
+        tool = declared.get(call["function"]["name"])
+        written = {key: render_python(value, "python_str")[1:-1] for key, value in given.items()}
+        return typed_arguments(written, tool_parameters(tool) if tool is not None else None)
+
     def expected(message: Message, tools: Tools) -> dict[str, Any]:
         calls = message.get("tool_calls") or []
         return {
             "content": spec.expected_content(message["content"], bool(calls)),
             "reasoning": spec.expected_reasoning(message.get("reasoning_content") or ""),
-            "tool_calls": [{"name": c["function"]["name"], "arguments": c["function"]["arguments"]} for c in calls],
+            "tool_calls": [{"name": c["function"]["name"], "arguments": arguments(c, tools)} for c in calls],
         }
 
     return RoundTrip(

@@ -744,6 +744,45 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": True,
         },
     },
+    # llama4_pythonic: the default system prompt with tools (T2), a system text with tools, every value
+    # "%s"-formatted (T4), string arguments iterated (T4), tool results as JSON (T5), custom_tools (T1)
+    "llama4_pythonic": {
+        "llama4_default_system_prompt": {
+            "messages": [USER],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "llama4_values_and_results": {
+            "messages": [
+                {"role": "system", "content": [{"type": "text", "text": "  Be brief.  "}]},
+                {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": " Where? "}]},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": " Checking. "}],
+                    "tool_calls": [
+                        call("c1", "get_weather", {"city": "Paris", "days": 2, "ok": True, "none": None}),
+                        call("c2", "search", {"opts": {"k": [1, "x"]}, "tags": ["a", 1.5]}),
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {
+                    "role": "tool",
+                    "tool_call_id": "c2",
+                    "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+                },
+                {"role": "assistant", "tool_calls": [call("c3", "search", '{"q": 1}')]},
+                {"role": "user", "content": "ok", "tool_calls": [call("c4", "search", {"q": 1})]},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": True,
+        },
+        "llama4_custom_tools_and_empty_system": {
+            "messages": [{"role": "system", "content": "   "}, USER],
+            "tools": None,
+            "add_generation_prompt": True,
+            "variables": {"custom_tools": [WEATHER], "bos_token": "<|begin_of_text|>"},
+        },
+    },
     # gpt_oss: the system message's variables (O1), a developer message (O2), declarations (O3, O4),
     # only the first call written and its analysis message kept or dropped (O5), the last turn's
     # reasoning without a generation prompt (O6), results named by the last call (O7)
