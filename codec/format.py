@@ -68,6 +68,11 @@ class Format:
     #: is). Such a format writes object arguments as their JSON text, and render parity gives the
     #: template that text (:func:`codec._compare.template_messages`).
     template_arguments: ClassVar[str] = "object"
+    #: The tokenizer's variables the reference template reads (its special tokens: ``eos_token``...),
+    #: with the values of the format's models' tokenizer: transformers always gives a template
+    #: them, so rendering, with the format's renderer or with a template, uses them wherever the
+    #: caller gives none (:meth:`template_variables`).
+    tokenizer_variables: ClassVar[Mapping[str, Any]] = {}
     #: What the format module defines (an instance may hold another set: a variant of the format).
     functions: Functions
     #: The reply syntax: a member of a wire family (an instance may hold another: a variant).
@@ -86,8 +91,8 @@ class Format:
     ) -> str:
         """The prompt text for ``messages`` and ``tools``, byte-identical to the format's reference template.
 
-        ``variables`` are the template variables (``bos_token``, ``enable_thinking``...). With
-        ``template``, that chat template is rendered instead, exactly as transformers would.
+        ``variables`` are the template variables (``bos_token``, ``enable_thinking``...), the
+        tokenizer's (:attr:`tokenizer_variables`) where they give none of those. With ``template``, that chat template is rendered instead, exactly as transformers would.
         ``tools`` may come in OpenAI's chat shape, the Responses API's or Anthropic's, and are
         given to the template in the first (:func:`codec.tools.normalize_tools`; another shape
         raises :class:`~codec.errors.ToolError`). Raises :class:`~codec.errors.RenderError` where
@@ -100,6 +105,7 @@ class Format:
             _require_list("render", "tools", tools)
         msgs = jinja.require_messages(jinja.prepare_messages(messages))
         tls = jinja.prepare_tools(normalize_tools(tools))
+        variables = self.template_variables(variables)
         try:
             if template is not None:
                 prompt = jinja.render_template(
@@ -128,6 +134,11 @@ class Format:
         _check_reply_arguments(msg)
         own = self.functions.reply_text
         return own(msg) if own is not None else self.kit().reply_text(msg)
+
+    def template_variables(self, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """``variables`` as a template of this format is given them: the tokenizer's
+        (:attr:`tokenizer_variables`) where ``variables`` has none of that name, then ``variables``."""
+        return {**self.tokenizer_variables, **variables}
 
     # ------------------------------------------------------------------ constrained decoding
 

@@ -42,8 +42,10 @@ Quirks of the template, cited by ID below:
 - ``N7`` Any other role raises ``Only user and assistant roles are supported, with the exception
   of an initial optional system message!``.
 - ``N8`` ``bos_token`` is printed first (nothing when undefined); ``eos_token`` is joined with
-  ``+``, so an assistant turn without it raises ``'eos_token' is undefined``. There is no
-  generation prompt: ``add_generation_prompt`` writes nothing.
+  ``+``, so an assistant turn without it raises ``'eos_token' is undefined``: transformers always
+  gives it (the tokenizer's ``</s>``, :attr:`MistralNemo.tokenizer_variables`, which rendering uses
+  where the caller gives none). There is no generation prompt: ``add_generation_prompt`` writes
+  nothing.
 """
 
 from __future__ import annotations
@@ -396,6 +398,7 @@ class MistralNemo(Format):
     stop_token = STOP
     reference_template = "../templates/families/mistral/mistralai-Mistral-Nemo-Instruct-2407.jinja"
     template_markers = ("[AVAILABLE_TOOLS]", "[TOOL_CALLS]", "[TOOL_RESULTS]")
+    tokenizer_variables = {"eos_token": STOP}  # N8
 
     functions = Functions(prompt_text, prompt_conversation)
     wire = WIRE

@@ -125,7 +125,7 @@ def nemo_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
     if messages[0].get("role") == "system":
         system, loop = messages[0].get("content"), messages[1:]
     out: list[dict[str, Any]] = []
-    eos = case["variables"].get("eos_token")
+    eos = case["variables"].get("eos_token", STOP)  # the tokenizer's where none is given
     content_turns = 0
     call_turns = 0
     for i, message in enumerate(loop):

@@ -570,7 +570,8 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
     },
     # mistral_nemo: ids of nine characters (the template raises otherwise), the system message in the
     # last user turn only, the tools before the last user message (and an equal earlier one), an empty
-    # list of tools, results printed as they are, eos_token after each assistant turn
+    # list of tools, results printed as they are, eos_token after each assistant turn (the tokenizer's
+    # where none is given)
     "mistral_nemo": {
         "nemo_full_tool_round": {
             "messages": [
@@ -622,10 +623,16 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": False,
             "variables": {"eos_token": "</s>"},
         },
-        "nemo_eos_token_undefined": {
+        "nemo_eos_token_of_the_tokenizer": {
             "messages": [USER, {"role": "assistant", "content": "Sunny."}],
             "tools": None,
             "add_generation_prompt": False,
+        },
+        "nemo_eos_token_given": {
+            "messages": [USER, {"role": "assistant", "content": "Sunny."}],
+            "tools": None,
+            "add_generation_prompt": False,
+            "variables": {"eos_token": "<|end|>"},
         },
         "nemo_roles_not_alternating": {
             "messages": [USER, {"role": "user", "content": "And tomorrow?"}],
@@ -1207,7 +1214,8 @@ def rendered_cases(fmt: codec.Format, template: str) -> dict[str, tuple[dict[str
         case = {"variables": {}, **case}
         case["variables"] = {**FORMAT_VARIABLES.get(fmt.name, {}), **case["variables"]}
         case["variables"] = {**case["variables"], **CLOCK_VARIABLES.get(fmt.name, {})}
-        kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
+        # (the template is given the tokenizer's variables where the case gives none, as the format's renderer)
+        kwargs = {"add_generation_prompt": case["add_generation_prompt"], **fmt.template_variables(case["variables"])}
         try:
             messages = template_messages(jinja.prepare_messages(case["messages"]), fmt.template_arguments)
             with pinned_clock():
