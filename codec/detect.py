@@ -216,7 +216,7 @@ def _detect_one(template: str, name: str | None) -> TemplateDetection | None:
     theirs: dict[str, list[str]] = {}
     differences: dict[str, tuple[int, PromptDifference]] = {}
     for fmt in [*shown, *(fmt for fmt in _formats() if fmt not in shown)]:
-        key = json.dumps([fmt.template_arguments, fmt.tokenizer_variables], sort_keys=True)
+        key = json.dumps([fmt.template_arguments, dict(fmt.tokenizer_variables)], sort_keys=True)
         if key not in theirs:
             theirs[key] = _template_outcomes(template, fmt.template_arguments, fmt.tokenizer_variables)
         found = _difference(theirs[key], fmt)

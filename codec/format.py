@@ -7,6 +7,7 @@ import json
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec import jinja
@@ -72,7 +73,7 @@ class Format:
     #: with the values of the format's models' tokenizer: transformers always gives a template
     #: them, so rendering, with the format's renderer or with a template, uses them wherever the
     #: caller gives none (:meth:`template_variables`).
-    tokenizer_variables: ClassVar[Mapping[str, Any]] = {}
+    tokenizer_variables: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     #: What the format module defines (an instance may hold another set: a variant of the format).
     functions: Functions
     #: The reply syntax: a member of a wire family (an instance may hold another: a variant).
@@ -92,7 +93,8 @@ class Format:
         """The prompt text for ``messages`` and ``tools``, byte-identical to the format's reference template.
 
         ``variables`` are the template variables (``bos_token``, ``enable_thinking``...), the
-        tokenizer's (:attr:`tokenizer_variables`) where they give none of those. With ``template``, that chat template is rendered instead, exactly as transformers would.
+        tokenizer's (:attr:`tokenizer_variables`) where they give none of those. With
+        ``template``, that chat template is rendered instead, exactly as transformers would.
         ``tools`` may come in OpenAI's chat shape, the Responses API's or Anthropic's, and are
         given to the template in the first (:func:`codec.tools.normalize_tools`; another shape
         raises :class:`~codec.errors.ToolError`). Raises :class:`~codec.errors.RenderError` where

@@ -51,7 +51,9 @@ Quirks of the template, cited by ID below:
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 from codec.errors import RenderError, parse_error_at
 from codec.format import Format, Functions
@@ -398,7 +400,7 @@ class MistralNemo(Format):
     stop_token = STOP
     reference_template = "../templates/families/mistral/mistralai-Mistral-Nemo-Instruct-2407.jinja"
     template_markers = ("[AVAILABLE_TOOLS]", "[TOOL_CALLS]", "[TOOL_RESULTS]")
-    tokenizer_variables = {"eos_token": STOP}  # N8
+    tokenizer_variables: ClassVar[Mapping[str, Any]] = MappingProxyType({"eos_token": STOP})  # N8
 
     functions = Functions(prompt_text, prompt_conversation)
     wire = WIRE
