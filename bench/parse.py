@@ -286,6 +286,29 @@ def gemma4_baseline(text: str) -> list[Any]:
     return calls
 
 
+_FUNCTIONGEMMA_CALL = re.compile(r"<start_function_call>call:(\w+)\{(.*?)\}<end_function_call>", re.DOTALL)
+_FUNCTIONGEMMA_ARG = re.compile(r"(\w+):<escape>(.*?)<escape>", re.DOTALL)
+
+
+def functiongemma_baseline(text: str) -> list[Any]:
+    """vLLM's FunctionGemma approach: a lazy regex per call and per ``key:<escape>value<escape>``
+    pair, each value json.loads'd where it reads as JSON; here also ast.literal_eval'd where it reads
+    as a Python literal (the template writes ``str()``: ``{'unit': 'c'}``), else kept as its text."""
+    calls = []
+    for name, body in _FUNCTIONGEMMA_CALL.findall(text):
+        args: dict[str, Any] = {}
+        for key, value in _FUNCTIONGEMMA_ARG.findall(body):
+            try:
+                args[key] = json.loads(value)
+            except json.JSONDecodeError:
+                try:
+                    args[key] = ast.literal_eval(value)
+                except (ValueError, SyntaxError):
+                    args[key] = value
+        calls.append({"name": name, "arguments": args})
+    return calls
+
+
 _HARMONY_CALL = re.compile(
     r"to=functions\.([^\s<]+)[^<]*(?:<\|constrain\|>\w+)?<\|message\|>(.*?)(?:<\|call\|>|\Z)", re.DOTALL
 )
@@ -374,6 +397,7 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "lfm2": pythonic_baseline,
     "llama4_pythonic": pythonic_baseline,
     "gemma4": gemma4_baseline,
+    "functiongemma": functiongemma_baseline,
     "gpt_oss": harmony_baseline,
     "granite4": hermes_baseline,  # Granite 4's calls are hermes' blocks (vLLM's granite4 parser reads them alike)
     "glm4_6": glm4_6_baseline,
@@ -387,7 +411,7 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
 #: Formats whose calls are the whole reply (no prose beside them: a typical reply is its call).
 BARE_CALLS = {"llama3_1"}
 #: Formats whose values need the tools to be typed are parsed with them (codec and baseline alike).
-WITH_TOOLS = {"qwen3_coder", "glm4_6", "minimax_m2"}
+WITH_TOOLS = {"qwen3_coder", "glm4_6", "minimax_m2", "functiongemma"}
 
 
 def best_of(fn: Callable[[], object], budget: float = 1.0, runs: int = 200) -> float:

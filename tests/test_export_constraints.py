@@ -153,9 +153,9 @@ def test_a_pattern_constrains_json_strings(fmt_name: str, data: st.DataObject) -
 def test_item_counts_bound_arrays(fmt_name: str, low: int, span: int, count: int) -> None:
     fmt = codec.get_format(fmt_name)
     tool = _tool("f", {"xs": {"type": "array", "items": {"type": "integer"}, "minItems": low, "maxItems": low + span}})
-    if fmt_name == "qwen3_coder_official":  # its lists are str() text, not constrained: said so
+    if fmt.wire.family == "xml_params" and fmt.wire.values == "python_str":  # lists as str() text: not constrained
         assert _warnings_of(lambda: fmt.grammar([tool])) == [
-            "the qwen3_coder_official grammar does not constrain these schema keywords (values may break them): "
+            f"the {fmt_name} grammar does not constrain these schema keywords (values may break them): "
             "f.xs: minItems, maxItems"
         ]
         return
@@ -223,11 +223,13 @@ def test_keywords_left_out_are_named_once_with_their_place(fmt_name: str) -> Non
         assert "book.names[]: maxLength" in message
         assert "book.kind" not in message  # an enum is its values
         # written out, but in qwen3_coder_official's str() lists, which are not constrained
-        assert ("book.names: maxItems" in message) == (fmt_name == "qwen3_coder_official"), message
+        assert ("book.names: maxItems" in message) == (
+            fmt.wire.family == "xml_params" and fmt.wire.values == "python_str"
+        ), message
         # JSON strings hold the pattern; gemma4's <|"|> strings, raw and single-quoted string arguments do not.
         raw = reply_owner(fmt_name) in (
             *("gemma4", "glm4_6", "qwen3_coder", "qwen3_coder_official", "deepseek_pythonic", "minimax_m2", "lfm2"),
-            *("deepseek_v3_2", "llama4_pythonic"),
+            *("deepseek_v3_2", "llama4_pythonic", "functiongemma", "seed_oss"),
         )
         assert ("book.code: pattern" in message) == raw, message
 

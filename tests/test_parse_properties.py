@@ -408,7 +408,11 @@ def test_a_reply_that_starts_inside_reasoning_is_read_so_without_its_prompt(name
     guessed = fmt.parse(reply)
     assert (guessed.reasoning, guessed.content) == ("Let me think.", "It is sunny.")
     assert [(i.kind, i.pos) for i in guessed.issues] == [("reasoning_without_opener", reply.index(close))]
-    told = fmt.parse(reply, prompt="<|im_start|>assistant\n<think>\n")
+    opened = "<|im_start|>assistant\n<think>\n"
+    opens = fmt.syntax().prompt_opens_reasoning
+    if opens is not None and not opens(opened) and fmt.wire.reasoning:  # a reasoning opener of its own
+        opened = f"assistant\n{fmt.wire.reasoning[0]}\n"
+    told = fmt.parse(reply, prompt=opened)
     assert (told.reasoning, told.content, told.issues) == ("Let me think.", "It is sunny.", [])
     assert fmt.parse(reply, prompt="").content == reply
     for size in (1, 3, 7):

@@ -93,6 +93,9 @@ HELD = {
     "nemotron3/empty_think_block_glued_to_the_call",
     "nemotron3/thinking_disabled_calls",
     "nemotron3/thinking_then_call",
+    "seed_oss/budget_reflections_inside_reasoning",
+    "seed_oss/thinking_then_content_and_calls",
+    "seed_oss/zero_budget_closers_without_openers",
 }
 
 

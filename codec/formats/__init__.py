@@ -7,6 +7,7 @@ from codec.format import Format
 from codec.formats.deepseek_pythonic import DeepseekPythonic
 from codec.formats.deepseek_v3_1 import DeepSeekV31
 from codec.formats.deepseek_v3_2 import DeepseekV32
+from codec.formats.functiongemma import FunctionGemma
 from codec.formats.gemma3_tool_code import Gemma3ToolCode
 from codec.formats.gemma4 import Gemma4
 from codec.formats.gemma4_31b import Gemma4_31b
@@ -31,6 +32,7 @@ from codec.formats.qwen3_5 import Qwen3_5
 from codec.formats.qwen3_coder import Qwen3Coder
 from codec.formats.qwen3_coder_official import Qwen3CoderOfficial
 from codec.formats.qwq import Qwq
+from codec.formats.seed_oss import SeedOss
 
 #: Every built-in format class. Adding a format is one module, one grammar and one line here.
 BUILTINS: tuple[type[Format], ...] = (DeepseekPythonic, Gemma3ToolCode, Gemma4, Hermes, Qwen3Coder)
@@ -49,11 +51,13 @@ BUILTINS += (
     Llama3_1,
     Llama3_2,
 )  # variants of a format's prompts, one line each
+BUILTINS += (SeedOss,)  # a member of xml_params with markers of its own
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
 BUILTINS += (DeepSeekV31, KimiK2)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2, Llama4Pythonic)  # members of a family with replies of their own
 BUILTINS += (GptOss,)
 BUILTINS += (MistralNemo,)  # JSON call objects listed after a block opener (json_object)
+BUILTINS += (FunctionGemma,)  # a gemma4 member with prompts of its own
 
 _INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
 _ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}

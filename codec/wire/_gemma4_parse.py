@@ -6,7 +6,7 @@ and the reader of calls inside a line of prose, for the markers of one member
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -14,6 +14,7 @@ from codec._lark import Token
 from codec.formats._calls import MARKUP, LiteralHandlers, before_stop, leading_reasoning
 from codec.issues import IssueKind
 from codec.literals import PLAIN_JSON_DECODER, json_text, json_value, python_literal
+from codec.schema import declared_types, tool_parameters, type_text
 from codec.sink import CONTENT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Stream, Syntax, ToolsByName, WholeReading
 from codec.watch import Watch
@@ -74,6 +75,33 @@ class _Inline:
     issues: tuple[tuple[IssueKind, str, int, str | None], ...]
 
 
+def scalar_schema(parameters: Any, key: str) -> Any:
+    """The schema of argument ``key`` in a tool's ``parameters`` where it declares types and no
+    string among them, else None: a quoted value of it is typed by it where the member writes
+    ``values="python_str"``."""
+    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    schema = properties.get(key) if isinstance(properties, Mapping) else None
+    types = declared_types(schema)
+    return schema if types and "string" not in types else None
+
+
+def typed_value(parameters: Any, key: str, value: Any) -> Any:
+    """Argument ``key``'s ``value`` as the builder gives it back: a string typed by its schema where
+    :func:`scalar_schema` finds one and the text fits it, else as it is."""
+    schema = scalar_schema(parameters, key) if isinstance(value, str) else None
+    if schema is None:
+        return value
+    typed, problem = type_text(value, schema)
+    return value if problem is not None else typed
+
+
+def typed_arguments(parameters: Any, arguments: Any) -> Any:
+    """``arguments`` with each value :func:`typed_value` (the whole-reply reader's, as the builder's)."""
+    if not isinstance(arguments, dict):
+        return arguments
+    return {key: typed_value(parameters, key, value) for key, value in arguments.items()}
+
+
 class Gemma4Builder(LiteralHandlers, Builder):
     """Builds calls from the gemma4 grammar. Values are typed as written; nothing is coerced.
 
@@ -92,6 +120,10 @@ class Gemma4Builder(LiteralHandlers, Builder):
         self._quote_seen = False  # a quote token was read as data in the string being read
         self._chars: list[str] = []  # the characters of a nested string being read
         self._padded = False  # the argument being read holds a number written with leading zeros
+        #: The schema of the argument being read where its quoted text is typed by it
+        #: (``values="python_str"``): its text is then collected, not streamed.
+        self._typed: Any = None
+        self._typed_text: list[str] = []
 
     # ---- frame
     def call_open(self, token: Token) -> None:
@@ -183,14 +215,42 @@ class Gemma4Builder(LiteralHandlers, Builder):
         call, key = self._call, self._key
         assert call is not None and key is not None
         self._in_argument, self._end, self._quote_seen = True, pos, False
-        call.string_start(str(key), key.pos)
+        self._typed = self._scalar_schema(call, str(key)) if self.markers.quoted_scalars else None
+        if self._typed is None:
+            call.string_start(str(key), key.pos)
+        else:
+            self._typed_text = []
+
+    def _scalar_schema(self, call: CallWriter, key: str) -> Any:
+        """The schema of argument ``key`` of ``call`` where it declares types and no string among
+        them (its quoted text is then typed by it, ``values="python_str"``), else None."""
+        return scalar_schema(self.sink.tool_schema(call.name or ""), key)
+
+    def _more(self, text: str) -> None:
+        """The next characters of the string argument being read: streamed, or collected to be typed."""
+        if self._typed is not None:
+            self._typed_text.append(text)
+        else:
+            assert self._call is not None
+            self._call.string_more(text)
+
+    def _string_value(self) -> Any:
+        """The string argument just read: streamed already (a :class:`_Streamed`), or its text typed
+        by its schema (kept a string where it fits none of its types)."""
+        call = self._call
+        assert call is not None
+        if self._typed is None:
+            return _Streamed(call.string_end())
+        schema, text = self._typed, "".join(self._typed_text)
+        self._typed, self._typed_text = None, []
+        value, problem = type_text(text, schema)  # as typed_value types it
+        return text if problem is not None else value
 
     def on_text(self, kind: str, text: str, pos: int) -> None:
         if kind in (CHARS, RAW):
             if self._in_argument:
-                assert self._call is not None
                 self._end = pos + len(text)
-                self._call.string_more(text)
+                self._more(text)
             elif kind == RAW:  # an unquoted argument value starts
                 self._raw_at = pos
                 self._start_string(pos)
@@ -207,7 +267,7 @@ class Gemma4Builder(LiteralHandlers, Builder):
         if token.type == "GQ_DATA":
             self._quote_in_string(token)
         self._end = token.start_pos + len(token)
-        self._call.string_more(str(token))
+        self._more(str(token))
 
     def _quote_in_string(self, token: Token) -> None:
         if not self._quote_seen:  # once per string
@@ -218,43 +278,39 @@ class Gemma4Builder(LiteralHandlers, Builder):
                 token.start_pos,
             )
 
-    def stream_string(self, opener: None, *rest: Any) -> _Streamed:
-        call = self._call
-        assert call is not None
+    def stream_string(self, opener: None, *rest: Any) -> Any:
         self._in_argument = False
-        return _Streamed(call.string_end())
+        return self._string_value()
 
-    def quote_closed_string(self, opener: None, *rest: Any) -> _Streamed:
+    def quote_closed_string(self, opener: None, *rest: Any) -> Any:
         closer: Token = rest[-1]
         message = f"string opened with {self.markers.quote} closed with {str(closer)!r}"
         self.sink.issue("mixed_quotes", message, closer.start_pos)
         return self._end_string()
 
-    def unclosed_string(self, opener: None, *rest: Any) -> _Streamed:
+    def unclosed_string(self, opener: None, *rest: Any) -> Any:
         message = f"string without its closing {self.markers.quote}, ended with the call"
         self.sink.issue("missing_close_quote", message, self._end)
         return self._end_string()
 
-    def unopened_string(self, chars: None, closer: Token) -> _Streamed:
+    def unopened_string(self, chars: None, closer: Token) -> Any:
         assert self._raw_at is not None
         message = f"string without its opening {self.markers.quote}, read up to its closer"
         self.sink.issue("missing_open_quote", message, self._raw_at)
         return self._end_string()
 
-    def raw_string(self, chars: None) -> _Streamed:
+    def raw_string(self, chars: None) -> Any:
         return self._end_string(unquoted=True)
 
-    def _end_string(self, unquoted: bool = False) -> _Streamed:
-        call = self._call
-        assert call is not None
+    def _end_string(self, unquoted: bool = False) -> Any:
         at = self._raw_at
         self._in_argument, self._raw_at = False, None
-        value = call.string_end()
-        if unquoted:
+        value = self._string_value()
+        if unquoted and isinstance(value, str):
             assert at is not None
             hint = _stripped_hint(self.markers.quote)
             self.sink.issue("unquoted_value", f"value {value!r} is not quoted; read as a string{hint}", at)
-        return _Streamed(value)
+        return value
 
     def mixed_string(self, token: Token) -> str:
         """A value opened with ``"`` or ``'`` and closed with the quote token: the text between them,
@@ -330,6 +386,7 @@ class Gemma4Builder(LiteralHandlers, Builder):
         call = self._call
         self._call, self._key, self._in_argument, self._raw_at = None, None, False, None
         self._chars, self._quote_seen, self._padded = [], False, False
+        self._typed, self._typed_text = None, []
         if call is None:
             return None
         call.cut(raw, error, pos)  # a string argument being read keeps what was already sent of it
@@ -507,5 +564,7 @@ class WholeReplies:
                 arguments = PLAIN_JSON_DECODER.decode("".join(out))
             except ValueError:  # a repeated key, a number out of range, a misplaced comma or key
                 return None
+            if m.quoted_scalars and tools and head.group(1) in tools:
+                arguments = typed_arguments(tool_parameters(tools[head.group(1)]), arguments)
             calls.append((head.group(1), arguments))
         return prose, reasoning, calls

@@ -16,6 +16,9 @@ A member's spec sets:
   stops there, and the application appends the results); empty: the calls end with ``stop``.
 * ``stop``: what ends a turn without calls (``<turn|>``).
 * ``quote``: the token strings are written between (``<|"|>``), nothing escaped.
+* ``values``: ``"quoted"`` (Gemma's notation, below), or ``"python_str"``: every argument written
+  through ``str()`` between quote tokens (``n:<|"|>7<|"|>``), as FunctionGemma's template writes
+  them, and a quoted value read back typed by its parameter's schema where that declares no string.
 * ``reasoning``: the reasoning channel's opener and closer, or None. An opener that is a token
   followed by a channel's name (``<|channel>thought``) is read without its name too.
 * ``special_tokens``: markers written as tokens in llguidance grammars.
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,10 +55,13 @@ from codec.export import (
     alt,
     charset,
     optional,
+    ordered_items,
     parameters_schema,
     plus,
+    properties,
     ralt,
     rseq,
+    schema_types,
     seq,
     star,
 )
@@ -76,6 +82,7 @@ from codec.stream import Syntax
 from codec.watch import Delimiter
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 from codec.wire import _gemma4_parse as parse
+from codec.wire._call_list_python import PythonValues
 
 #: The deviations a member may recover (its spec's ``recover``), by name.
 RECOVERIES: dict[str, str] = {
@@ -85,6 +92,9 @@ RECOVERIES: dict[str, str] = {
     ),
     "call_tag": "<call> written for the call opener",
 }
+#: How a member writes argument values (its spec's ``values``): Gemma's notation, or every value
+#: ``str()``-ed between quote tokens (read back typed by the parameter's schema).
+VALUE_STYLES = ("quoted", "python_str")
 #: A foreign call opener, read where the spec recovers ``call_tag``.
 CALL_TAG = "<call>"
 #: What a call's name follows, after the opener.
@@ -101,6 +111,9 @@ class Notation:
 
     quote: str
     call: tuple[str, str]
+    #: Arguments as ``values="python_str"`` writes them: each value ``str()``-ed between quote
+    #: tokens, in the given order.
+    python_str: bool = False
 
     def string(self, text: str) -> str:
         """A string value: ``<|"|>text<|"|>``, nothing escaped."""
@@ -129,6 +142,8 @@ class Notation:
 
     def arguments(self, arguments: Any) -> str:
         """What goes between a call's braces: ``key:value`` pairs sorted, raw text for a string, else nothing."""
+        if is_mapping(arguments) and self.python_str:
+            return ",".join(string(key) + ":" + self.string(string(value)) for key, value in arguments.items())
         if is_mapping(arguments):
             pairs = dictsort(arguments)
             return ",".join(string(key) + ":" + self.value(value, quote_keys=False) for key, value in pairs)
@@ -167,11 +182,15 @@ class Markers:
     reasoning_open: str
     reasoning_close: str
     recover: frozenset[str]
+    #: Whether every argument is written between quote tokens through ``str()`` (``values="python_str"``),
+    #: a quoted value then typed by its parameter's schema where that declares no string.
+    quoted_scalars: bool = False
 
     @classmethod
     def of(cls, spec: WireSpec) -> Markers:
         opener, closer = spec.reasoning or ("", "")
-        return cls(*spec.call, spec.block[1], spec.stop, spec.quote, opener, closer, frozenset(spec.recover))
+        typed = spec.values == "python_str"
+        return cls(*spec.call, spec.block[1], spec.stop, spec.quote, opener, closer, frozenset(spec.recover), typed)
 
     @functools.cached_property
     def bare(self) -> bool:
@@ -362,7 +381,7 @@ class Gemma4Calls(Family):
     def __init__(self, spec: WireSpec) -> None:
         super().__init__(spec)
         self.markers = Markers.of(spec)
-        self.notation = Notation(spec.quote, spec.call)
+        self.notation = Notation(spec.quote, spec.call, spec.values == "python_str")
 
     @classmethod
     def check(cls, spec: WireSpec) -> None:
@@ -373,8 +392,8 @@ class Gemma4Calls(Family):
             raise ValueError("a gemma4 spec needs a call opener and closer, a stop token and a quote token")
         if spec.block[0]:
             raise ValueError("the gemma4 family has no block opener: block gives only what ends a turn's calls")
-        if (spec.arguments, spec.values) != ("quoted", "quoted"):
-            raise ValueError('the gemma4 family writes arguments="quoted" and values="quoted"')
+        if spec.arguments != "quoted" or spec.values not in VALUE_STYLES:
+            raise ValueError('the gemma4 family writes arguments="quoted" and values="quoted" or "python_str"')
         unknown = sorted(set(spec.recover) - set(RECOVERIES))
         if unknown:
             known = ", ".join(RECOVERIES)
@@ -425,7 +444,7 @@ class Gemma4Calls(Family):
         Keys sorted case-insensitively, strings between quote tokens (any text but that token).
         Reasoning is the reasoning channel. Markers among the spec's special tokens are tokens."""
         m = self.markers
-        values = GemmaValues(builder, m.quote)
+        values = (StrGemmaValues if m.quoted_scalars else GemmaValues)(builder, m.quote)
         bodies = [seq(f"{CALL_WORD}{tool_name(tool)}", values.value(parameters_schema(tool))) for tool in tools]
         call = seq(builder.rule("call", alt(*bodies)), Marker(m.call_close)) if bodies else EMPTY
         opens = (*m.openers, m.stop, *m.ends[:-1])  # what ends the reasoning channel
@@ -499,6 +518,63 @@ class GemmaValues(JsonValues):
         digits = ralt(rseq(plus(DIGIT), optional(rseq(".", star(DIGIT)))), rseq(".", plus(DIGIT)))
         exponent = optional(rseq(charset("eE"), optional(charset("+-")), plus(DIGIT)))
         return Term("GEMMA_NUMBER", rseq(optional("-"), digits, exponent))
+
+
+class StrGemmaValues(GemmaValues):
+    """Arguments as ``values="python_str"`` writes them: each one what ``str()`` gives of a value of
+    its parameter's schema, between quote tokens (a string raw, ``True``, ``None``, a number, a list
+    or a dict as Python's ``repr``), under its declared key."""
+
+    tag = "gemma_str"
+
+    def __init__(self, builder: GrammarBuilder, quote: str) -> None:
+        super().__init__(builder, quote)
+        self.python = PythonValues(builder)
+
+    def order(self, names: list[str]) -> list[str]:
+        return names  # the template writes the arguments in their given order
+
+    def object(self, schema: Mapping[str, Any]) -> Expr:
+        declared = properties(schema)
+        if declared is None:
+            return self.free_object(self.string())
+        props, required = declared
+        items = [(seq(self.key(name), self.argument(props[name])), name in required) for name in props]
+        return seq(self.object_open, ordered_items(items, self.item_separator), self.object_close)
+
+    def argument(self, schema: Any) -> Expr:
+        """An argument's value for ``schema``: ``str()`` of a value it allows, between quote tokens."""
+        if not isinstance(schema, Mapping):
+            return self.string()
+        null = [self.written(None)] if schema.get("nullable") is True else []
+        if "const" in schema:
+            return self.written(schema["const"])
+        if isinstance(schema.get("enum"), list) and schema["enum"]:
+            return alt(*(self.written(v) for v in schema["enum"]), *null)
+        for key in ("anyOf", "oneOf"):
+            options = schema.get(key)
+            if isinstance(options, list) and options:
+                return alt(*(self.argument(o) for o in options), *null)
+        types = schema_types(schema)
+        if not types:
+            return self.string()
+        return alt(*(self.typed_text(schema, kind) for kind in types))
+
+    def written(self, value: Any) -> Expr:
+        """``value`` as ``str()`` writes it, between quote tokens."""
+        return self.string_of(Lit(value if isinstance(value, str) else string(value)))
+
+    def typed_text(self, schema: Mapping[str, Any], kind: str) -> Expr:
+        """A value of JSON type ``kind`` as ``str()`` writes it, between quote tokens."""
+        if kind == "boolean":
+            return alt(self.written(True), self.written(False))
+        if kind == "null":
+            return self.written(None)
+        if kind in ("integer", "number"):
+            return self.string_of(GemmaValues.typed(self, schema, kind))
+        if kind in ("array", "object"):
+            return self.string_of(self.python.typed(schema, kind))
+        return self.string()
 
 
 FAMILY = Gemma4Calls

@@ -1077,6 +1077,36 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "variables": {"truncate_history_thinking": False, "enable_thinking": False},
         },
     },
+    # seed_oss: tools documented in Python with returns (S2), a budget of 0 and its generation prompt,
+    # another budget's interval (S3), the JSON tool list, an assistant turn left open (S4)
+    "seed_oss": {
+        "seed_oss_zero_budget": {
+            "messages": [
+                USER,
+                {"role": "assistant", "reasoning_content": "Two cities.", "tool_calls": CALLS["tool_calls"]},
+                *RESULTS,
+                {"role": "assistant", "content": "  "},
+                {"role": "user", "content": "Thanks."},
+            ],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        **WEATHER["function"],
+                        "returns": {"type": "object", "properties": {"temp": {"type": "number", "description": "C"}}},
+                    },
+                }
+            ],
+            "add_generation_prompt": True,
+            "variables": {"thinking_budget": 0},
+        },
+        "seed_oss_budget_and_json_tools": {
+            "messages": [SYSTEM, USER],
+            "tools": [WEATHER, SEARCH],
+            "add_generation_prompt": True,
+            "variables": {"thinking_budget": 3000, "use_json_tooldef": True},
+        },
+    },
     # qwen3: every assistant turn needs a content; reasoning shows only after the last user query
     "qwen3": {
         "qwen3_reasoning_after_last_query": {
@@ -1156,6 +1186,35 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "tools": [WEATHER],
             "add_generation_prompt": False,
             "variables": {"thinking": True},
+        },
+    },
+    # functiongemma: system and developer messages as user turns listing the tools (F3), every value
+    # str()-ed between <escape> (F4), content beside calls dropped (F4), None content (F6), a tool
+    # result without a name (F7), a role the template drops (F8)
+    "functiongemma": {
+        "functiongemma_system_and_developer_list_the_tools": {
+            "messages": [SYSTEM, {"role": "developer", "content": "Answer briefly."}, USER],
+            "tools": [WEATHER, {"type": "function", "function": {"name": "now", "parameters": {}}}],
+            "add_generation_prompt": True,
+        },
+        "functiongemma_values_through_str": {
+            "messages": [
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "tool_calls": [
+                        call("c1", "search", {"query": "rain", "limit": 3, "exact": True, "filters": {"k": [1, None]}}),
+                        call("c2", "get_weather", {"city": "São Paulo", "ratio": 1.5}),
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "[]"},
+                {"role": "tool", "tool_call_id": "c2", "name": "get_weather", "content": "rain"},
+                {"role": "assistant", "content": None},
+                {"role": "ipython", "content": "dropped"},
+            ],
+            "tools": [WEATHER, SEARCH],
+            "add_generation_prompt": False,
         },
     },
 }

@@ -23,7 +23,7 @@ REASONING_FORMATS = frozenset(
     {"hermes", "qwen3", "hermes3", "qwen3_coder", "qwen3_coder_official", "gemma4", "deepseek_pythonic"}
     | {"qwen2_5", "qwq", "gemma4_31b", "gemma4_31b_interleaved", "lfm2"}
     | {"glm4_6", "glm4_7"}
-    | {"nemotron3"}
+    | {"nemotron3", "seed_oss"}
     | {"minimax_m2", "deepseek_v3_2"}
     | {"deepseek_v3_1", "kimi_k2"}
     | {"qwen3_5"}
