@@ -8,7 +8,8 @@ them. For each: the best-of-N time of one complete parse (and of the grammar's p
 no whole-reply reader takes the reply), the total time to parse the same reply streamed in
 4-character chunks (arguments deltas included: events on), and the baselines of the same run: a
 regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6, glm4_7, minimax_m2,
-deepseek_v3_1, deepseek_v3_2, kimi_k2, gpt_oss; for llama3_1 JSON objects ``;`` apart), a regex +
+deepseek_v3_1, deepseek_v3_2, kimi_k2, gpt_oss; for llama3_1 JSON objects ``;`` apart; for
+mistral_nemo the list after ``[TOOL_CALLS]``), a regex +
 ``json.loads`` or ``ast.literal_eval`` by the declared type (qwen3_5, nemotron3, seed_oss,
 functiongemma: values written with Python's ``str()``) or ``ast.parse`` + ``literal_eval`` (the
 Python-list formats), and for qwen3_coder, qwen3_5 and gemma4 transformers' ``ResponseParser``
@@ -79,6 +80,19 @@ def make_reply(fmt: codec.Format, size: int) -> str:
 
 
 _HERMES_RX = re.compile(r"<tool_call>(.*?)</tool_call>|<tool_call>(.*)", re.DOTALL)
+
+
+def mistral_list_baseline(text: str) -> list[Any]:
+    """vLLM's Mistral parser for tokenizers before v11 (as recalled): the text after the last
+    ``[TOOL_CALLS]``, less the stop token, read by json.loads as the list of calls."""
+    _, sep, body = text.rpartition("[TOOL_CALLS]")
+    if not sep:
+        return []
+    try:
+        found = json.loads(body.removesuffix("</s>"))
+    except json.JSONDecodeError:  # a partial list while streaming
+        return []
+    return found if isinstance(found, list) else []
 
 
 def hermes_baseline(text: str) -> list[Any]:
@@ -433,6 +447,7 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "kimi_k2": kimi_k2_baseline,
     "llama3_1": llama3_json_baseline,
     "minimax_m2": minimax_baseline,
+    "mistral_nemo": mistral_list_baseline,
     "nemotron3": qwen3_5_baseline,
     "qwen3_5": qwen3_5_baseline,
     "qwen3_coder": qwen3_coder_baseline,
@@ -502,6 +517,7 @@ TARGETS = {
         "hermes": 5.0,
         "granite4": 5.0,
         "llama3_1": 5.0,
+        "mistral_nemo": 5.0,
         "gemma3_tool_code": 1.0,
         "deepseek_pythonic": 1.0,
         "lfm2": 1.0,
@@ -512,6 +528,7 @@ TARGETS = {
         "hermes": 3.0,
         "granite4": 3.0,
         "llama3_1": 3.0,
+        "mistral_nemo": 3.0,
         "gemma3_tool_code": 1.0,
         "deepseek_pythonic": 1.0,
         "lfm2": 1.0,

@@ -84,9 +84,9 @@ def _outcome(render: Callable[[], str]) -> str:
         return _RECURSION if text.startswith(_RECURSION) else text
 
 
-def _arguments(conversation: Mapping[str, Any]) -> dict[str, Any]:
+def _arguments(conversation: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
     generation = bool(conversation.get("add_generation_prompt"))
-    return {"add_generation_prompt": generation, **conversation.get("variables", {})}
+    return {"add_generation_prompt": generation, **(defaults or {}), **conversation.get("variables", {})}
 
 
 def template_messages(messages: list[dict[str, Any]], arguments: str = "object") -> list[dict[str, Any]]:
@@ -114,10 +114,17 @@ def _arguments_as_text(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "tool_calls": texts}
 
 
-def template_outcome(template: str, conversation: Mapping[str, Any], arguments: str = "object") -> str:
+def template_outcome(
+    template: str,
+    conversation: Mapping[str, Any],
+    arguments: str = "object",
+    defaults: Mapping[str, Any] | None = None,
+) -> str:
     """What ``template``, rendered as transformers would (:mod:`codec.jinja`), gives for
     ``conversation``: its prompt text, or ``"RenderError: <message>"`` where rendering raised.
-    ``arguments``: how the template takes call arguments (see :func:`template_messages`).
+    ``arguments``: how the template takes call arguments (see :func:`template_messages`);
+    ``defaults``: the tokenizer's variables it is given where the conversation gives none
+    (:attr:`Format.tokenizer_variables`).
 
     Raises :class:`jinja2.TemplateSyntaxError` for a template that does not compile: it renders
     nothing to compare, and the error says where it is wrong.
@@ -127,7 +134,7 @@ def template_outcome(template: str, conversation: Mapping[str, Any], arguments: 
 
     def render() -> str:
         try:
-            return jinja.render_template(template, messages, tools, **_arguments(conversation))
+            return jinja.render_template(template, messages, tools, **_arguments(conversation, defaults))
         except RenderError as exc:
             if isinstance(exc.__cause__, jinja2.TemplateSyntaxError):
                 raise exc.__cause__ from None
@@ -147,10 +154,12 @@ def format_outcome(fmt: Format, conversation: Mapping[str, Any]) -> str:
 
 def render_outcomes(template: str, fmt: Format, conversation: Mapping[str, Any]) -> tuple[str, str]:
     """``(template's, format's)``: what ``template`` (rendered as transformers would, by
-    :mod:`codec.jinja`) and ``fmt`` render for ``conversation``, each its prompt text or
-    ``"RenderError: <message>"`` where rendering raised.
+    :mod:`codec.jinja`, with ``fmt``'s tokenizer variables where the conversation gives none) and
+    ``fmt`` render for ``conversation``, each its prompt text or ``"RenderError: <message>"`` where
+    rendering raised.
 
     ``conversation`` is ``{"messages", "tools"?, "add_generation_prompt"?, "variables"?}``, as
     :func:`codec.testing.conversations` draws it and ``codec render`` reads it.
     """
-    return template_outcome(template, conversation, fmt.template_arguments), format_outcome(fmt, conversation)
+    theirs = template_outcome(template, conversation, fmt.template_arguments, fmt.tokenizer_variables)
+    return theirs, format_outcome(fmt, conversation)

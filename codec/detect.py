@@ -52,13 +52,15 @@ _WEATHER = {
 }
 _SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
 _USER = {"role": "user", "content": "What is the weather in Paris?"}
+#: The probes' call id: nine letters and digits, as Mistral's templates require (any other takes it).
+_CALL_ID = "call00000"
 _CALL = {
-    "id": "call_0",
+    "id": _CALL_ID,
     "type": "function",
     "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
 }
 _CALLS = {"role": "assistant", "content": "Let me check.", "tool_calls": [_CALL]}
-_RESULT = {"role": "tool", "tool_call_id": "call_0", "name": "get_weather", "content": "Sunny, 22 C"}
+_RESULT = {"role": "tool", "tool_call_id": _CALL_ID, "name": "get_weather", "content": "Sunny, 22 C"}
 _ANSWER = {"role": "assistant", "content": "It is sunny in Paris."}
 _REASONED = {
     "role": "assistant",
@@ -184,10 +186,11 @@ def detect_template(chat_template: str | Mapping[str, Any]) -> TemplateDetection
 
     A template is verified as a format when the format renders each of the :data:`PROBES` exactly
     as the template does (rendered as transformers would, without template variables beyond the
-    probe's). Every registered format is tried, those whose markers the template shows first. A
-    format's markers show when every one of its ``template_markers`` occurs in the template (in a
-    Jinja string literal, ``\\"`` counts as ``"``); when none verifies, the format named is the one
-    with the most markers (they say more: ``<function=`` and ``<parameter=`` besides
+    probe's and the format's tokenizer variables, :attr:`~codec.format.Format.tokenizer_variables`).
+    Every registered format is tried, those whose markers the template shows first. A format's
+    markers show when every one of its ``template_markers`` occurs in the template (in a Jinja
+    string literal, ``\\"`` counts as ``"``); when none verifies, the format named is the one with
+    the most markers (they say more: ``<function=`` and ``<parameter=`` besides
     ``<tool_call>`` is ``qwen3_coder``, not ``hermes``), of those the one whose prompts agree the
     longest, with the :class:`PromptDifference` where they stop. A template that shows no
     tool-call syntax of ours and renders no format's prompts gives ``None``.
@@ -209,13 +212,14 @@ def _detect_one(template: str, name: str | None) -> TemplateDetection | None:
     text = template.replace('\\"', '"').replace("\\'", "'")
     shown = [fmt for fmt in _formats() if fmt.template_markers and all(m in text for m in fmt.template_markers)]
     shown.sort(key=lambda fmt: -len(fmt.template_markers))  # stable: registry order among equals
-    theirs: dict[str, list[str]] = {}  # by how the formats' templates take arguments, as needed
+    # By how the formats' templates take arguments and the tokenizer variables they are given, as needed.
+    theirs: dict[str, list[str]] = {}
     differences: dict[str, tuple[int, PromptDifference]] = {}
     for fmt in [*shown, *(fmt for fmt in _formats() if fmt not in shown)]:
-        kind = fmt.template_arguments
-        if kind not in theirs:
-            theirs[kind] = _template_outcomes(template, kind)
-        found = _difference(theirs[kind], fmt)
+        key = json.dumps([fmt.template_arguments, dict(fmt.tokenizer_variables)], sort_keys=True)
+        if key not in theirs:
+            theirs[key] = _template_outcomes(template, fmt.template_arguments, fmt.tokenizer_variables)
+        found = _difference(theirs[key], fmt)
         if found is None:
             return TemplateDetection(fmt.name, True, None, name)
         differences[fmt.name] = found
@@ -229,10 +233,10 @@ def _detect_one(template: str, name: str | None) -> TemplateDetection | None:
     return TemplateDetection(closest.name, False, differences[closest.name][1], name)
 
 
-def _template_outcomes(template: str, arguments: str) -> list[str]:
-    """What the template renders for each probe, given call arguments as ``arguments`` says (raises
-    the syntax error of one that does not compile)."""
-    return [template_outcome(template, conversation, arguments) for conversation in PROBES.values()]
+def _template_outcomes(template: str, arguments: str, defaults: Mapping[str, Any]) -> list[str]:
+    """What the template renders for each probe, given call arguments as ``arguments`` says and the
+    tokenizer variables ``defaults`` (raises the syntax error of one that does not compile)."""
+    return [template_outcome(template, conversation, arguments, defaults) for conversation in PROBES.values()]
 
 
 def _difference(theirs: list[str], fmt: Format) -> tuple[int, PromptDifference] | None:

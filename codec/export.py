@@ -755,8 +755,10 @@ def call_syntax(fmt: Format, tools: list[dict[str, Any]]) -> tuple[GrammarBuilde
 
 
 def _content_style(fmt: Format) -> str | None:
-    """The ``json_schema`` style xgrammar writes ``fmt``'s arguments in, or None (codec's grammar then)."""
-    return fmt.kit().content_style
+    """The ``json_schema`` style xgrammar writes ``fmt``'s arguments in, or None (codec's grammar then:
+    also where the family's kit for ``fmt``'s spec writes no tag around arguments)."""
+    kit = fmt.kit()
+    return kit.content_style if kit.content_style is not None and kit.schema_tag("f") is not None else None
 
 
 def standard_schema(schema: Any) -> Any:

@@ -7,9 +7,11 @@ import json
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec import jinja
+from codec._whole_reply import default_call_id
 from codec.errors import ParseError, RenderError, RenderWarning, parse_error_at
 from codec.models import Conversation, Message, ParseResult, Tool, ToolCall
 from codec.tools import normalize_tools
@@ -67,6 +69,11 @@ class Format:
     #: is). Such a format writes object arguments as their JSON text, and render parity gives the
     #: template that text (:func:`codec._compare.template_messages`).
     template_arguments: ClassVar[str] = "object"
+    #: The tokenizer's variables the reference template reads (its special tokens: ``eos_token``...),
+    #: with the values of the format's models' tokenizer: transformers always gives a template
+    #: them, so rendering, with the format's renderer or with a template, uses them wherever the
+    #: caller gives none (:meth:`template_variables`).
+    tokenizer_variables: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     #: What the format module defines (an instance may hold another set: a variant of the format).
     functions: Functions
     #: The reply syntax: a member of a wire family (an instance may hold another: a variant).
@@ -85,7 +92,8 @@ class Format:
     ) -> str:
         """The prompt text for ``messages`` and ``tools``, byte-identical to the format's reference template.
 
-        ``variables`` are the template variables (``bos_token``, ``enable_thinking``...). With
+        ``variables`` are the template variables (``bos_token``, ``enable_thinking``...), the
+        tokenizer's (:attr:`tokenizer_variables`) where they give none of those. With
         ``template``, that chat template is rendered instead, exactly as transformers would.
         ``tools`` may come in OpenAI's chat shape, the Responses API's or Anthropic's, and are
         given to the template in the first (:func:`codec.tools.normalize_tools`; another shape
@@ -99,6 +107,7 @@ class Format:
             _require_list("render", "tools", tools)
         msgs = jinja.require_messages(jinja.prepare_messages(messages))
         tls = jinja.prepare_tools(normalize_tools(tools))
+        variables = self.template_variables(variables)
         try:
             if template is not None:
                 prompt = jinja.render_template(
@@ -127,6 +136,11 @@ class Format:
         _check_reply_arguments(msg)
         own = self.functions.reply_text
         return own(msg) if own is not None else self.kit().reply_text(msg)
+
+    def template_variables(self, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """``variables`` as a template of this format is given them: the tokenizer's
+        (:attr:`tokenizer_variables`) where ``variables`` has none of that name, then ``variables``."""
+        return {**self.tokenizer_variables, **variables}
 
     # ------------------------------------------------------------------ constrained decoding
 
@@ -263,6 +277,11 @@ class Format:
 
     # ------------------------------------------------------------------ parse
 
+    def default_call_id(self, index: int) -> str:
+        """The id of call ``index`` of a reply where the caller gives no ``call_id``: ``call_0``,
+        ``call_1``... (a format whose template takes only ids of another shape makes such ids)."""
+        return default_call_id(index)
+
     def parse(
         self,
         text: str,
@@ -273,7 +292,7 @@ class Format:
         call_id: Callable[[int], str] | None = None,
     ) -> ParseResult:
         """Decode a whole reply: what ``stream.feed(text)`` then ``stream.close()`` give. ``call_id``
-        makes each call's id from its index (default ``call_0``, ``call_1``...).
+        makes each call's id from its index (default :meth:`default_call_id`).
 
         A reply in the shape the format's template writes is read at once by the format's whole
         reply reader (``Syntax.whole``), which gives exactly what the stream would; any other reply
@@ -283,6 +302,7 @@ class Format:
         if not isinstance(text, str):
             raise TypeError(f"parse() takes the reply text (str), not {type(text).__name__}")
         syntax = self.syntax()
+        call_id = call_id or self.default_call_id
         if type(text) is str:
             found = read_whole(syntax, text, tools, prompt, call_id)
             if found is not None:
@@ -301,10 +321,10 @@ class Format:
         call_id: Callable[[int], str] | None = None,
     ) -> Stream:
         """A sans-IO incremental parser: ``feed(chunk)`` returns events, ``close()`` flushes.
-        ``call_id`` makes each call's id from its index (default ``call_0``, ``call_1``...)."""
+        ``call_id`` makes each call's id from its index (default :meth:`default_call_id`)."""
         from codec.stream import Stream
 
-        return Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt, call_id=call_id)
+        return Stream(self.syntax(), tools=tools, strict=strict, prompt=prompt, call_id=call_id or self.default_call_id)
 
     def syntax(self) -> Syntax:
         """The compiled reply syntax, shared by every stream of this format."""

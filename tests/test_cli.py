@@ -678,9 +678,10 @@ def test_json_as_deep_as_accepted_renders_and_parses(
     from codec.convert import MAX_JSON_DEPTH
 
     # {"messages": [{"tool_calls": [{"function": {"arguments": {"a": ...}}}]}]}: 7 levels around the value.
-    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": json_nested(121)}}}
+    # (an id of nine characters and eos_token, which Mistral's templates need)
+    call = {"id": "c00000000", "type": "function", "function": {"name": "f", "arguments": {"a": json_nested(121)}}}
     assistant = {"role": "assistant", "content": "", "tool_calls": [call]}  # qwen3's template needs a content
-    conversation = {"messages": [{"role": "user", "content": "x"}, assistant]}
+    conversation = {"messages": [{"role": "user", "content": "x"}, assistant], "variables": {"eos_token": "</s>"}}
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(61):  # {"tools": [{"function": {"parameters": ...}}]}: 5 levels, then 2 per object
         schema = {"type": "object", "properties": {"a": schema}}
@@ -692,7 +693,7 @@ def test_json_as_deep_as_accepted_renders_and_parses(
     tools_file = _write(tmp_path, "t.json", json.dumps(tools))
     code, prompt, err = run(capsys, "render", "-f", name, "--tools", tools_file, messages_file)
     assert (code, err) == (0, "")
-    assert prompt == codec.get_format(name).render(conversation["messages"], tools["tools"])
+    assert prompt == codec.get_format(name).render(conversation["messages"], tools["tools"], eos_token="</s>")
     code, out, err = run(capsys, "grammar", "-f", name, "--tools", tools_file)
     assert (code, err) == (0, "") and out
     reply = _write(tmp_path, "reply.txt", codec.get_format(name).render_reply(conversation["messages"][1]))

@@ -218,10 +218,15 @@ def test_every_reference_template_passes_and_a_one_byte_edit_fails(name: str) ->
     # template may write no answered call turn at all (NOT CHECKED, which is not ok).
     assert check_template(template, fmt, examples=max(10, examples(30).max_examples), seed=0).ok
     # A typo in a marker: the last byte of the first stop token the template writes, dropped (not
-    # one in a comment, which writes nothing).
+    # one in a comment, which writes nothing); where it writes none (it writes eos_token, the
+    # tokenizer's), of the first of the format's template markers it writes.
     comments = [m.span() for m in re.finditer(r"\{#.*?#\}", template, re.DOTALL)]
-    written = (m.start() for m in re.finditer(re.escape(fmt.stop_token), template))
-    cut = next(at for at in written if not any(a <= at < b for a, b in comments)) + len(fmt.stop_token) - 1
+    marker, cut = next(
+        (marker, at + len(marker) - 1)
+        for marker in (fmt.stop_token, *fmt.template_markers)
+        for at in (m.start() for m in re.finditer(re.escape(marker), template))
+        if not any(a <= at < b for a, b in comments)
+    )
     edited = template[:cut] + template[cut + 1 :]
     report = check_template(edited, fmt, examples=examples(300).max_examples, seed=0, checks=["render"])
     (render,) = report.checks
@@ -229,7 +234,7 @@ def test_every_reference_template_passes_and_a_one_byte_edit_fails(name: str) ->
     detail = render.counterexample.detail.splitlines()
     assert detail[1].startswith("first difference at offset")
     assert detail[2].strip().startswith("template") and detail[3].strip().startswith(name)
-    last = fmt.stop_token[-1]
+    last = marker[-1]
     assert detail[2].split(" | ", 1)[1][1] != last and detail[3].split(" | ", 1)[1][1] == last
 
 

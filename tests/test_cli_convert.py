@@ -51,7 +51,8 @@ TOOLS = [
 def conversation(i: int) -> dict[str, Any]:
     """A conversation every format renders (system, user, a tool round, an answer), varied by ``i``."""
     city = ["Lisboa", "Paris", "São Paulo", "東京"][i % 4]
-    call = {"id": f"call_{i}", "type": "function", "function": {"name": "get_weather", "arguments": {"city": city}}}
+    # (ids of nine characters: Mistral's templates take no other)
+    call = {"id": f"call{i:05d}", "type": "function", "function": {"name": "get_weather", "arguments": {"city": city}}}
     if i % 3:
         call["function"]["arguments"]["days"] = i % 7
     return {
@@ -59,7 +60,7 @@ def conversation(i: int) -> dict[str, Any]:
             {"role": "system", "content": f"You help with the weather (#{i})."},
             {"role": "user", "content": f"Weather in {city}?"},
             {"role": "assistant", "content": "", "tool_calls": [call]},  # qwen3's template needs a content
-            {"role": "tool", "tool_call_id": f"call_{i}", "content": f'{{"temp": {i % 30}}}'},
+            {"role": "tool", "tool_call_id": f"call{i:05d}", "content": f'{{"temp": {i % 30}}}'},
             {"role": "assistant", "content": f"It is {i % 30} degrees in {city}."},
         ],
         "tools": TOOLS,

@@ -704,7 +704,7 @@ def test_the_shapes_of_other_models_are_recoveries_the_spec_names() -> None:
     [
         ({"recover": ("fences",)}, "recovers no fences"),
         ({"call": ("\n<tool_call>", "</tool_call>")}, "start with other than a blank"),
-        ({"stop": ""}, "needs a call opener, a call closer and a stop token"),
+        ({"stop": ""}, "and a stop token"),
         ({"name": ("name", "")}, "quoted JSON key"),
         ({"arguments_keys": ('a"b',)}, "plain keys"),
     ],

@@ -52,7 +52,7 @@ _MARKUP = (
 
 def stream_parse(fmt: codec.Format, text: str, **kwargs: Any) -> ParseResult:
     """What the grammar's path alone reads: the stream, fed the reply at once."""
-    stream = Stream(fmt.syntax(), events=False, **kwargs)
+    stream = Stream(fmt.syntax(), events=False, **{"call_id": fmt.default_call_id, **kwargs})
     stream.feed(text)
     stream.close()
     return stream.result
@@ -149,7 +149,7 @@ def test_the_reader_takes_what_the_template_writes(name: str, data: st.DataObjec
     if calls:
         message["tool_calls"] = calls
     reply = fmt.render_reply(message)
-    read = read_whole(fmt.syntax(), reply, _WEATHER, None, None)
+    read = read_whole(fmt.syntax(), reply, _WEATHER, None, fmt.default_call_id)
     assert read is not None, reply
     assert read == stream_parse(fmt, reply, tools=_WEATHER)
 
@@ -182,8 +182,9 @@ def test_a_reply_with_something_to_report_is_left_to_the_stream(name: str) -> No
         reply = fmt.render_reply(
             {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": tool, "arguments": arguments}}]}
         )
-        assert read_whole(fmt.syntax(), reply, None, None, None) is not None, reply  # read whole without tools
-        assert read_whole(fmt.syntax(), reply, _WEATHER, None, None) is None
+        # read whole without tools
+        assert read_whole(fmt.syntax(), reply, None, None, fmt.default_call_id) is not None, reply
+        assert read_whole(fmt.syntax(), reply, _WEATHER, None, fmt.default_call_id) is None
         result = fmt.parse(reply, tools=_WEATHER)
         assert result == stream_parse(fmt, reply, tools=_WEATHER) and result.issues
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from codec import jinja
 from codec._compare import render_outcomes, text_difference
+from codec._whole_reply import default_call_id
 from codec.format import Format
 from codec.models import (
     Event,
@@ -99,10 +100,13 @@ def summary(result: ParseResult) -> dict[str, Any]:
     }
 
 
-def expected_message(expected: Mapping[str, Any], ids: Sequence[str] | None = None) -> dict[str, Any]:
+def expected_message(
+    expected: Mapping[str, Any], ids: Sequence[str] | None = None, made: Callable[[int], str] = default_call_id
+) -> dict[str, Any]:
     """The OpenAI message (``to_message().model_dump(mode="json")``) of a parse that gives ``expected``
     (content, reasoning and tool_calls as :func:`summary` gives them), with ids ``call_0``, ``call_1``...
-    (or ``ids``, where the reply writes them)."""
+    (those ``made`` makes: a format's :meth:`~codec.format.Format.default_call_id`), or ``ids``, where
+    the reply writes them."""
     message: dict[str, Any] = {"role": "assistant", "content": None}  # (null when none, as OpenAI writes it)
     content, calls = expected["content"], expected["tool_calls"]
     if content and not (calls and not content.strip()):
@@ -112,7 +116,7 @@ def expected_message(expected: Mapping[str, Any], ids: Sequence[str] | None = No
     if calls:
         message["tool_calls"] = [
             {
-                "id": f"call_{index}" if ids is None else ids[index],
+                "id": made(index) if ids is None else ids[index],
                 "type": "function",
                 "function": {"name": call["name"], "arguments": dump_arguments(call["arguments"])},
             }
@@ -166,8 +170,8 @@ def assert_round_trip(
     as JSON text stand for the value they encode): give it where the format keeps less (a template
     that trims content) or types values its own way. Arguments must agree in their JSON types
     (``1`` / ``1.0`` / ``True``), and with ``keeps_key_order`` in their
-    key order too; the calls get ids ``call_0``, ``call_1``... (or those the reply writes, where its
-    syntax writes ids: ``Family.reply_ids``). ``chunk_sizes`` and ``char_by_char``
+    key order too; the calls get the format's default ids (``call_0``...), or those the reply writes,
+    where its syntax writes ids (``Family.reply_ids``). ``chunk_sizes`` and ``char_by_char``
     say how the reply is streamed.
 
     Without a prompt, a reasoning closer before any call means the prompt opened reasoning
@@ -194,7 +198,7 @@ def assert_round_trip(
     ids = [call.id for call in result.tool_calls]
     (prepared,) = jinja.prepare_messages([message])
     written = fmt.kit().reply_ids(prepared)  # where the reply writes its calls' ids, those
-    wanted_ids = written if written is not None else [f"call_{i}" for i in range(len(ids))]
+    wanted_ids = written if written is not None else [fmt.default_call_id(i) for i in range(len(ids))]
     if ids != wanted_ids:
         raise AssertionError(f"{fmt.name}: call ids {ids} are not {wanted_ids}")
     for index, (call, wanted) in enumerate(zip(result.tool_calls, want["tool_calls"], strict=True)):
@@ -206,7 +210,8 @@ def assert_round_trip(
                 f"{fmt.name}: call {index}'s arguments come back in another key order: "
                 + text_difference(dump_arguments(wanted["arguments"]), dump_arguments(call.function.arguments))
             )
-    dumped, wanted_message = result.to_message().model_dump(mode="json"), expected_message(want, written)
+    dumped = result.to_message().model_dump(mode="json")
+    wanted_message = expected_message(want, written, fmt.default_call_id)
     if not keeps_key_order:  # the arguments strings, as JSON values
         dumped, wanted_message = _arguments_decoded(dumped), _arguments_decoded(wanted_message)
     if dumped != wanted_message:

@@ -20,6 +20,11 @@ declare parameters):
     each such reply is accepted by the format's exported grammar, run by llguidance (skipped when
     llguidance is not installed).
 
+Calls in the round trip's and the grammar's conversations, and in half the decode check's, have the
+format's own ids (:meth:`~codec.format.Format.default_call_id`), which its template takes (Mistral's
+take only ids of nine characters); the template is given the format's tokenizer variables
+(:attr:`~codec.format.Format.tokenizer_variables`) where a conversation gives none.
+
 A check stops at its first counterexample, which hypothesis then shrinks to a small conversation;
 the same seed gives the same conversations, counterexamples included, however codec is installed.
 A check that finds nothing to check in any conversation (a template that raises on each, writes no
@@ -182,14 +187,19 @@ class _Renders:
     """The template's renders of prefixes of conversations, cached by their input (the four checks
     run on the same conversations, and the round trip renders each prefix more than once)."""
 
-    def __init__(self, template: str, size: int = 4096, arguments: str = "object") -> None:
+    def __init__(
+        self, template: str, size: int = 4096, arguments: str = "object", defaults: Mapping[str, Any] | None = None
+    ) -> None:
         self.template = template
         self.size = size
         self.arguments = arguments  # how the template takes call arguments (template_messages)
+        self.defaults = dict(defaults or {})  # the tokenizer's variables (Format.tokenizer_variables)
         self.cache: OrderedDict[str, str | RenderError] = OrderedDict()
 
     def render(self, messages: list[dict[str, Any]], tools: Any, generation: bool, variables: Mapping[str, Any]) -> str:
-        """The template's prompt; :class:`RenderError` where it raises."""
+        """The template's prompt, given the tokenizer's variables where ``variables`` has none of
+        them; :class:`RenderError` where it raises."""
+        variables = {**self.defaults, **variables}
         key = json.dumps([messages, tools, generation, variables], sort_keys=True, default=repr)
         if key in self.cache:
             self.cache.move_to_end(key)
@@ -230,7 +240,7 @@ class _Checker:
     def __init__(self, template: str, fmt: Format) -> None:
         self.template = template
         self.fmt = fmt
-        self.renders = _Renders(template, arguments=fmt.template_arguments)
+        self.renders = _Renders(template, arguments=fmt.template_arguments, defaults=fmt.tokenizer_variables)
         self.stops = call_syntax(fmt, [])[1].stops
         self.grammar_texts: dict[str, str] = {}
 
@@ -482,18 +492,50 @@ def _with_parameters(tool_list: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**tool, "function": {"parameters": empty, **tool["function"]}} for tool in tool_list]
 
 
-def _strategy(name: str) -> st.SearchStrategy[dict[str, Any]]:
+def _with_ids(fmt: Format, case: dict[str, Any]) -> dict[str, Any]:
+    """``case`` with the format's own call ids (:meth:`Format.default_call_id`, numbered across the
+    conversation), each tool result right after calls given its call's (the results answer the
+    calls in order): ids the format's template takes (Mistral's take only ids of nine characters),
+    so that the turns they are in get written and checked."""
+    round_ids: list[str] = []  # the new ids of the latest calls, while tool results follow them
+    count, answered = 0, 0
+    messages = []
+    for message in case["messages"]:
+        calls = message.get("tool_calls")
+        if message.get("role") == "assistant" and isinstance(calls, list) and calls:
+            round_ids = [fmt.default_call_id(count + index) for index in range(len(calls))]
+            count, answered = count + len(calls), 0
+            renamed = [{**call, "id": new} for call, new in zip(calls, round_ids, strict=True)]
+            message = {**message, "tool_calls": renamed}
+        elif message.get("role") == "tool" and answered < len(round_ids):
+            message = {**message, "tool_call_id": round_ids[answered]}
+            answered += 1
+        else:
+            round_ids = []
+        messages.append(message)
+    return {**case, "messages": messages}
+
+
+def _strategy(name: str, fmt: Format) -> st.SearchStrategy[dict[str, Any]]:
     if name in ("round_trip", "grammar"):  # turns whose content can be read back as written
         declared = tools().map(_with_parameters)
         return st.one_of(
             conversations(tools=declared, string_arguments=False, readable_replies=True),
             conversations(tools=declared, string_arguments=False, readable_replies=True, odd_orders=False),
-        )
-    return st.one_of(conversations(), conversations(content_parts=True), rich_conversations())
+        ).map(lambda case: _with_ids(fmt, case))
+    drawn = st.one_of(conversations(), conversations(content_parts=True), rich_conversations())
+    if name == "render":  # the drawn ids as they are: where the template refuses them, the format must too
+        return drawn
+    return st.one_of(drawn, drawn.map(lambda case: _with_ids(fmt, case)))
 
 
 def _search(
-    check: Check, run: Callable[[dict[str, Any]], Outcome], examples: int, seed: int, tick: Callable[[], None]
+    check: Check,
+    fmt: Format,
+    run: Callable[[dict[str, Any]], Outcome],
+    examples: int,
+    seed: int,
+    tick: Callable[[], None],
 ) -> None:
     """Run ``run`` on up to ``examples`` conversations; on a failure, shrink it into ``check``."""
     failed = False
@@ -520,7 +562,7 @@ def _search(
         suppress_health_check=list(HealthCheck),
     )
     try:
-        found = find(_strategy(check.name), fails, settings=options, random=random.Random(seed))
+        found = find(_strategy(check.name, fmt), fails, settings=options, random=random.Random(seed))
     except NoSuchExample:
         return
     outcome = run(found)
@@ -598,5 +640,5 @@ def check_template(
                 if progress is not None:
                     progress(check.name, check.generated, examples)
 
-            _search(check, runs[name], examples, seed, tick)
+            _search(check, fmt, runs[name], examples, seed, tick)
     return report

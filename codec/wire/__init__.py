@@ -97,6 +97,9 @@ class WireSpec:
     arguments: str = "json"
     #: The keys a JSON call object may give its arguments under, the first the canonical one.
     arguments_keys: tuple[str, ...] = ()
+    #: The key a JSON call object writes the call's id under, after its arguments (Mistral's
+    #: ``"id"``); empty where call objects write none.
+    id_key: str = ""
     #: An argument's tags: what opens its key, what ends the key, what closes its value.
     parameter: tuple[str, str, str] = ("", "", "")
     #: How argument values are written: ``"json"``; ``"json_raw"`` (JSON, but strings between ``"``

@@ -74,9 +74,12 @@ CallLexer = Callable[[str, int, bool], "tuple[Any, int] | None"]
 
 
 def _call_lexers(m: Markers) -> tuple[Callable[[str, int], bool], CallLexer, CallLexer]:
-    open_, close, name_key, arguments_key = m.open, m.close, m.keys.name, m.keys.arguments[0]
+    open_, close, name_key, arguments_key, id_key = m.open, m.close, m.keys.name, m.keys.arguments[0], m.keys.id
     open_length = len(open_)
-    after_object = (close, "{", m.stop)  # or a block's opener
+    # What may follow a call object: the block's closer, another object or the stop token (or a
+    # block's opener); in a list of calls, the list's comma or its end.
+    after_object = (",", "]") if m.listed else (close, "{", m.stop)
+    size = 3 if id_key else 2
 
     def opens_block(text: str, pos: int) -> bool:
         """Whether an opener that opens a block is at ``pos`` (:func:`opener_pattern` matches there)."""
@@ -107,10 +110,11 @@ def _call_lexers(m: Markers) -> tuple[Callable[[str, int], bool], CallLexer, Cal
         except (ValueError, RecursionError):
             return None
         if not (
-            len(value) == 2
+            len(value) in (2, size)
             and isinstance(value.get(name_key), str)
             and value[name_key].strip()
             and isinstance(value.get(arguments_key), dict)
+            and (len(value) == 2 or isinstance(value.get(id_key), str))
         ):
             return None
         if text.find("\\u", pos, end) >= 0 and may_hold_surrogates(text, pos, end):
@@ -127,7 +131,7 @@ def _call_lexers(m: Markers) -> tuple[Callable[[str, int], bool], CallLexer, Cal
 
         Decodes to the call object; None for anything else (the grammar's rules take it).
         """
-        if not text.startswith(open_, pos) or not text.startswith(_OPENER_NEXT, pos + open_length):
+        if m.listed or not text.startswith(open_, pos) or not text.startswith(_OPENER_NEXT, pos + open_length):
             return None  # (what opens_block says, inline: this runs at every token of the content)
         brace = BLANKS.match(text, pos + open_length).end()  # type: ignore[union-attr]
         got = lex_call_json(text, brace, final)
@@ -162,6 +166,10 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         #: The issues of a call object whose name has not come yet (it may be no call at all: its
         #: text is then reported whole).
         self._pending: list[tuple[IssueKind, str, int, str | None]] = []
+        #: Where call objects write their id after their arguments: the name read (the call starts
+        #: with its id, once that is read or the object ends) and the id read before the name.
+        self._held: str | None = None
+        self._held_id: str | None = None
 
     def _issue(self, kind: IssueKind, message: str, pos: int, text: str | None = None) -> None:
         """An issue of the call object being read: reported once its name has come."""
@@ -176,6 +184,7 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         self._call = None
         self._issued = 0
         self._pending.clear()
+        self._held = self._held_id = None
 
     def _text(self, token: Token) -> str:
         """A JSON string token's value, in whole characters (see :func:`whole_characters`)."""
@@ -228,14 +237,24 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
 
     def name_member(self, key: Token, colon: Token, name: Any) -> None:
         call = self._current(key.start_pos)
-        if call.name is not None:
-            self._issue("duplicate_key", self.markers.keys.name_repeated(call.name), key.start_pos, name_text(name))
+        named = call.name if call.name is not None else self._held
+        if named is not None:
+            self._issue("duplicate_key", self.markers.keys.name_repeated(named), key.start_pos, name_text(name))
             return
         if not isinstance(name, str):
             raise BuildError(f"{key.value} must be a string", key.start_pos)
         if not name.strip():  # no tool is called that: the object names none
             raise BuildError(f"{key.value} is empty", key.start_pos)
-        call.start(name)
+        if self.markers.keys.id and self._held_id is None:
+            self._held = name  # the call starts with its id, which comes after the arguments
+            return
+        self._start(call, name, self._held_id)
+
+    def _start(self, call: CallWriter, name: str, call_id: str | None) -> None:
+        """The call starts, with the id its reply writes (None: the stream's), and the issues its
+        members raised before are reported."""
+        self._held = self._held_id = None
+        call.start(name, call_id)
         pending, self._pending = self._pending, []
         for kind, message, pos, text in pending:
             self._issue(kind, message, pos, text)
@@ -284,6 +303,17 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         if key.value != self._arguments_key:
             self._issue("parameters_key", self.markers.keys.alias(json_value(key.value)), key.start_pos)
 
+    def id_member(self, key: Token, colon: Token, string: Token) -> None:
+        """The call's id as the reply writes it: the call's own id (a second one is reported)."""
+        call = self._current(key.start_pos)
+        value = self._text(string)
+        if call.name is not None or self._held_id is not None:
+            self._issue("duplicate_key", f"{key.value} repeated; the first is kept", key.start_pos, value)
+        elif self._held is not None:
+            self._start(call, self._held, value)
+        else:
+            self._held_id = value  # before the name: the call starts with it
+
     def other_member(self, key: Token, colon: Token, value: Any) -> None:
         name = self._text(key)
         text = json_text({name: value})
@@ -292,6 +322,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
     def call_object(self, *children: Any) -> None:
         brace = children[0]
         call = self._current(brace.start_pos)
+        if call.name is None and self._held is not None:
+            self._start(call, self._held, None)  # an object without its id
         if call.name is None:
             raise BuildError(f"tool call object has no {json.dumps(self.markers.keys.name)}", brace.start_pos)
         self._object_read()
@@ -301,7 +333,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
     def fast_call(self, token: ValueToken) -> None:
         found = token.decoded
         keys = self.markers.keys
-        self.sink.whole_call(found[keys.name], token.start_pos, found[keys.arguments[0]])
+        written = found.get(keys.id) if keys.id else None
+        self.sink.whole_call(found[keys.name], token.start_pos, found[keys.arguments[0]], written)
         self._object_done(token.start_pos)
 
     def fast_block(self, token: ValueToken) -> None:
@@ -318,6 +351,12 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         self._done_in_block += 1
         if self._done_in_block == 2 and not self._in_list:
             self.sink.issue("several_objects", SEVERAL_OBJECTS.format(opener=self.markers.open), pos, call=LAST)
+
+    def block_open(self, bracket: Token) -> None:
+        self._in_list = True  # the member's own way of writing calls: nothing to report
+
+    def listed_block(self, *children: Any) -> None:
+        self.call()
 
     def list_open(self, bracket: Token) -> None:
         self._in_list = True
@@ -350,14 +389,16 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
 
     # a block the grammar rejected
     def recover(self, raw: str, pos: int, error: str) -> int | None:
+        if self._call is not None and self._call.name is None and self._held is not None:
+            self._start(self._call, self._held, None)  # a call cut before its id: it was one
         call, issued = self._call, self._issued
         self._object_read()
         skip, self._done_in_block = self._done_in_block, 0
         listed, self._in_list = self._in_list, False
         opener, closer = self.markers.open, self.markers.close
         body = raw[len(opener) :] if raw.startswith(opener) else raw
-        closed = body.rstrip().endswith(closer)
-        if closed:
+        closed = not closer or body.rstrip().endswith(closer)  # (a list of calls has no closer)
+        if closer and closed:
             body = body.rstrip()[: -len(closer)]
         fenced = BODY_FENCE.fullmatch(body)
         decoded = decode_objects(body if fenced is None else fenced.group(1))
@@ -372,7 +413,7 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
             return self._cut(call, raw, error, pos)
         if is_list and not skip and not any(calls) and (call is None or call.name is None):
             return None
-        if is_list and not listed:
+        if is_list and not listed and not self.markers.listed:
             self.sink.issue("call_list", "calls written as one JSON list", pos)
         if fenced:
             self.sink.issue("fenced_call", "the block's JSON written in a code fence", pos)
@@ -391,7 +432,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
                 self.sink.issue("invalid_list_element", "an element of a call list that is no call, dropped", pos, text)
                 continue
             name, args, repairs = found
-            writer = writer or self.sink.call(name, pos)
+            given = element.get(self.markers.keys.id) if self.markers.keys.id and isinstance(element, dict) else None
+            writer = writer or self.sink.call(name, pos, given if isinstance(given, str) else None)
             if not read_as_is:
                 self.sink.issue("repaired_call", f"tool call {name!r} repaired ({error}): read as {how}", pos)
             # The members read as the grammar's rules read them, with the same issues; those the

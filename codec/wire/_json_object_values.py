@@ -185,6 +185,8 @@ class Keys:
 
     name: str
     arguments: tuple[str, ...]
+    #: The key a call object writes its id under (after its arguments, Mistral's ``id``), or "" for none.
+    id: str = ""
 
     @property
     def all(self) -> frozenset[str]:
@@ -343,6 +345,8 @@ def call_parts(obj: Any, keys: Keys, *, strict: bool = False) -> tuple[str, dict
                 out += heading
             else:
                 return None
+        elif key == keys.id and keys.id and isinstance(value, str):
+            continue  # the call's id as the reply writes it: markup, as the grammar's id_member reads it
         else:
             value = plain(value, out)
             key = whole_characters(key, out)

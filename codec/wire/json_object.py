@@ -27,7 +27,21 @@ from typing import TYPE_CHECKING, Any
 
 from codec import jinja
 from codec.errors import RenderError
-from codec.export import EMPTY, CallSyntax, GrammarBuilder, JsonValues, Marker, Reasoning, alt, parameters_schema, seq
+from codec.export import (
+    EMPTY,
+    CallSyntax,
+    GrammarBuilder,
+    JsonValues,
+    Marker,
+    Reasoning,
+    Term,
+    alt,
+    charset,
+    maybe,
+    parameters_schema,
+    rseq,
+    seq,
+)
 from codec.formats._calls import MARKUP, before_stop
 from codec.formats._chatml import read_whole_reply
 from codec.literals import PLAIN_JSON_DECODER
@@ -58,6 +72,8 @@ RECOVERIES = {
     "after the opener (a built-in tool's NAME.call(...); another's is reported); the opener repeated, a list "
     "or a 'type' key are reported",
 }
+#: A call's id in a constrained reply: nine letters and digits (what Mistral's templates require).
+_ID = Term("CALL_ID", rseq(*[charset("A-Za-z0-9")] * 9))
 #: What a key may be: JSON writes it as it is between quotes.
 _KEY = re.compile(r"[A-Za-z_][\w\-]*")
 
@@ -66,19 +82,26 @@ class JsonObject(Family):
     """The ``json_object`` family compiled for one spec."""
 
     name = "json_object"
-    parameters = frozenset({"call", "stop", "reasoning", "name", "arguments_keys", "separator", "recover"})
+    parameters = frozenset(
+        {"call", "block", "stop", "reasoning", "name", "arguments_keys", "id_key", "separator", "recover"}
+    )
     content_style = "json"
 
     @classmethod
     def check(cls, spec: WireSpec) -> None:
-        """Refuse what :meth:`Family.check` refuses, a spec without call markers or stop token (or
-        one that starts with a blank), keys JSON would escape, and recoveries the family does not know."""
+        """Refuse what :meth:`Family.check` refuses, a spec without call markers (an opener and a
+        closer, or else a block opener alone: calls as one JSON list after it) or stop token (or one
+        that starts with a blank), keys JSON would escape, and recoveries the family does not know."""
         super().check(spec)
-        if not all(spec.call) or not spec.stop:
-            raise ValueError("a json_object member needs a call opener, a call closer and a stop token")
+        listed = spec.block[0] and not spec.block[1] and not any(spec.call)
+        if not ((all(spec.call) and not any(spec.block)) or listed) or not spec.stop:
+            raise ValueError(
+                "a json_object member needs a call opener and closer (or a block opener alone) and a stop token"
+            )
         if spec.reasoning is not None and not all(spec.reasoning):
             raise ValueError("a json_object member's reasoning markers are an opener and a closer, or None")
-        if any(marker[0].isspace() for marker in (*spec.call, spec.stop, *(spec.reasoning or ()))):
+        markers = (*(m for m in (*spec.call, spec.block[0]) if m), spec.stop, *(spec.reasoning or ()))
+        if any(marker[0].isspace() for marker in markers):
             raise ValueError("a json_object member's markers start with other than a blank (free text owns those)")
         key, after = spec.name
         name = key[1:-1] if key[:1] == key[-1:] == '"' else ""
@@ -87,6 +110,10 @@ class JsonObject(Family):
         keys = spec.arguments_keys
         if not keys or not all(map(_KEY.fullmatch, keys)) or name in keys:
             raise ValueError(f"a json_object member's arguments_keys are plain keys, not its name's: {keys}")
+        if spec.id_key and (not _KEY.fullmatch(spec.id_key) or spec.id_key in (name, *keys)):
+            raise ValueError(f"a json_object member's id_key is a plain key of its own: not {spec.id_key!r}")
+        if spec.id_key and not listed:
+            raise ValueError("a json_object member writes ids (id_key) only in calls listed after a block opener")
         unknown = sorted(set(spec.recover) - set(RECOVERIES))
         if unknown:
             known = ", ".join(RECOVERIES)
@@ -96,8 +123,10 @@ class JsonObject(Family):
 
     def __init__(self, spec: WireSpec) -> None:
         super().__init__(spec)
-        self.keys = Keys(spec.name[0][1:-1], spec.arguments_keys)
-        self.markers = _markers(spec.call, spec.stop, spec.reasoning, spec.recover, self.keys)
+        self.keys = Keys(spec.name[0][1:-1], spec.arguments_keys, spec.id_key)
+        self.listed = bool(spec.block[0])
+        opener = (spec.block[0], "") if self.listed else spec.call
+        self.markers = _markers(opener, spec.stop, spec.reasoning, spec.recover, self.keys, self.listed)
         self._syntax: Syntax | None = None
 
     def syntax(self) -> Syntax:
@@ -110,35 +139,62 @@ class JsonObject(Family):
         """The fast lexers of ordinary call objects and blocks (the syntax's own)."""
         return _lexers(self.markers)
 
-    def call_text(self, call: Any) -> str:
-        """One call block for an OpenAI tool call (or its bare ``function`` object)."""
+    def call_object(self, call: Any) -> str:
+        """The JSON call object of an OpenAI tool call (or its bare ``function`` object): its name,
+        its arguments and, where the member writes one and the call has one, its id."""
         if not isinstance(call, dict):
             raise RenderError("tool_calls entries must be objects")
         function = call.get("function") or call
         name = function.get("name", "") if isinstance(function, dict) else ""
         arguments = function.get("arguments") if isinstance(function, dict) else None
         args = arguments if isinstance(arguments, str) else jinja.tojson(arguments)
+        head = f'{{"{self.keys.name}": "{"" if name is None else name}", "{self.keys.arguments[0]}": {args}'
+        if not self.keys.id:
+            return head + "}"
+        call_id = call.get("id")
+        if not isinstance(call_id, str):  # (a call object without its id reads the same)
+            return head + "}"
+        return f'{head}, "{self.keys.id}": {json.dumps(call_id, ensure_ascii=False)}}}'
+
+    def call_text(self, call: Any) -> str:
+        """One call block for an OpenAI tool call (or its bare ``function`` object); for a member whose
+        calls are listed after a block opener, its call object alone."""
+        if self.listed:
+            return self.call_object(call)
         opener, closer = self.spec.call
-        head = f'{{"{self.keys.name}": "{"" if name is None else name}", "{self.keys.arguments[0]}": '
         if self.markers.bare:  # a bare call: the object alone
-            return f"{head}{args}}}"
-        return f"{opener}\n{head}{args}}}\n{closer}"
+            return self.call_object(call)
+        return f"{opener}\n{self.call_object(call)}\n{closer}"
 
     def reply_text(self, message: dict[str, Any]) -> str:
         """The content, then each call's block (``separator`` before each, after any content), then the
-        stop token. Bare calls are the whole reply: the content, or the calls ``separator`` apart."""
+        stop token. Bare calls are the whole reply: the content, or the calls ``separator`` apart. For a
+        member whose calls are listed, the content, the block opener and the list of call objects
+        (``separator`` between them)."""
         content = message.get("content")
         content = content if isinstance(content, str) else ""
         calls = message.get("tool_calls") or []
         if self.markers.bare and calls:
             return self.spec.separator.join(map(self.call_text, calls)) + self.spec.stop
         out = [content]
-        for i, call in enumerate(message.get("tool_calls") or []):
+        if self.listed and calls:
+            objects = self.spec.separator.join(self.call_object(call) for call in calls)
+            out.append(f"{self.spec.block[0]}[{objects}]")
+        for i, call in enumerate([] if self.listed else calls):
             if i or content:
                 out.append(self.spec.separator)
             out.append(self.call_text(call))
         out.append(self.spec.stop)
         return "".join(out)
+
+    def reply_ids(self, message: dict[str, Any]) -> list[str] | None:
+        """The ids :meth:`reply_text` writes for the message's calls, where the member writes ids
+        (each call's own; None where a call has none, whose id the stream then makes)."""
+        calls = message.get("tool_calls") or []
+        if not self.keys.id or not calls:
+            return None
+        ids = [call.get("id") if isinstance(call, dict) else None for call in calls]
+        return [i for i in ids if isinstance(i, str)] if all(isinstance(i, str) for i in ids) else None
 
     def grammar_calls(self, builder: GrammarBuilder, tools: list[dict[str, Any]]) -> CallSyntax:
         """Calls as the renderer writes them: the opener, ``\\n{"name": "NAME", "arguments": {...}}\\n``, the closer.
@@ -154,9 +210,27 @@ class JsonObject(Family):
         for tool in tools:
             name = tool_name(tool)
             arguments = values.value(parameters_schema(tool))
+            if self.listed:
+                head = f'{{"{self.keys.name}": "{name}", "{self.keys.arguments[0]}": '
+                # The id, where the member writes one: optional, as a call object without it reads the same.
+                written_id = maybe(seq(f', "{self.keys.id}": "', _ID, '"')) if self.keys.id else EMPTY
+                bodies.append(seq(head, arguments, written_id, "}"))
+                continue
             head = f'\n{{"{self.keys.name}": "{name}", "{self.keys.arguments[0]}": '
             bodies.append(seq(head, arguments, "}\n" + closer))
         call = builder.rule("call", alt(*bodies)) if bodies else EMPTY
+        if self.listed:
+            opener = self.spec.block[0]
+            return CallSyntax(
+                triggers=((opener, seq("[", call)),),
+                more=seq(self.spec.separator, call),
+                tail=seq("]"),
+                text_forbid_markers=(opener, self.spec.stop),
+                reasoning=(
+                    None if self.spec.reasoning is None else Reasoning(*self.spec.reasoning, forbid_markers=(opener,))
+                ),
+                stops=(self.spec.stop,),
+            )
         return CallSyntax(
             triggers=((opener, call),),
             more=seq(self.spec.separator, Marker(opener), call),
@@ -186,7 +260,10 @@ class JsonObject(Family):
         )
 
     def schema_tag(self, name: str) -> tuple[str, str] | None:
-        """The block as :meth:`call_text` writes it around a call's arguments (JSON, xgrammar's ``json``)."""
+        """The block as :meth:`call_text` writes it around a call's arguments (JSON, xgrammar's ``json``);
+        None for listed calls (codec's grammar of the list is the tag's content)."""
+        if self.listed:
+            return None
         opener, closer = self.spec.call
         head = f'{{"{self.keys.name}": {json.dumps(name, ensure_ascii=False)}, "{self.keys.arguments[0]}": '
         if self.markers.bare:
@@ -194,6 +271,8 @@ class JsonObject(Family):
         return f"{opener}\n{head}", "}\n" + closer
 
     def reply_markers(self) -> tuple[str, ...]:
+        if self.listed:
+            return (re.escape(self.spec.block[0]) + r"\s*\[\s*\{",)
         if self.markers.bare:  # a bare call object starts the reply, or one after the opener, or a Python call
             opener = re.escape(self.spec.call[0])
             head = r"\A[ \t\r\n]*(?:" + opener + r"[ \t\r\n]*)?\{\s*\"" + self.keys.name + '"'
@@ -209,7 +288,12 @@ FAMILY = JsonObject
 
 @functools.cache
 def _markers(
-    call: tuple[str, str], stop: str, reasoning: tuple[str, str] | None, recover: tuple[str, ...], keys: Keys
+    call: tuple[str, str],
+    stop: str,
+    reasoning: tuple[str, str] | None,
+    recover: tuple[str, ...],
+    keys: Keys,
+    listed: bool = False,
 ) -> Markers:
     """The markers of a spec, and how long a token waits for what follows it before it is committed.
 
@@ -228,7 +312,7 @@ def _markers(
     if foreign:
         lookaheads.append(FOREIGN_LOOKAHEAD)
     unwrapped, bare = "unwrapped_calls" in recover, "bare_calls" in recover
-    return Markers(opener, closer, stop, max(lookaheads), foreign, unwrapped, keys, bare)
+    return Markers(opener, closer, stop, max(lookaheads), foreign, unwrapped, keys, bare, listed)
 
 
 @functools.cache
@@ -249,25 +333,27 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
         ("THINK_OPEN", r"[ \t\r\n]*" + regex_literal(think_open) + r"\n?" if reasoning else _NEVER),
         ("THINK_CLOSE", r"\n?" + regex_literal(think_close) + r"\n*" if reasoning else _NEVER),
         ("STOP", lark_literal(m.stop)),
-        ("CALL_OPEN", opener_pattern(m.open, regex_literal)),
-        ("CALL_CLOSE", lark_literal(m.close)),
+        ("CALL_OPEN", _NEVER if m.listed else opener_pattern(m.open, regex_literal)),
+        ("CALL_CLOSE", _NEVER if m.listed else regex_literal(m.close)),
+        ("BLOCK_OPEN", opener_pattern(m.open, regex_literal) if m.listed else _NEVER),
         ("NAME_KEY", lark_literal(f'"{m.keys.name}"')),
         ("ARGS_KEY", '"(?:' + "|".join(map(regex_literal, m.keys.arguments)) + ')"'),
+        ("ID_KEY", regex_literal(f'"{m.keys.id}"') if m.keys.id else _NEVER),
     )
     closers = {"THINK_CLOSE": think_close} if reasoning else {}
     return Syntax(
         grammar=family_grammar("wire/json_object", values),
         builder=builder_of(m),
         text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
-        blocks={"CALL_OPEN": "CALL_CLOSE"},
-        autoclose={"RBRACK": "]", "RBRACE": "}", "CALL_CLOSE": m.close, **closers},
-        autoclose_before=frozenset({"CALL_OPEN", "CALL_CLOSE", "STOP"}),
+        blocks={"BLOCK_OPEN": None} if m.listed else {"CALL_OPEN": "CALL_CLOSE"},
+        autoclose={"RBRACK": "]", "RBRACE": "}", **({} if m.listed else {"CALL_CLOSE": m.close}), **closers},
+        autoclose_before=frozenset({"BLOCK_OPEN", "STOP"} if m.listed else {"CALL_OPEN", "CALL_CLOSE", "STOP"}),
         reasoning_closer="THINK_CLOSE" if reasoning else None,
-        resync_after=(m.close,),
+        resync_after=() if m.listed else (m.close,),
         resync_before=(m.open, m.stop),
         delimiters=(Delimiter('"', '"', "\\"),),
         # JSON punctuation no other terminal can extend: taken as soon as it arrives, not held back.
-        closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "STOP", *CLOSED_PUNCTUATION}),
+        closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "BLOCK_OPEN", "STOP", *CLOSED_PUNCTUATION}),
         holdback=m.holdback,
         marker_starts="".join(dict.fromkeys([*starts, "\n"])),
         nest_open=frozenset({"LBRACE", "LBRACK"}),
@@ -284,7 +370,7 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=think_close or None,
         reasoning_not_opened=(think_open, m.open, m.stop) if reasoning else (),
-        whole=_whole_reader(lexers, reasoning),
+        whole=_listed_reader(lexers) if m.listed and reasoning is None else _whole_reader(lexers, reasoning),
     )
 
 
@@ -385,3 +471,39 @@ def _whole_reader(
             pos = end + 2
 
     return whole_bare if m.bare else whole_reply
+
+
+def _listed_reader(lexers: CallLexers) -> Callable[[str, ToolsByName | None], WholeReading | None]:
+    """The whole-reply reader of a member whose calls are listed after a block opener: prose, then
+    ``OPENER[`` and ordinary call objects (what the fast lexer takes) ``", "`` apart, ``]``, then
+    the stop token; or prose alone."""
+    m = lexers.markers
+    lex_call, name, arguments, opener = lexers.call_json, m.keys.name, m.keys.arguments[0], m.open + "["
+
+    def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
+        last = before_stop(text, m.stop)
+        first = text.find(m.open, 0, last)
+        prose = text[:last] if first < 0 else text[:first]
+        if MARKUP.search(prose):
+            return None
+        if first < 0:
+            return prose, "", []
+        if prose.endswith("\n") or not text.startswith(opener, first):
+            return None  # (a line break before the opener is layout: the rules decide)
+        calls = []
+        pos = first + len(opener)
+        while True:
+            got = lex_call(text, pos, True)
+            if got is None:
+                return None
+            written = got[0].get(m.keys.id)
+            calls.append((got[0][name], got[0][arguments], written) if written else (got[0][name], got[0][arguments]))
+            pos = got[1]
+            if text.startswith(", ", pos):
+                pos += 2
+            elif text.startswith("]", pos) and pos + 1 == last:
+                return prose, "", calls
+            else:
+                return None
+
+    return whole_reply

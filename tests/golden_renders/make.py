@@ -568,6 +568,78 @@ FORMAT_CASES: dict[str, dict[str, dict[str, Any]]] = {
             "add_generation_prompt": True,
         },
     },
+    # mistral_nemo: ids of nine characters (the template raises otherwise), the system message in the
+    # last user turn only, the tools before the last user message (and an equal earlier one), an empty
+    # list of tools, results printed as they are, eos_token after each assistant turn (the tokenizer's
+    # where none is given)
+    "mistral_nemo": {
+        "nemo_full_tool_round": {
+            "messages": [
+                {"role": "system", "content": "Answer briefly."},
+                USER,
+                {
+                    "role": "assistant",
+                    "content": "Not written.",
+                    "tool_calls": [
+                        call("a1B2c3D4e", "get_weather", {"city": "Paris"}),
+                        call("Zx9Yw8Vu7", "get_weather", '{"city": "São Paulo", "days": 2}'),
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "a1B2c3D4e", "content": '{"sky": "sunny"}'},
+                {"role": "tool", "tool_call_id": "Zx9Yw8Vu7", "content": "rain"},
+                {"role": "assistant", "content": "Sunny in Paris, rain in São Paulo."},
+                {"role": "user", "content": "Thanks!"},
+            ],
+            "tools": [WEATHER, SEARCH],
+            "add_generation_prompt": True,
+            "variables": {"bos_token": "<s>", "eos_token": "</s>"},
+        },
+        "nemo_system_dropped_after_an_answer": {
+            "messages": [
+                {"role": "system", "content": "Dropped: the last message is no user message."},
+                USER,
+                {"role": "assistant", "content": "Sunny."},
+            ],
+            "tools": None,
+            "add_generation_prompt": False,
+            "variables": {"bos_token": "<s>", "eos_token": "</s>"},
+        },
+        "nemo_tools_before_equal_user_messages": {
+            "messages": [
+                {"role": "user", "content": "Again?"},
+                {"role": "assistant", "content": "Yes."},
+                {"role": "user", "content": "Again?"},
+            ],
+            "tools": [],
+            "add_generation_prompt": True,
+            "variables": {"bos_token": "<s>"},
+        },
+        "nemo_id_of_eight_characters": {
+            "messages": [
+                USER,
+                {"role": "assistant", "tool_calls": [call("a1B2c3D4", "get_weather", {"city": "Paris"})]},
+            ],
+            "tools": [WEATHER],
+            "add_generation_prompt": False,
+            "variables": {"eos_token": "</s>"},
+        },
+        "nemo_eos_token_of_the_tokenizer": {
+            "messages": [USER, {"role": "assistant", "content": "Sunny."}],
+            "tools": None,
+            "add_generation_prompt": False,
+        },
+        "nemo_eos_token_given": {
+            "messages": [USER, {"role": "assistant", "content": "Sunny."}],
+            "tools": None,
+            "add_generation_prompt": False,
+            "variables": {"eos_token": "<|end|>"},
+        },
+        "nemo_roles_not_alternating": {
+            "messages": [USER, {"role": "user", "content": "And tomorrow?"}],
+            "tools": None,
+            "add_generation_prompt": True,
+        },
+    },
     # granite4: the default system prompt where the system text is empty (G1), documents and
     # available_tools (G2), string arguments written as they are (G5), tool results in a user turn (G6)
     "granite4": {
@@ -1201,7 +1273,8 @@ def rendered_cases(fmt: codec.Format, template: str) -> dict[str, tuple[dict[str
         case = {"variables": {}, **case}
         case["variables"] = {**FORMAT_VARIABLES.get(fmt.name, {}), **case["variables"]}
         case["variables"] = {**case["variables"], **CLOCK_VARIABLES.get(fmt.name, {})}
-        kwargs = {"add_generation_prompt": case["add_generation_prompt"], **case["variables"]}
+        # (the template is given the tokenizer's variables where the case gives none, as the format's renderer)
+        kwargs = {"add_generation_prompt": case["add_generation_prompt"], **fmt.template_variables(case["variables"])}
         try:
             messages = template_messages(jinja.prepare_messages(case["messages"]), fmt.template_arguments)
             with pinned_clock():
