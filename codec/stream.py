@@ -653,10 +653,13 @@ class Stream:
             if end + hold > n and not final and kind not in closed_terms:
                 if kind not in text_terms:
                     # Committed as soon as no more text could change it, else once the longest
-                    # marker's worth has followed (asked once: the stream waits till then).
+                    # marker's worth has followed (asked once: the stream waits till then). A
+                    # token as long as that waits for as much again as it has: one that keeps
+                    # growing (a long name still arriving) is lexed again a logarithmic number
+                    # of times, not once per holdback, which would cost its length squared.
                     self.work += n - i
                     if not self._decided(kind, buf, i):
-                        self._need = self._base + end + hold
+                        self._need = self._base + end + max(hold, end - i)
                         break
                 else:
                     end = self._committable_text(buf, i, end, n - hold, state, kind)
@@ -679,14 +682,14 @@ class Stream:
 
     def _decided(self, kind: str, buf: str, i: int) -> bool:
         """Whether the token of ``kind`` at ``buf[i]``, near the end of what arrived, can be taken
-        now: no more text could change it, and what lexes the text after it is the grammar's
-        scanner (a fast lexer reads the text it is given: it is given a held-back token's worth
-        at least, as it always was)."""
+        now: no more text could change it, and the parser takes it (an ignored token, blanks, is
+        never fed: it leaves the parser where it is). Whatever lexes the text after it, the
+        grammar's scanner or a fast lexer, decides on what has arrived only what more text could
+        not change (a fast lexer that cannot tell yet waits or leaves the text to the rules)."""
         parser = self._parser
         if not parser.grammar.decided(parser.state, buf[i:]):
             return False
-        after = parser.state_after(kind)
-        return after is not None and not self._syntax.fast_by_state[after]
+        return kind in self._g.ignored or parser.state_after(kind) is not None
 
     def _past_opener_rest(self, buf: str, final: bool) -> int:
         """Where lexing starts: past what remains of the prompt's reasoning opener, if the reply

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import regex
+
 from codec._lark import CompiledGrammar
 from codec.literals import PLAIN_JSON_DECODER, nesting
 from codec.stream import MAX_DEPTH
@@ -140,6 +142,8 @@ class CallListReader:
         self._arg_string = grammar.pattern(strings.terminal)
         self._sq_string = grammar.pattern("SQ_STRING")
         self._number = grammar.pattern("NUMBER")
+        #: NUMBER as the ``regex`` module reads it, for partial matching (see :meth:`_number_grows`).
+        self._number_prefix = regex.compile(self._number.pattern)
         self._keywords = [(grammar.pattern(t), v) for t, v in (("TRUE", True), ("FALSE", False), ("NULL", None))]
         self._strings = strings
 
@@ -202,11 +206,17 @@ class CallListReader:
                 value, end = self._value(text, key.end())
             except (_Unusual, ValueError, RecursionError, IndexError):
                 return None
-            if end == len(text) and not final:
+            if not final and (end == len(text) or self._number_grows(text, key.end())):
                 return None  # a number or a keyword may still grow
             return (key[1], value), end
 
         return lex
+
+    def _number_grows(self, text: str, i: int) -> bool:
+        """Whether the rest of ``text`` from ``i`` may still grow into one number: a number cut
+        before its exponent or fraction (``1e``, ``2.``, ``1e+``) reads as a shorter one until the
+        rest arrives."""
+        return self._number_prefix.fullmatch(text, i, partial=True) is not None
 
     def _list(self, text: str, pos: int) -> tuple[list[tuple[str, dict[str, Any], int]], int]:
         calls = []

@@ -503,7 +503,9 @@ def reply_syntax(tags: Tags) -> Syntax:
         # Each ends in its own closer, which nothing can extend.
         closed_terminals=frozenset({"KEY", "KEY_BARE", "NAME_KEY", "CALL_CLOSE"}),
         holdback=tags.holdback,
-        marker_starts="<\n",
+        # A backslash too: blanks the grammar ignores may be an escaped line break ("\\n"), which
+        # a value's text after a key's closer must not take before it is whole.
+        marker_starts="<\n\\",
         reasoning_open="THINK_OPEN",
         preempt_starts=" \t\r\n<",
         prompt_opens_reasoning=lambda prompt: prompt.rstrip().endswith(think_open),

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import codec
-from codec.models import Event, ParseResult, TextDelta, ToolCallDelta, ToolCallEnd
+from codec.models import Event, ParseResult, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from codec.stream import Stream, Syntax
 
 
@@ -152,9 +152,8 @@ def test_a_token_that_could_still_grow_waits_for_the_holdback() -> None:
 
 def test_a_string_argument_streams_as_it_arrives() -> None:
     stream = toy.stream()
-    # The name waits: what reads the arguments after it is a fast lexer, given a held-back token's
-    # worth of text (the quote may be a string token).
-    assert stream.feed('<<f s="') == []
+    # The name is whole once a blank follows it: the call starts (the quote may be a string token).
+    assert [type(e) for e in stream.feed('<<f s="')] == [ToolCallStart]
     sent = [stream.feed(piece) for piece in ("abc", "def", 'g"', ">>", " ")]
     fragments = [[e.arguments for e in events if isinstance(e, ToolCallDelta)] for events in sent]
     # The call is sent whole in the delta that closes it, not when the next text arrives.
