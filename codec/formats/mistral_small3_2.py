@@ -13,7 +13,8 @@ letters and digits (``S5``).
 Quirks of the template, cited by ID below:
 
 - ``S1`` The default system prompt, Mistral Small 3's, holds today's date as
-  ``strftime_now("%Y-%m-%d")`` writes it; a first system message replaces it (its content, or
+  ``strftime_now("%Y-%m-%d")`` writes it (the variable ``current_date`` stands for the clock:
+  records that must not change give it, and decoding gives it back); a first system message replaces it (its content, or
   the ``text`` of its first part). ``[SYSTEM_PROMPT]`` + it + ``[/SYSTEM_PROMPT]`` follows
   ``bos_token``, always.
 - ``S2`` The roles must alternate user / assistant, starting with user, counting only the
@@ -126,9 +127,10 @@ _SYSTEM_TAIL = (
 )
 
 
-def default_system_prompt() -> str:
-    """The system prompt written where the conversation has none, with today's date (S1)."""
-    return _SYSTEM_HEAD + datetime.now().strftime(DATE_FORMAT) + _SYSTEM_TAIL
+def default_system_prompt(current_date: str | None = None) -> str:
+    """The system prompt written where the conversation has none, with ``current_date`` or else
+    today's date (S1)."""
+    return _SYSTEM_HEAD + (current_date or datetime.now().strftime(DATE_FORMAT)) + _SYSTEM_TAIL
 
 
 # ---------------------------------------------------------------------------- render
@@ -141,7 +143,7 @@ def prompt_text(
     variables: dict[str, Any],
 ) -> str:
     """The prompt, as the reference template renders it (``add_generation_prompt`` writes nothing: ``S9``)."""
-    system: Any = default_system_prompt()
+    system: Any = default_system_prompt(variables.get("current_date"))
     loop = messages
     if len(messages) > 0 and subscript(messages[0], "role") == "system":  # S1
         system, loop = _system_text(messages[0]), messages[1:]
@@ -258,7 +260,10 @@ def prompt_conversation(prompt: str) -> Conversation:
     end = _until(prompt, first, SYSTEM_CLOSE)
     system = prompt[first + len(SYSTEM_OPEN) : end]
     messages: list[dict[str, Any]] = []
-    if not (system.startswith(_SYSTEM_HEAD) and system.endswith(_SYSTEM_TAIL)):
+    date = system[len(_SYSTEM_HEAD) : len(system) - len(_SYSTEM_TAIL)]
+    if system == default_system_prompt(date) and len(date) == len("2026-01-15"):
+        variables["current_date"] = date  # S1: the default prompt's day, given back so that it renders again
+    else:
         messages.append({"role": "system", "content": system})
     tools: list[dict[str, Any]] | None = None
     pos = end + len(SYSTEM_CLOSE)
