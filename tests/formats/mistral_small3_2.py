@@ -100,8 +100,8 @@ AMBIGUOUS += ("[/TOOL_RESULTS]", "[TOOL_CONTENT]", "[CALL_ID]", "[ARGS]", "[IMG]
 
 def _text(content: Any) -> Any:
     """Content as the template writes it: a string, or its text parts and ``[IMG]``."""
-    if isinstance(content, str):
-        return content
+    if content is None or isinstance(content, str):
+        return content or ""
     return "".join(part["text"] if part["type"] == "text" else "[IMG]" for part in content)
 
 
