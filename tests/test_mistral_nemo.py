@@ -138,10 +138,10 @@ REQUEST = {
 
 
 def test_mistral_common_writes_the_same_prompt() -> None:
+    tokenizer = _mistral()  # first: it skips the test where mistral-common is not installed
     from mistral_common.protocol.instruct.request import ChatCompletionRequest
     from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 
-    tokenizer = _mistral()
     tokens = tokenizer.encode_chat_completion(ChatCompletionRequest.model_validate(REQUEST)).tokens
     theirs = tokenizer.instruct_tokenizer.tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
     ours = NEMO.render(REQUEST["messages"], REQUEST["tools"], bos_token="<s>", eos_token="</s>")
@@ -149,9 +149,9 @@ def test_mistral_common_writes_the_same_prompt() -> None:
 
 
 def test_mistral_common_reads_the_reply_as_codec_does() -> None:
+    tokenizer = _mistral()  # first: it skips the test where mistral-common is not installed
     from mistral_common.experimental.tools import _decode_tool_calls, _split_content_and_tool_calls
 
-    tokenizer = _mistral()
     inner = tokenizer.instruct_tokenizer.tokenizer
     reply = NEMO.render_reply(REQUEST["messages"][2])
     # [TOOL_CALLS] is a special token, which encoding the text would spell as text: given as the token.
