@@ -338,10 +338,10 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         if m.id_form:
             if written is None:
                 self.sink.issue("call_opener", f"a call without its id ({m.id_open!r} and the id)", pos)
-                written_id = str(self._calls)
-            else:
-                written_id = str(written)
-            call_id = m.call_id(name, written_id)
+            if written is not None:
+                call_id = m.call_id(name, str(written))
+            elif m.id_form != "{id}":  # the id holds the name: the counter stands for the written part
+                call_id = m.call_id(name, str(self._calls))
         self._call = self.sink.call(name, pos, call_id)
         self._calls += 1
         self._section_calls += 1
@@ -456,7 +456,8 @@ def reply_syntax(m: Markers) -> Syntax:
 def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReading | None]:
     """The whole-reply reader (``Syntax.whole``): content holding no character a marker starts
     with, then the calls as the renderer writes them (names in the grammar's shape, arguments an
-    object's plain JSON right after the arguments' opener), the section closed, then the stop token.
+    object's plain JSON right after the arguments' opener), the section closed (where the member
+    has one; a call without a closer ends with its arguments), then the stop token.
     Anything else (reasoning, blanks, an id in another shape, a marker out of place) is the grammar's to read."""
     name = re.compile(dict(grammar_values(m))["NAME"])
     starts = re.compile("[" + "".join(re.escape(marker[0]) for marker in (*m.frame, *m.thought_ends)) + "]")
@@ -477,10 +478,11 @@ def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReadin
         return text[start:split], m.call_id(text[start:split], written)
 
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
-        if not m.section_open or not m.call_close:
+        opener = m.section_open or m.call_open  # without a section, the first call opens the calls
+        if not opener:
             return None
         end = len(text) - len(m.stop) if text.endswith(m.stop) else len(text)
-        start = text.find(m.section_open, 0, end)
+        start = text.find(opener, 0, end)
         content = text[: end if start < 0 else start]
         if starts.search(content) is not None:
             return None

@@ -45,7 +45,10 @@ SEEDS = HERE.parents[2] / "shared" / "seeds"
 #: not change from one day to the next; and per format, the variables that stand for the clock in
 #: its renderer, given in each of its cases so that the renderer writes that day too.
 PINNED_DAY = datetime(2026, 1, 15, 9, 30)
-CLOCK_VARIABLES: dict[str, dict[str, Any]] = {"gpt_oss": {"current_date": "2026-01-15"}}
+CLOCK_VARIABLES: dict[str, dict[str, Any]] = {
+    "gpt_oss": {"current_date": "2026-01-15"},
+    "mistral_small3_2": {"current_date": "2026-01-15"},
+}
 #: Where each format's template is recorded (see the module docstring).
 RECORD = HERE / "templates.json"
 
