@@ -273,3 +273,25 @@ def dictsort(value: Any) -> list[tuple[Any, Any]]:
         return sorted(pairs, key=lambda pair: pair[0].lower() if isinstance(pair[0], str) else pair[0])
     except TypeError as exc:
         raise RenderError(str(exc)) from None
+
+
+def visible_text(content: Any) -> str:
+    """A message's content as GLM's and MiniMax's templates write it (their ``visible_text``): a
+    string as it is, else its text parts and strings joined, else ``str()``."""
+    if isinstance(content, str):
+        return content
+    if is_iterable(content) and not is_mapping(content):
+        parts = []
+        for item in iterate(content):
+            if is_mapping(item) and attr(item, "type") == "text":
+                parts.append(string(attr(item, "text")))
+            elif isinstance(item, str):
+                parts.append(item)
+        return "".join(parts)
+    return string(content)
+
+
+def value_text(value: Any) -> str:
+    """An argument's value as a member that writes strings raw writes it: a string as it is,
+    anything else as JSON (``tojson``)."""
+    return value if isinstance(value, str) else tojson(value)

@@ -58,7 +58,7 @@ from typing import Any
 from codec.errors import ParseError, RenderError, parse_error_at
 from codec.format import Format, Functions
 from codec.formats._decode import assistant_message, expect, expected_error, trailing_blocks
-from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, iterate, string, tojson
+from codec.formats._render import attr, concat, defined, is_mapping, iterate, string, tojson, visible_text
 from codec.formats.qwen3_coder import _argument
 from codec.models import Conversation
 from codec.wire import WireSpec, compile_spec
@@ -103,21 +103,6 @@ def _replies() -> ArgPairs:
     kit = compile_spec(WIRE)
     assert isinstance(kit, ArgPairs)
     return kit
-
-
-def visible_text(content: Any) -> str:
-    """The template's ``visible_text``: a string, its text parts and strings joined, else ``str()`` (G2)."""
-    if isinstance(content, str):
-        return content
-    if is_iterable(content) and not is_mapping(content):
-        parts = []
-        for item in iterate(content):
-            if is_mapping(item) and attr(item, "type") == "text":
-                parts.append(string(attr(item, "text")))
-            elif isinstance(item, str):
-                parts.append(item)
-        return "".join(parts)
-    return string(content)
 
 
 def thinking_off(variables: Mapping[str, Any]) -> bool:

@@ -40,7 +40,7 @@ from typing import Any
 from codec.errors import ParseError, parse_error_at
 from codec.format import Format, Functions
 from codec.formats._decode import assistant_message, expect
-from codec.formats._render import attr, call_method, concat, defined, iterate
+from codec.formats._render import attr, call_method, concat, defined, iterate, visible_text
 from codec.formats.glm4_6 import (
     ASSISTANT,
     CALL_CLOSE,
@@ -65,7 +65,6 @@ from codec.formats.glm4_6 import (
     tool_result,
     tools_turn,
     turns_of,
-    visible_text,
 )
 from codec.formats.glm4_6 import WIRE as GLM4_6_WIRE
 from codec.formats.qwen3_coder import _argument

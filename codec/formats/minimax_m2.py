@@ -60,7 +60,16 @@ from typing import Any
 from codec.errors import ParseError, RenderError, parse_error_at
 from codec.format import Format, Functions
 from codec.formats._decode import assistant_message, expect, expected_error
-from codec.formats._render import attr, call_method, concat, defined, is_iterable, is_mapping, iterate, string, tojson
+from codec.formats._render import (
+    attr,
+    call_method,
+    concat,
+    defined,
+    iterate,
+    string,
+    tojson,
+    visible_text,
+)
 from codec.models import Conversation
 from codec.wire import WireSpec, compile_spec
 from codec.wire.invoke import Invoke
@@ -101,21 +110,6 @@ def _replies() -> Invoke:
     kit = compile_spec(WIRE)
     assert isinstance(kit, Invoke)
     return kit
-
-
-def visible_text(content: Any) -> str:
-    """A message's content as the template writes it (M3)."""
-    if isinstance(content, str):
-        return content
-    if is_iterable(content) and not is_mapping(content):
-        out = []
-        for item in iterate(content):
-            if is_mapping(item) and attr(item, "type") == "text":
-                out.append(string(attr(item, "text")))
-            elif isinstance(item, str):
-                out.append(item)
-        return "".join(out)
-    return string(content)
 
 
 def _system_turn(system: Any, tools: list[dict[str, Any]] | None) -> str:

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec._lark import Token
-from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson
+from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, value_text
 from codec.schema import declared_types, type_text
 from codec.stream import Builder, BuildError
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
@@ -535,11 +535,6 @@ def content_text(content: Any) -> str:
                 parts.append(item)
         return "".join(parts).strip()
     return string(content).strip()
-
-
-def value_text(value: Any) -> str:
-    """A value as ``values="text"`` writes it: a string raw, anything else as JSON (``tojson``)."""
-    return value if isinstance(value, str) else tojson(value)
 
 
 # ---------------------------------------------------------------------------- the family

@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson
+from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, value_text
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 from codec.wire.xml_params import _proper_prefixes
 
@@ -405,11 +405,6 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
 
 
 # ---------------------------------------------------------------------------- reply
-
-
-def value_text(value: Any) -> str:
-    """A value as a member writes it: a string raw, anything else as JSON (``tojson``)."""
-    return value if isinstance(value, str) else tojson(value)
 
 
 # ---------------------------------------------------------------------------- the family

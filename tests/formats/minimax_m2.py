@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
 
 from codec import jinja
-from codec.formats.minimax_m2 import DEFAULT_SYSTEM, split_reasoning, visible_text
+from codec.formats._render import visible_text
+from codec.formats.minimax_m2 import DEFAULT_SYSTEM, split_reasoning
 from codec.schema import violations
 from formats import DEEP, PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
 from formats.qwen3_coder import _tool, _tools_typed, declared, expected_arguments, raw_text, read_back
