@@ -105,7 +105,7 @@ RECOVERIES = {
     ),
 }
 #: A written id as the whole-reply reader takes it (the grammar's NAME reads any other).
-_WRITTEN_ID = re.compile(r"[0-9]{1,9}|[A-Za-z0-9]{1,64}")
+_WRITTEN_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 #: A regex that matches nothing (the terminals of markers a member has none of).
 NEVER = r"\x00(?!\x00)\x00"
 
