@@ -410,13 +410,20 @@ def assert_well_formed(detections: list[Detection]) -> None:
 
 
 GOLDEN = [case for name in FORMATS for case in load_golden(name)]
+#: Golden replies of a format's deviations that are another format's own syntax: that format is
+#: named first, and the case's format after it (Mistral Small 3.2's call without ``[CALL_ID]`` is
+#: exactly how Ministral 3 writes a call).
+ANOTHERS_SYNTAX = {"mistral_small3_2/call_without_id": "ministral3"}
 
 
 @pytest.mark.parametrize("case", GOLDEN, ids=lambda case: case.id)
 def test_golden_replies(case: GoldenCase) -> None:
     detections = codec.detect_reply(case.text)
     assert_well_formed(detections)
-    if has_call_marker(case.format, case.text):
+    other = ANOTHERS_SYNTAX.get(f"{case.format}/{case.name}")
+    if other is not None:
+        assert [d.format for d in detections[:2]] == [other, reply_format(case.format)]
+    elif has_call_marker(case.format, case.text):
         assert detections[0].format == reply_format(case.format)
         assert detections[0].confidence >= 0.5
 

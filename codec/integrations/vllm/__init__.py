@@ -25,7 +25,7 @@ REASONING_FORMATS = frozenset(
     | {"glm4_6", "glm4_7"}
     | {"nemotron3", "seed_oss"}
     | {"minimax_m2", "deepseek_v3_2"}
-    | {"deepseek_v3_1", "kimi_k2"}
+    | {"deepseek_v3_1", "kimi_k2", "ministral3"}
     | {"qwen3_5"}
 )
 
