@@ -162,3 +162,13 @@ def test_a_reasoning_closer_is_text_unless_a_call_ended_the_reasoning() -> None:
     cut = FMT.parse("<think>a" + _section("functions.f:0").replace("<|im_end|>", "</think> done"))
     assert (cut.reasoning, cut.content) == ("a", " done")
     assert [issue.kind for issue in cut.issues] == ["unclosed_reasoning", "stray_closer"]
+
+
+def test_blanks_that_continue_text_in_a_section_are_the_texts_for_any_chunking() -> None:
+    """Text in a section left open, its blank before the next section: content however the chunks
+    cut it (blanks right after a marker are layout)."""
+    reply = "<|tool_calls_section_begin|>Empty args. \n" + _section("functions.f:0")
+    whole = FMT.parse(reply)
+    assert whole.content == "Empty args. \n"
+    for cut in range(len(reply) + 1):
+        assert run_chunks(FMT, [reply[:cut], reply[cut:]]).result == whole, cut

@@ -268,6 +268,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         self._end = 0  # where the last call ended
         self._calls = 0  # the calls started so far
         self._blanks: list[tuple[str, int]] = []  # blank text in a section, layout unless text follows
+        self._text_end = -1  # where the last text in a section that was no layout ended
         self._counter = ""  # the bare counter a call being read was named by
         self._in_section = False
         self._section_at = self._section_calls = 0  # where the open section opened, its calls so far
@@ -301,10 +302,13 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
     # the frame
     def on_text(self, kind: str, text: str, pos: int) -> None:
         if self._in_section and kind == CONTENT:
-            if not text.strip():  # layout between a section's markers, unless text follows it
+            # Blanks right after a marker are layout between a section's markers, unless text
+            # follows them; blanks that continue text are that text's (however the chunks cut it).
+            if not text.strip() and pos != self._text_end:
                 self._blanks.append((text, pos))
                 return
             self._flush_blanks()
+            self._text_end = pos + len(text)
         self.sink.text(kind, text, pos)
 
     def _flush_blanks(self) -> None:
