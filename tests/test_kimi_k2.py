@@ -172,3 +172,8 @@ def test_blanks_that_continue_text_in_a_section_are_the_texts_for_any_chunking()
     assert whole.content == "Empty args. \n"
     for cut in range(len(reply) + 1):
         assert run_chunks(FMT, [reply[:cut], reply[cut:]]).result == whole, cut
+
+
+def test_a_reply_in_the_singular_section_is_told_to_be_kimis() -> None:
+    reply = _section("functions.f:0", opener="<|tool_call_section_begin|>")
+    assert [found.format for found in codec.detect_reply(reply)][:1] == ["kimi_k2"]

@@ -706,7 +706,7 @@ class NamedJson(Family):
 
     def reply_markers(self) -> tuple[str, ...]:
         m = self.markers
-        return (re.escape(m.section_open or m.call_open),)
+        return tuple(re.escape(marker) for marker in m.section_opens) or (re.escape(m.call_open),)
 
 
 def arguments_json(arguments: Any) -> str:
