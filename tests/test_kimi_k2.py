@@ -165,13 +165,23 @@ def test_a_reasoning_closer_is_text_unless_a_call_ended_the_reasoning() -> None:
 
 
 def test_blanks_that_continue_text_in_a_section_are_the_texts_for_any_chunking() -> None:
-    """Text in a section left open, its blank before the next section: content however the chunks
-    cut it (blanks right after a marker are layout)."""
-    reply = "<|tool_calls_section_begin|>Empty args. \n" + _section("functions.f:0")
+    """Text after a call in a section left open, its blank before the next section: content however
+    the chunks cut it (blanks right after a marker are layout)."""
+    call = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>"
+    reply = "<|tool_calls_section_begin|>" + call + "Empty args. \n" + _section("functions.g:1")
     whole = FMT.parse(reply)
-    assert whole.content == "Empty args. \n"
+    assert whole.content == "Empty args. \n" and len(whole.tool_calls) == 2
     for cut in range(len(reply) + 1):
         assert run_chunks(FMT, [reply[:cut], reply[cut:]]).result == whole, cut
+
+
+def test_a_section_opener_with_text_before_any_call_is_content() -> None:
+    """vLLM's expectation for '<think>This is reasoning<|tool_call_section_begin|>tool content here'."""
+    reply = "<think>This is reasoning<|tool_call_section_begin|>tool content here"
+    result = FMT.parse(reply)
+    assert (result.reasoning, result.content) == ("This is reasoning", "<|tool_call_section_begin|>tool content here")
+    assert [issue.kind for issue in result.issues] == ["unclosed_reasoning", "invalid_tool_call"]
+    assert run_chunks(FMT, list(reply)).result == result
 
 
 def test_a_reply_in_the_singular_section_is_told_to_be_kimis() -> None:

@@ -29,7 +29,8 @@ string holding the object (``arguments_as_string``); a call outside the section 
 a missing closer before the next marker or the end (``missing_closer``); a call opened inside
 unclosed reasoning (``unclosed_reasoning``); a section or call closer, or an arguments opener,
 with nothing open, and a reasoning closer after the calls that ended the reasoning
-(``stray_closer``); a name without the spec's prefix or with the prefix's punctuation lost, an id
+(``stray_closer``); a section opener with text after it before any call, kept as content with its
+closer (``invalid_tool_call``); a name without the spec's prefix or with the prefix's punctuation lost, an id
 missing, not in the spec's shape or written right after the name without its opener, the section
 in its singular spelling (``call_opener``); text after the stop token. The grammar is
 ``grammars/wire/named_json.lark``.
@@ -307,6 +308,12 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
             if not text.strip() and pos != self._text_end:
                 self._blanks.append((text, pos))
                 return
+            if not self._section_calls and self._call is None:
+                # Text before any call: the opener was no section's (a marker leaking into the
+                # content): it is content, and so is its closer.
+                self._in_section, self._orphan_section = False, True
+                why = "a calls section opener with text after it"
+                self.sink.keep_as_content(self._section_text, self._section_at, why)
             self._flush_blanks()
             self._text_end = pos + len(text)
         self.sink.text(kind, text, pos)
