@@ -110,8 +110,8 @@ RECOVERIES: dict[str, str] = {
     "python_tag": "the list between Llama's code-interpreter tags <|python_start|> and <|python_end|> "
     "(the tags reported, fenced_call, and dropped)",
     "json_calls": 'calls written as JSON objects, {"name": NAME, "parameters" (or "arguments"): {...}}: one '
-    "as the reply's start (blanks aside) or after <|python_start|> (with python_tag), one or a list of them "
-    "as the block's body (reported, json_call)",
+    "or a list of them as the block's body; without a block, one as the reply's start (blanks aside); one "
+    "after <|python_start|> (with python_tag) (reported, json_call)",
     "statements": "Python statements in the block, as code-running prompts have models write: "
     "`x = f(a=1)` (the assignment reported and dropped) and `print(f(a=1))` (the print reported and dropped)",
 }
@@ -562,7 +562,7 @@ def grammar_values(spec: WireSpec) -> tuple[tuple[str, str], ...]:
         ("BLOCK", " | fence" if opener else ""),
         ("STATEMENTS", " | assignment | printed" if "statements" in spec.recover else ""),
         ("PYTHON_TAG", (" | python_open | python_close" + (" | python_json" if json else "")) if tagged else ""),
-        ("JSON_LEAD", "json_lead? " if json else ""),
+        ("JSON_LEAD", "json_lead? " if json and not opener else ""),
         ("JSON_BLOCK", " | json_block" if json and opener else ""),
         ("JSON_RULES", _json_rules(json, tagged, bool(opener))),
         ("PYTHON_OPEN", lark_literal(PYTHON_TAGS[0]) if tagged else f"/{_NOTHING}/"),
@@ -587,14 +587,16 @@ def grammar_values(spec: WireSpec) -> tuple[tuple[str, str], ...]:
 
 
 def _json_rules(json: bool, tagged: bool, block: bool) -> str:
-    """The rules of the ``json_calls`` recovery the member's pieces use (none without it)."""
+    """The rules of the ``json_calls`` recovery the member's pieces use (none without it): a member
+    with a block reads JSON calls as its body, one without as the reply's start (and each after the
+    code-interpreter tag, where it reads that)."""
     if not json:
         return ""
-    rules = ["json_lead: JSON_CALL", "%declare JSON_CALL"]
+    rules = ["json_block: JSON_CALLS", "%declare JSON_CALLS"] if block else ["json_lead: JSON_CALL"]
     if tagged:
         rules.append("python_json: PYTHON_OPEN JSON_CALL")
-    if block:
-        rules += ["json_block: JSON_CALLS", "%declare JSON_CALLS"]
+    if tagged or not block:
+        rules.append("%declare JSON_CALL")
     return "\n".join(rules)
 
 
@@ -642,9 +644,10 @@ def _syntax(spec: WireSpec) -> Syntax:
         "FAST_ARG": reader.argument_lexer(),
     }
     if "json_calls" in spec.recover:
-        fast["JSON_CALL"] = json_calls_lexer(many=False)
         if opener:
             fast["JSON_CALLS"] = json_calls_lexer(many=True)
+        if not opener or "python_tag" in spec.recover:
+            fast["JSON_CALL"] = json_calls_lexer(many=False)
     closing = closer.lstrip("\n")  # the closer as the fast paths and resync look for it, blanks skipped
     if opener:
         fast["FENCED_LIST"] = reader.lexer(followed_by(closing))
