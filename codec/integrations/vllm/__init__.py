@@ -17,7 +17,8 @@ __all__ = ["PARSERS_MODULE", "parser_name", "reasoning_class_name", "register", 
 #: The module that defines the parser classes (it imports vLLM).
 PARSERS_MODULE = "codec.integrations.vllm.parsers"
 
-#: The formats whose replies have a reasoning block, which get a reasoning parser of their own.
+#: The formats whose replies have a reasoning block (or, in the harmony family, reasoning messages),
+#: which get a reasoning parser of their own.
 #: Kept here, not derived, so that registering stays cheap; the tests check it against the formats.
 REASONING_FORMATS = frozenset(
     {"hermes", "qwen3", "hermes3", "qwen3_coder", "qwen3_coder_official", "gemma4", "deepseek_pythonic"}
@@ -27,6 +28,7 @@ REASONING_FORMATS = frozenset(
     | {"minimax_m2", "deepseek_v3_2"}
     | {"deepseek_v3_1", "kimi_k2", "ministral3"}
     | {"qwen3_5"}
+    | {"gpt_oss"}
 )
 
 
