@@ -12,12 +12,14 @@
     codec decode -f hermes prompt.txt                   # the conversation a prompt renders, as render's JSON
     codec convert --from hermes --to gemma4 IN.jsonl OUT.jsonl   # a dataset, line by line (see its --help)
     codec check tokenizer_config.json                   # the template, the parser and the grammar agree
+    codec derive tokenizer_config.json                  # the reply syntax of a template no format is written for
 
 Files may be ``-`` or left out to read standard input. Replies and prompts are read byte-exact
 (UTF-8, no newline translation, no stripping), and ``render`` writes the prompt's bytes with
 nothing added. Exit status: 0 success, 1 a strict parse failed (or ``detect`` recognized nothing,
 and wrote ``no known format``, or ``convert --strict`` rejected a line), 2 bad input or usage, 130
-interrupted (143: ``convert`` stopped by SIGTERM). Every error is one ``codec: error: ...`` line on standard error.
+interrupted (143: ``convert`` stopped by SIGTERM); ``derive`` exits 1 where it refuses a template.
+Every error is one ``codec: error: ...`` line on standard error.
 
 The machinery of ``convert`` (chunks, --jobs processes, the rejects file, progress) is
 :mod:`codec._cli_convert`; its arguments are declared here, with the other commands'.
@@ -674,6 +676,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_transcoding_commands(sub, fmt_help)
     _add_grammar_command(sub, fmt_help, tools_help)
     _add_check_command(sub, fmt_help)
+    _add_derive_command(sub)
     return parser
 
 
@@ -762,6 +765,70 @@ def _add_check_command(sub: Any, fmt_help: str) -> None:
         "template", metavar="TEMPLATE", help="a Jinja chat template, or a tokenizer_config.json ('-': stdin)"
     )
     p_check.set_defaults(handler=_cmd_check)
+
+
+def _add_derive_command(sub: Any) -> None:
+    p_derive = sub.add_parser(
+        "derive",
+        help="derive the reply syntax of a chat template no format is written for",
+        description="Render a chat template on probe conversations and fit its tool calls to codec's wire "
+        "families: print the wire spec found (and the built-in formats whose spec it is), or the reason "
+        "the template is refused (exit status 1). A tokenizer_config.json gives its chat_template, its "
+        "special tokens (the markers found are snapped to them) and its bos/eos tokens.",
+    )
+    p_derive.add_argument("--json", action="store_true", help="write the outcome as JSON")
+    p_derive.add_argument(
+        "template", metavar="TEMPLATE", help="a Jinja chat template, or a tokenizer_config.json ('-': stdin)"
+    )
+    p_derive.set_defaults(handler=_cmd_derive)
+
+
+def _cmd_derive(args: argparse.Namespace) -> int:
+    from codec.derive import DeriveError, derive_spec
+
+    name = "<stdin>" if args.template == "-" else str(args.template)
+    text = _read_text(args.template)
+    label, template = _check_templates(text, name)[0]
+    config = _tokenizer_config(text, name) or {}
+    tokens, variables = _config_tokens(config)
+    try:
+        found = derive_spec(template, added_tokens=tokens, **dict[str, Any](variables))
+    except DeriveError as exc:
+        if args.json:
+            closest = None if exc.closest is None else exc.closest.to_json()
+            refused = {"template": label, "derived": False, "reason": exc.reason, "message": str(exc)}
+            _write(json_text({**refused, "closest": closest}) + "\n", is_json=True)
+        else:
+            _write(f"{label}: not derived ({exc.reason}): {exc}\n")
+        return 1
+    if args.json:
+        _write(json_text({"template": label, "derived": True, **found.as_json()}) + "\n", is_json=True)
+        return 0
+    whose = f", the spec of {', '.join(found.builtins)}" if found.builtins else ""
+    lines = [f"{label}: derived a {found.spec.family} spec{whose} (verified on {len(found.probes)} probes)"]
+    lines += [
+        f"  {key}: {json_text(value)}"
+        for key, value in found.spec.to_json().items()
+        if key == "family" or key in found.spec.differences()
+    ]
+    lines += [f"  note: {note}" for note in found.notes]
+    _write("\n".join(lines) + "\n")
+    return 0
+
+
+def _config_tokens(config: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """A tokenizer config's special tokens (``added_tokens_decoder``'s) and its ``bos_token`` and
+    ``eos_token`` as template variables (each a string or ``{"content": ...}``)."""
+    decoder = config.get("added_tokens_decoder")
+    entries = decoder.values() if isinstance(decoder, dict) else ()
+    tokens = [e["content"] for e in entries if isinstance(e, dict) and isinstance(e.get("content"), str)]
+    variables = {}
+    for key in ("bos_token", "eos_token"):
+        value = config.get(key)
+        value = value.get("content") if isinstance(value, dict) else value
+        if isinstance(value, str):
+            variables[key] = value
+    return tokens, variables
 
 
 def _check_templates(text: str, name: str) -> list[tuple[str, str]]:
