@@ -693,7 +693,7 @@ def _probe_calls(rendered: _Rendered) -> list[_Turn]:
 
 def _proposals(rendered: _Rendered) -> Iterator[WireSpec]:
     """Instantiations of the families read off the template's turns, to be verified."""
-    tokens = _Tokens(rendered.added_tokens or _known_tokens())
+    tokens = _Tokens(_snapping(rendered))
     for stop in _stops(rendered, tokens):
         for family, shapes in _SHAPES.items():
             for make in shapes:
@@ -718,7 +718,7 @@ def _proposals(rendered: _Rendered) -> Iterator[WireSpec]:
 def _stops(rendered: _Rendered, tokens: _Tokens) -> list[str]:
     """The stop tokens a proposal may take: the first word of what ends a turn of text; where the
     template writes nothing after a last turn of text, also the token every turn with calls ends with."""
-    found = [_stop(rendered.ending, rendered.added_tokens)]
+    found = [_stop(rendered.ending, tokens.tokens)]
     if not rendered.tail:
         ends = {
             next((t for t in tokens.tokens if turn.text.rstrip().endswith(t)), "")
@@ -757,11 +757,20 @@ class _Tokens:
         return "".join(self.back.get(char, char) for char in text)
 
 
+def _snapping(rendered: _Rendered) -> tuple[str, ...]:
+    """The tokens markers are snapped to: the given special tokens, else the built-in formats' markers
+    and the text of the template variables given (``eos_token``...)."""
+    if rendered.added_tokens:
+        return rendered.added_tokens
+    given = tuple(v for v in rendered.variables.values() if isinstance(v, str) and len(v) > 1)
+    return given + _known_tokens()
+
+
 def _stop(ending: str, tokens: tuple[str, ...]) -> str:
-    """The stop token of a turn that ends with ``ending``: the special token it starts with where the
-    tokens are given, else its first word (what stands before the first whitespace)."""
+    """The stop token of a turn that ends with ``ending``: the longest of ``tokens`` it starts with,
+    else its first word (what stands before the first whitespace)."""
     text = ending.strip()
-    for token in tokens:
+    for token in sorted(tokens, key=len, reverse=True):
         if text.startswith(token):
             return token
     return text.split()[0] if text else ""
