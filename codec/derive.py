@@ -43,7 +43,16 @@ if TYPE_CHECKING:
     from codec.format import Format
     from codec.models import Conversation, ParseResult
 
-__all__ = ["PROBE_REPLIES", "PROBE_TOOLS", "Derivation", "DeriveError", "derive", "derive_spec"]
+__all__ = [
+    "PROBE_REPLIES",
+    "PROBE_TOOLS",
+    "Derivation",
+    "DeriveError",
+    "config_tokens",
+    "derive",
+    "derive_source",
+    "derive_spec",
+]
 
 
 class DeriveError(CodecError):
@@ -290,6 +299,35 @@ def _describe(spec: WireSpec) -> str:
     shown = {name: getattr(spec, name) for name in named if name in spec.differences()}
     parts = ", ".join(f"{key}={value!r}" for key, value in shown.items())
     return f"a {spec.family} spec ({parts})" if parts else f"a {spec.family} spec"
+
+
+def derive_source(text: str, *, name: str = "derived") -> Format:
+    """The format :func:`derive` makes of ``text``: a chat template's text, or a
+    ``tokenizer_config.json``'s, whose ``chat_template`` is derived (of named templates, the one
+    :func:`codec.detect_template` tries first) with its special tokens and its ``bos_token`` and
+    ``eos_token`` (:func:`config_tokens`). Raises as :func:`derive` does, and ValueError for a
+    configuration without a usable ``chat_template``."""
+    from codec.detect import _as_config, _templates
+
+    config = _as_config(text)
+    ((_, template), *_) = _templates(text)
+    tokens, variables = config_tokens(dict(config) if config is not None else {})
+    return derive(template, added_tokens=tokens, name=name, **dict[str, Any](variables))
+
+
+def config_tokens(config: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """A tokenizer config's special tokens (``added_tokens_decoder``'s) and its ``bos_token`` and
+    ``eos_token`` as template variables (each a string or ``{"content": ...}``)."""
+    decoder = config.get("added_tokens_decoder")
+    entries = decoder.values() if isinstance(decoder, Mapping) else ()
+    tokens = [e["content"] for e in entries if isinstance(e, Mapping) and isinstance(e.get("content"), str)]
+    variables = {}
+    for key in ("bos_token", "eos_token"):
+        value = config.get(key)
+        value = value.get("content") if isinstance(value, Mapping) else value
+        if isinstance(value, str):
+            variables[key] = value
+    return tokens, variables
 
 
 # --------------------------------------------------------------------------- rendering the probes

@@ -16,7 +16,7 @@ import pytest
 
 import codec
 from codec.cli import main
-from codec.derive import PROBE_TOOLS, DeriveError, derive_spec
+from codec.derive import PROBE_TOOLS, DeriveError, derive_source, derive_spec
 from codec.formats import BUILTINS
 from codec.wire import WireSpec
 
@@ -176,10 +176,10 @@ def test_added_tokens_snap_the_stop_token() -> None:
     assert found.spec.stop == "END OF TURN"
 
 
-def _cli(*argv: str) -> tuple[int, str]:
+def _cli(*argv: str, command: str = "derive") -> tuple[int, str]:
     out = io.StringIO()
     with redirect_stdout(out):
-        status = main(["derive", *argv])
+        status = main([command, *argv])
     return status, out.getvalue()
 
 
@@ -208,3 +208,61 @@ def test_cli_reads_a_tokenizer_config(tmp_path: Path) -> None:
     path.write_text(json.dumps(config), encoding="utf-8")
     status, out = _cli(str(path), "--json")
     assert status == 0 and json.loads(out)["spec"]["stop"] == "END OF TURN"
+
+
+def test_detect_says_it_derived_what_no_format_renders(tmp_path: Path) -> None:
+    path = tmp_path / "toy.jinja"
+    path.write_text(JSON_TOY, encoding="utf-8")
+    status, out = _cli(str(path), command="detect")
+    assert status == 1  # still no known format: the derived one is no name to render with
+    assert (
+        out
+        == "no known format\nderived from the template: replies of the json_object family ('codec derive' prints it)\n"
+    )
+    status, out = _cli("--json", str(path), command="detect")
+    data = json.loads(out)
+    assert status == 1 and data["format"] is None
+    assert WireSpec.from_json(data["derived"]["spec"]) == derive_spec(JSON_TOY).spec
+
+
+def test_check_falls_back_to_the_derived_format(tmp_path: Path) -> None:
+    pytest.importorskip("hypothesis")
+    path = tmp_path / "toy.jinja"
+    path.write_text(XML_TOY, encoding="utf-8")
+    status, out = _cli("-n", "5", "--json", str(path), command="check")
+    report = json.loads(out)
+    assert status == 0 and report["ok"] is True and report["format"] == "derived"
+    assert report["derived"]["spec"]["family"] == "xml_params"
+    assert "decode" not in report["checks"] and "round_trip" in report["checks"]
+
+
+def test_derive_source_reads_a_tokenizer_config() -> None:
+    config = {
+        "chat_template": [{"name": "other", "template": NO_CALLS}, {"name": "default", "template": JSON_TOY}],
+        "added_tokens_decoder": {"3": {"content": "<|end|>", "special": True}},
+        "eos_token": {"content": "<|end|>"},
+    }
+    fmt = derive_source(json.dumps(config))
+    assert fmt.wire.call == ("<call>", "</call>") and fmt.tokenizer_variables == {"eos_token": "<|end|>"}
+    assert derive_source(JSON_TOY).wire == fmt.wire
+
+
+def test_the_vllm_plugin_derives_the_template_its_variable_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codec.integrations import vllm as plugin
+
+    plugin.derived_format.cache_clear()
+    monkeypatch.delenv(plugin.TEMPLATE_VARIABLE, raising=False)
+    with pytest.raises(codec.CodecError, match=plugin.TEMPLATE_VARIABLE):
+        plugin.parser_format(plugin.DERIVED)
+    path = tmp_path / "chat_template.jinja"
+    path.write_text(XML_TOY, encoding="utf-8")
+    monkeypatch.setenv(plugin.TEMPLATE_VARIABLE, str(path))
+    plugin.derived_format.cache_clear()
+    try:
+        assert plugin.parser_format(plugin.DERIVED).wire == derive_spec(XML_TOY).spec
+        assert plugin.parser_format("hermes") is codec.get_format("hermes")
+        assert plugin.parser_name(plugin.DERIVED) == "codec_derived"
+    finally:
+        plugin.derived_format.cache_clear()

@@ -47,8 +47,7 @@ from vllm.tool_parsers.utils import custom_tool_parameters, flat_namespace_tool_
 from codec import export
 from codec.errors import CodecError
 from codec.format import Format
-from codec.formats import get_format
-from codec.integrations.vllm import REASONING_FORMATS, reasoning_class_name, tool_class_name
+from codec.integrations.vllm import DERIVED, REASONING_FORMATS, parser_format, reasoning_class_name, tool_class_name
 from codec.models import Event, ParseResult, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from codec.stream import Stream
 
@@ -260,7 +259,7 @@ class CodecToolParser(ToolParser):  # type: ignore[misc]  # vLLM is untyped here
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
-        self.format = get_format(self.format_name)
+        self.format = parser_format(self.format_name)
         #: The tools given to the constructor (vLLM's interface), read where a request has none.
         self._tools = _tools_of(tools)
         self.name = f"codec_{self.format.name}"
@@ -445,7 +444,7 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
 
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
-        self.format = get_format(self.format_name)
+        self.format = parser_format(self.format_name)
         self.name = f"codec_{self.format.name}"
         markers = reasoning_markers(self.format)
         if markers is None:
@@ -694,7 +693,7 @@ def _tool_parser(format_name: str) -> type[CodecToolParser]:
 
 def _reasoning_parser(format_name: str) -> type[CodecReasoningParser]:
     """``format_name``'s reasoning parser class (a format of :data:`REASONING_FORMATS`)."""
-    if format_name not in REASONING_FORMATS:
+    if format_name not in REASONING_FORMATS and format_name != DERIVED:
         raise ValueError(f"{format_name} is not among the formats with reasoning: {sorted(REASONING_FORMATS)}")
     namespace = {"format_name": format_name, "__module__": __name__}
     return type(reasoning_class_name(format_name), (CodecReasoningParser,), namespace)
@@ -725,6 +724,8 @@ CodecLlama32ToolParser = _tool_parser("llama3_2")
 CodecMinimaxM2ToolParser = _tool_parser("minimax_m2")
 CodecDeepseekV32ToolParser = _tool_parser("deepseek_v3_2")
 
+CodecDerivedToolParser = _tool_parser(DERIVED)  # the format derived from $CODEC_DERIVE_TEMPLATE
+
 CodecHermesReasoningParser = _reasoning_parser("hermes")
 CodecQwen3ReasoningParser = _reasoning_parser("qwen3")
 CodecHermes3ReasoningParser = _reasoning_parser("hermes3")
@@ -744,3 +745,4 @@ CodecGlm46ReasoningParser = _reasoning_parser("glm4_6")
 CodecGlm47ReasoningParser = _reasoning_parser("glm4_7")
 CodecMinimaxM2ReasoningParser = _reasoning_parser("minimax_m2")
 CodecDeepseekV32ReasoningParser = _reasoning_parser("deepseek_v3_2")
+CodecDerivedReasoningParser = _reasoning_parser(DERIVED)
