@@ -374,7 +374,8 @@ def test_cli_json_of_no_format_and_of_replies(tmp_path: Path) -> None:
     path.write_text(CHATML, encoding="utf-8")
     assert detect_cli(str(path)) == (1, "no known format\n", "")
     status, out, _ = detect_cli("--json", str(path))
-    assert (status, json.loads(out)) == (1, {"format": None, "verified": False, "template": None, "difference": None})
+    empty = {"format": None, "verified": False, "template": None, "difference": None, "derived": None}
+    assert (status, json.loads(out)) == (1, empty)  # (derive refuses it: it renders no tool calls)
     reply = tmp_path / "reply.txt"
     reply.write_text('<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call><|im_end|>', encoding="utf-8")
     status, out, _ = detect_cli("--reply", "--json", str(reply))

@@ -49,7 +49,13 @@ from codec import export
 from codec.errors import CodecError
 from codec.format import Format
 from codec.formats import formats, get_format
-from codec.integrations.vllm import REASONING_FORMATS, reasoning_class_name, tool_class_name
+from codec.integrations.vllm import (
+    DERIVED,
+    REASONING_FORMATS,
+    parser_format,
+    reasoning_class_name,
+    tool_class_name,
+)
 from codec.integrations.vllm.handover import Split, harmony_markers, harmony_reasoning, leading_reasoning
 from codec.models import Event, ParseResult, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from codec.stream import Stream
@@ -266,7 +272,7 @@ class CodecToolParser(ToolParser):  # type: ignore[misc]  # vLLM is untyped here
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
-        self.format = get_format(self.format_name)
+        self.format = parser_format(self.format_name)
         #: The tools given to the constructor (vLLM's interface), read where a request has none.
         self._tools = _tools_of(tools)
         self.name = f"codec_{self.format.name}"
@@ -451,7 +457,7 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
 
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
-        self.format = get_format(self.format_name)
+        self.format = parser_format(self.format_name)
         self.name = f"codec_{self.format.name}"
         markers = reasoning_markers(self.format)
         if markers is None:
@@ -738,12 +744,13 @@ def _tool_parser(format_name: str) -> type[CodecToolParser]:
 
 
 def _reasoning_parser(format_name: str) -> type[CodecReasoningParser]:
-    """``format_name``'s reasoning parser class (a format of :data:`REASONING_FORMATS`): a harmony
-    member's reads reasoning messages, every other one a reasoning block."""
-    if format_name not in REASONING_FORMATS:
+    """``format_name``'s reasoning parser class (a format of :data:`REASONING_FORMATS`, or
+    :data:`DERIVED`): a harmony member's reads reasoning messages, every other one a reasoning block
+    (a derived format is known only when a parser is made: never harmony, which derivation refuses)."""
+    if format_name not in REASONING_FORMATS and format_name != DERIVED:
         raise ValueError(f"{format_name} is not among the formats with reasoning: {sorted(REASONING_FORMATS)}")
     namespace = {"format_name": format_name, "__module__": __name__}
-    harmony = harmony_markers(get_format(format_name)) is not None
+    harmony = format_name != DERIVED and harmony_markers(get_format(format_name)) is not None
     base = CodecHarmonyReasoningParser if harmony else CodecReasoningParser
     return type(reasoning_class_name(format_name), (base,), namespace)
 
@@ -755,3 +762,6 @@ for _name in formats():
     if _name in REASONING_FORMATS:
         globals()[reasoning_class_name(_name)] = _reasoning_parser(_name)
 del _name
+# The format derived from $CODEC_DERIVE_TEMPLATE (read when vLLM makes a parser).
+CodecDerivedToolParser = _tool_parser(DERIVED)
+CodecDerivedReasoningParser = _reasoning_parser(DERIVED)
