@@ -169,6 +169,11 @@ def detect(chat_template: str | Mapping[str, Any]) -> str | None:
     :func:`detect_template`'s format when verified): a template whose replies look like a
     format's but whose prompts differ gives ``None``, so that the name is safe to render with.
     Takes and raises what :func:`detect_template` does.
+
+    It does not fall back to derivation as ``codec detect`` does: its answer is a registered name,
+    which a derived format is not (it renders with the template itself, and holds it), and deriving
+    renders fifteen probe conversations, some twice, where detection is a lookup. Where it gives ``None``,
+    :func:`codec.derive` makes a format of the template, or says why it cannot.
     """
     found = detect_template(chat_template)
     return found.format if found is not None and found.verified else None
