@@ -562,7 +562,8 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         if split:
             wrong.append(f"the id right after the name, without {m.id_open!r}")
         if wrong:
-            self.sink.issue("call_opener", f"a call's head {head!r} written with {' and '.join(wrong)}", pos)
+            # The head as written is the issue's text: the name and id read from it spell it otherwise.
+            self.sink.issue("call_opener", f"a call's head {head!r} written with {' and '.join(wrong)}", pos, head)
         if split:
             assert counter is not None
             return counter["name"], counter["id"]
