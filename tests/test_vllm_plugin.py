@@ -4,6 +4,7 @@ The parsers themselves are tested against vLLM's own classes in ``test_vllm.py``
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -38,3 +39,19 @@ def test_names_are_hyphen_free_and_one_per_format() -> None:
 def test_reasoning_formats_are_those_whose_replies_read_reasoning() -> None:
     reads_reasoning = {name for name in codec.formats() if codec.get_format(name).syntax().reasoning_open}
     assert reads_reasoning == plugin.REASONING_FORMATS
+
+
+def test_every_registered_class_is_defined_in_the_parsers_module() -> None:
+    """What ``register`` names, the parsers module defines (read from its source: importing it
+    needs vLLM, and a format added without its classes fails only in vLLM's environment)."""
+    source = (ROOT / "codec" / "integrations" / "vllm" / "parsers.py").read_text(encoding="utf-8")
+    defined = {
+        target.id
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    wanted = {plugin.tool_class_name(name) for name in codec.formats()}
+    wanted |= {plugin.reasoning_class_name(name) for name in plugin.REASONING_FORMATS}
+    assert sorted(wanted - defined) == []
