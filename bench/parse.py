@@ -9,7 +9,8 @@ no whole-reply reader takes the reply), the total time to parse the same reply s
 4-character chunks (arguments deltas included: events on), and the baselines of the same run: a
 regex + ``json.loads`` (hermes, granite4, qwen3_coder, gemma4, glm4_6, glm4_7, minimax_m2,
 deepseek_v3_1, deepseek_v3_2, kimi_k2, gpt_oss; for llama3_1 JSON objects ``;`` apart; for
-mistral_nemo the list after ``[TOOL_CALLS]``), a regex +
+mistral_nemo the list after ``[TOOL_CALLS]``, for mistral_small3_2 and ministral3 the text split at
+each ``[TOOL_CALLS]``), a regex +
 ``json.loads`` or ``ast.literal_eval`` by the declared type (qwen3_5, nemotron3, seed_oss,
 functiongemma: values written with Python's ``str()``) or ``ast.parse`` + ``literal_eval`` (the
 Python-list formats), and for qwen3_coder, qwen3_5 and gemma4 transformers' ``ResponseParser``
@@ -93,6 +94,22 @@ def mistral_list_baseline(text: str) -> list[Any]:
     except json.JSONDecodeError:  # a partial list while streaming
         return []
     return found if isinstance(found, list) else []
+
+
+def mistral_v11_baseline(text: str) -> list[Any]:
+    """vLLM's Mistral parser for tokenizers of version 11 and later (as recalled): the text split at
+    each ``[TOOL_CALLS]``, each piece's name before ``[ARGS]`` (less a ``[CALL_ID]`` and its id),
+    json.loads for the rest less the stop token."""
+    calls = []
+    for piece in text.split("[TOOL_CALLS]")[1:]:
+        name, sep, arguments = piece.partition("[ARGS]")
+        if not sep:
+            continue
+        with contextlib.suppress(json.JSONDecodeError):  # a partial call while streaming
+            calls.append(
+                {"name": name.partition("[CALL_ID]")[0], "arguments": json.loads(arguments.removesuffix("</s>"))}
+            )
+    return calls
 
 
 def hermes_baseline(text: str) -> list[Any]:
@@ -447,7 +464,9 @@ BASELINES: dict[str, Callable[[str], list[Any]]] = {
     "kimi_k2": kimi_k2_baseline,
     "llama3_1": llama3_json_baseline,
     "minimax_m2": minimax_baseline,
+    "ministral3": mistral_v11_baseline,
     "mistral_nemo": mistral_list_baseline,
+    "mistral_small3_2": mistral_v11_baseline,
     "nemotron3": qwen3_5_baseline,
     "qwen3_5": qwen3_5_baseline,
     "qwen3_coder": qwen3_coder_baseline,

@@ -4,6 +4,7 @@ Render OpenAI-style messages and tools into the exact prompt a model was trained
 the model's reply (whole or streamed) back into content, reasoning and tool calls.
 """
 
+from codec.derive import DeriveError, derive
 from codec.detect import Detection, PromptDifference, TemplateDetection, detect, detect_reply, detect_template
 from codec.errors import CodecError, GrammarWarning, ParseError, RenderError, RenderWarning, ToolError, UnknownFormat
 from codec.format import Format
@@ -31,6 +32,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CodecError",
     "Conversation",
+    "DeriveError",
     "Detection",
     "Event",
     "Format",
@@ -56,6 +58,7 @@ __all__ = [
     "ToolError",
     "UnknownFormat",
     "__version__",
+    "derive",
     "detect",
     "detect_reply",
     "detect_template",

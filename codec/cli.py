@@ -12,12 +12,14 @@
     codec decode -f hermes prompt.txt                   # the conversation a prompt renders, as render's JSON
     codec convert --from hermes --to gemma4 IN.jsonl OUT.jsonl   # a dataset, line by line (see its --help)
     codec check tokenizer_config.json                   # the template, the parser and the grammar agree
+    codec derive tokenizer_config.json                  # the reply syntax of a template no format is written for
 
 Files may be ``-`` or left out to read standard input. Replies and prompts are read byte-exact
 (UTF-8, no newline translation, no stripping), and ``render`` writes the prompt's bytes with
 nothing added. Exit status: 0 success, 1 a strict parse failed (or ``detect`` recognized nothing,
 and wrote ``no known format``, or ``convert --strict`` rejected a line), 2 bad input or usage, 130
-interrupted (143: ``convert`` stopped by SIGTERM). Every error is one ``codec: error: ...`` line on standard error.
+interrupted (143: ``convert`` stopped by SIGTERM); ``derive`` exits 1 where it refuses a template.
+Every error is one ``codec: error: ...`` line on standard error.
 
 The machinery of ``convert`` (chunks, --jobs processes, the rejects file, progress) is
 :mod:`codec._cli_convert`; its arguments are declared here, with the other commands'.
@@ -54,6 +56,7 @@ from codec.convert import (
     record_conversation,
     validation_line,
 )
+from codec.derive import Derivation, config_tokens
 from codec.detect import TemplateDetection, detect_reply, detect_template
 from codec.errors import CodecError, ParseError, RenderError, RenderWarning
 from codec.format import Format
@@ -437,16 +440,42 @@ def _cmd_detect(args: argparse.Namespace) -> int:
         return 0 if detections else 1
     config = _tokenizer_config(text, name)
     found = detect_template(config if config is not None else text)
+    # No built-in format renders the template's prompts: derive its replies' syntax, and say so.
+    derived = None if found is not None and found.verified else _derivation(text, name)
     if args.json:
-        empty = {"format": None, "verified": False, "template": None, "difference": None}
-        _write(json_text(empty if found is None else found.as_json()) + "\n", is_json=True)
+        empty: dict[str, Any] = {"format": None, "verified": False, "template": None, "difference": None}
+        answer = empty if found is None else found.as_json()
+        if found is None or not found.verified:
+            answer["derived"] = None if derived is None else derived.as_json()
+        _write(json_text(answer) + "\n", is_json=True)
     elif found is None:
-        _write(NO_FORMAT + "\n")
+        _write(NO_FORMAT + "\n" + _derived_line(derived))
     elif found.verified:
         _write(found.format + "\n")
     else:  # a name on its own would read as an answer: the near miss is said in words, never as a bare name
-        _write(_near_miss(found))
+        _write(_near_miss(found) + _derived_line(derived))
     return 0 if found is not None and found.verified else 1
+
+
+def _derivation(text: str, name: str) -> Derivation | None:
+    """The spec :func:`codec.derive` fits to the template of ``text`` (a template or a tokenizer
+    config), or None where it refuses it."""
+    from codec.derive import DeriveError, derive_spec
+
+    _, template = _check_templates(text, name)[0]
+    tokens, variables = config_tokens(_tokenizer_config(text, name) or {})
+    try:
+        return derive_spec(template, added_tokens=tokens, **dict[str, Any](variables))
+    except DeriveError:
+        return None
+
+
+def _derived_line(derived: Derivation | None) -> str:
+    """What ``codec detect`` adds where it derived the template's reply syntax ("" where it did not)."""
+    if derived is None:
+        return ""
+    whose = f", the spec of {', '.join(derived.builtins)}" if derived.builtins else ""
+    return f"derived from the template: replies of the {derived.spec.family} family{whose} ('codec derive' prints it)\n"
 
 
 def _near_miss(found: TemplateDetection) -> str:
@@ -674,6 +703,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_transcoding_commands(sub, fmt_help)
     _add_grammar_command(sub, fmt_help, tools_help)
     _add_check_command(sub, fmt_help)
+    _add_derive_command(sub)
     return parser
 
 
@@ -764,6 +794,55 @@ def _add_check_command(sub: Any, fmt_help: str) -> None:
     p_check.set_defaults(handler=_cmd_check)
 
 
+def _add_derive_command(sub: Any) -> None:
+    p_derive = sub.add_parser(
+        "derive",
+        help="derive the reply syntax of a chat template no format is written for",
+        description="Render a chat template on probe conversations and fit its tool calls to codec's wire "
+        "families: print the wire spec found (and the built-in formats whose spec it is), or the reason "
+        "the template is refused (exit status 1). A tokenizer_config.json gives its chat_template, its "
+        "special tokens (the markers found are snapped to them) and its bos/eos tokens.",
+    )
+    p_derive.add_argument("--json", action="store_true", help="write the outcome as JSON")
+    p_derive.add_argument(
+        "template", metavar="TEMPLATE", help="a Jinja chat template, or a tokenizer_config.json ('-': stdin)"
+    )
+    p_derive.set_defaults(handler=_cmd_derive)
+
+
+def _cmd_derive(args: argparse.Namespace) -> int:
+    from codec.derive import DeriveError, derive_spec
+
+    name = "<stdin>" if args.template == "-" else str(args.template)
+    text = _read_text(args.template)
+    label, template = _check_templates(text, name)[0]
+    config = _tokenizer_config(text, name) or {}
+    tokens, variables = config_tokens(config)
+    try:
+        found = derive_spec(template, added_tokens=tokens, **dict[str, Any](variables))
+    except DeriveError as exc:
+        if args.json:
+            closest = None if exc.closest is None else exc.closest.to_json()
+            refused = {"template": label, "derived": False, "reason": exc.reason, "message": str(exc)}
+            _write(json_text({**refused, "closest": closest}) + "\n", is_json=True)
+        else:
+            _write(f"{label}: not derived ({exc.reason}): {exc}\n")
+        return 1
+    if args.json:
+        _write(json_text({"template": label, "derived": True, **found.as_json()}) + "\n", is_json=True)
+        return 0
+    whose = f", the spec of {', '.join(found.builtins)}" if found.builtins else ""
+    lines = [f"{label}: derived a {found.spec.family} spec{whose} (verified on {len(found.probes)} probes)"]
+    lines += [
+        f"  {key}: {json_text(value)}"
+        for key, value in found.spec.to_json().items()
+        if key == "family" or key in found.spec.differences()
+    ]
+    lines += [f"  note: {note}" for note in found.notes]
+    _write("\n".join(lines) + "\n")
+    return 0
+
+
 def _check_templates(text: str, name: str) -> list[tuple[str, str]]:
     """The templates of a check's input, as (label, text): the template itself, or a tokenizer
     config's ``chat_template`` (a string, or named templates, ``default`` first)."""
@@ -785,7 +864,7 @@ def _check_templates(text: str, name: str) -> list[tuple[str, str]]:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     try:
-        from codec.testing.check import check_template
+        from codec.testing.check import CHECKS, check_template
     except ModuleNotFoundError as exc:
         if exc.name != "hypothesis":
             raise
@@ -793,29 +872,56 @@ def _cmd_check(args: argparse.Namespace) -> int:
     name = "<stdin>" if args.template == "-" else str(args.template)
     candidates = _check_templates(_read_text(args.template), name)
     verified: bool | None = None  # whether detection verified the format (None: the format was given)
+    derived: Format | None = None
     if args.format is not None:
         fmt, how = get_format(args.format), "given"
         label, template = next((c for c in candidates if _looks_like(c[1], fmt.name)), candidates[0])
     else:
         found = _detected(candidates)
+        derived = None
         if found is None:
-            raise CLIError(f"{name}: not a chat template of a known format (give --format NAME)")
-        label, template, detection = found
-        fmt, verified = get_format(detection.format), detection.verified
-        how = "detected" if verified else "detected, not verified: its prompts differ from the template's"
+            # No format's markers: the format derived from the template, if one is, is checked.
+            label, template = candidates[0]
+            derived = _derived_format(template)
+            if derived is None:
+                raise CLIError(
+                    f"{name}: not a chat template of a known format, nor one codec derives (give --format NAME)"
+                )
+            fmt, verified = derived, False
+            derivation = derived.derivation  # type: ignore[attr-defined]
+            whose = f", the spec of {', '.join(derivation.builtins)}" if derivation.builtins else ""
+            how = f"a {derivation.spec.family} spec fitted to the template{whose}; decode not checked"
+        else:
+            label, template, detection = found
+            fmt, verified = get_format(detection.format), detection.verified
+            how = "detected" if verified else "detected, not verified: its prompts differ from the template's"
+    # A derived format decodes no prompts: its decode check is left out.
+    checks = [c for c in CHECKS if c != "decode"] if args.format is None and derived is not None else list(CHECKS)
     progress = _CheckProgress() if sys.stderr.isatty() else None
     try:
-        report = check_template(template, fmt, examples=args.examples, seed=args.seed, progress=progress)
+        report = check_template(template, fmt, examples=args.examples, seed=args.seed, progress=progress, checks=checks)
     finally:
         if progress is not None:
             progress.clear()
     if args.json:
-        where = {"template": label, "detected": args.format is None, "verified": verified}
+        where: dict[str, Any] = {"template": label, "detected": args.format is None, "verified": verified}
+        if derived is not None:
+            where["derived"] = derived.derivation.as_json()  # type: ignore[attr-defined]
         _write(json_text({**where, **report.as_json()}) + "\n", is_json=True)
     else:
         head = f"{label}: {fmt.name} ({how}), {args.examples} conversations per check, seed {args.seed}\n"
         _write(head + report.summary())
     return 0 if report.ok else 1
+
+
+def _derived_format(template: str) -> Format | None:
+    """The format :func:`codec.derive` makes of ``template``, or None where it refuses it."""
+    from codec.derive import DeriveError, derive
+
+    try:
+        return derive(template)
+    except DeriveError:
+        return None
 
 
 def _detected(candidates: list[tuple[str, str]]) -> tuple[str, str, TemplateDetection] | None:

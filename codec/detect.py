@@ -24,7 +24,7 @@ __all__ = ["PROBES", "Detection", "PromptDifference", "TemplateDetection", "dete
 
 #: What each kind of evidence adds to a reply's confidence (they sum to 1).
 _MARKER_WEIGHT = 0.5  # a call written in the format's own syntax
-_CALLS_WEIGHT = 0.3  # the format's parser reads tool calls out of the reply (half if it had to repair)
+_CALLS_WEIGHT = 0.3  # the format's parser reads tool calls out of the reply (less if it had to repair)
 _STOP_WEIGHT = 0.2  # the format's stop token
 
 
@@ -298,8 +298,9 @@ def detect_reply(text: str) -> list[Detection]:
 
     Each format is weighed on three kinds of evidence, whose weights sum to 1: one of its
     ``reply_markers`` occurs (a tool call in its own syntax, 0.5); its parser reads at least one
-    tool call out of the reply (0.3, or 0.15 if the parse reported repairs); the reply contains
-    its stop token (0.2). Formats with no evidence at all are left out, so plain text without a
+    tool call out of the reply (0.3, or, if the parse reported issues, 0.15 divided by the number
+    of their kinds: a format that reads the reply with fewer kinds of repair is the likelier); the
+    reply contains its stop token (0.2). Formats with no evidence at all are left out, so plain text without a
     stop token gives an empty list, and plain text ending in a stop token gives at most 0.2.
     Equal confidences are ordered by how much of the reply the format leaves as plain content
     (less first), then by the registry's order (``BUILTINS``: a format registered later, whose
@@ -330,7 +331,11 @@ def _weigh(fmt: Format, text: str) -> tuple[float, int, Detection]:
     if any(pattern.search(text) for pattern in _reply_patterns(fmt.name)):
         confidence += _MARKER_WEIGHT
     if result.tool_calls:
-        confidence += _CALLS_WEIGHT / 2 if result.issues else _CALLS_WEIGHT
+        # Each kind of repair the reading took counts against it: of two formats that read a reply
+        # stripped of its call tokens (Gemma 4's and FunctionGemma's `call:f{...}`), the one whose
+        # string quote the reply writes reads it with one repair fewer.
+        repairs = len({issue.kind for issue in result.issues})
+        confidence += _CALLS_WEIGHT / (2 * repairs) if repairs else _CALLS_WEIGHT
     if fmt.stop_token and fmt.stop_token in text:
         confidence += _STOP_WEIGHT
     confidence = round(min(confidence, 1.0), 6)

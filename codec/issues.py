@@ -48,6 +48,8 @@ IssueKind = Literal[
     "function_tag",
     "indented_markup",
     "inline_call",
+    "json_arguments",
+    "json_call",
     "invalid_list_element",
     "invalid_tool_call",
     "issues_dropped",
@@ -191,6 +193,14 @@ KINDS: dict[str, KindInfo] = {
     "assignment": _row("repaired", "call", "x = f(...): the call f, the assignment dropped (text kept)"),
     "surrogate_pair": _row("repaired", "call", "a character escaped as a surrogate pair in a Python string, joined"),
     "inline_call": _row("repaired", "call", "a call of a declared tool inside a line of prose"),
+    "json_call": _row(
+        "repaired",
+        "call",
+        "a call written as a JSON object (name and arguments) where the format writes another syntax",
+    ),
+    "json_arguments": _row(
+        "repaired", "call", "a call's arguments written as one JSON object in place of the format's argument tags"
+    ),
     "repaired_list": _row(
         "repaired", "call", "a call list the grammar refused (a missing comma...), each element read as a call"
     ),

@@ -202,6 +202,10 @@ class Syntax:
     #: Per text terminal, where its text could still end earlier once more arrives (derived; None:
     #: its shape is not one a probe judges, and its text is held from the first marker start).
     text_probes: Mapping[str, TextProbe | None] = field(init=False, repr=False, compare=False)
+    #: The resync markers as one pattern, ``resync_after``'s first (derived): one search finds the
+    #: first of them, so a recovery looking for its end costs the text it searches once, not once
+    #: per marker.
+    resync: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         g = self.grammar
@@ -246,6 +250,10 @@ class Syntax:
         object.__setattr__(self, "fast_by_state", fast)
         object.__setattr__(self, "preempted", preempted)
         object.__setattr__(self, "text_probes", probes)
+        # Alternatives in this order: where several markers start at one place, the first listed
+        # wins (an after-marker before a before-marker), as the block's end is defined.
+        markers = tuple(dict.fromkeys(m for m in (*self.resync_after, *self.resync_before) if m))
+        object.__setattr__(self, "resync", re.compile("|".join(map(re.escape, markers))) if markers else None)
 
     def opened_reasoning(self, prompt: str | None) -> bool:
         """Whether ``prompt`` (None: not given) ends inside a reasoning block that the reply goes on."""
@@ -396,7 +404,8 @@ class Stream:
         self._watcher: str | None = None  # the fast terminal whose lexer made the watch (None: a delimiter's)
         self._woken: str | None = None  # the fast terminal told to decide at _watched
         self._need = 0  # reply length before which the lexer cannot decide anything new
-        self._marker_cache: dict[str, tuple[int, int]] = {}  # marker -> (found at, searched up to)
+        #: The last resync search: where it found a marker (-1: none), how far it searched, the marker.
+        self._resync_cache: tuple[int, int, str] = (-1, -1, "")
         self._block: _Block | None = None
         self._cut_checked = False  # whether the end of the reply was checked for a cut call
         self._blanks = (-1, "")  # the last ignored text outside a block: (where it ends, text)
@@ -949,16 +958,7 @@ class Stream:
         """Look for the end of a rejected block from ``buf[i]``; return where lexing continues."""
         rec = self._recovery
         assert rec is not None
-        best = -1
-        resume = -1
-        for marker in self._syntax.resync_after:
-            j = self._find_marker(marker, buf, i)
-            if j >= 0 and (best < 0 or j < best):
-                best, resume = j, j + len(marker)
-        for marker in self._syntax.resync_before:
-            j = self._find_marker(marker, buf, i)
-            if j >= 0 and (best < 0 or j < best):
-                best, resume = j, j
+        best, resume = self._find_resync(buf, i)
         if best < 0:
             if not final:
                 keep = max(i, len(buf) - self._resync_len + 1)
@@ -993,20 +993,29 @@ class Stream:
         self.work += end - start
         return min(max(end, i), len(buf))
 
-    def _find_marker(self, marker: str, buf: str, i: int) -> int:
-        """``buf.find(marker, i)``, remembering earlier searches so that no text is searched twice
-        for the same marker (many broken blocks in a row must not cost O(n^2))."""
+    def _find_resync(self, buf: str, i: int) -> tuple[int, int]:
+        """Where the first resync marker at or after ``buf[i]`` starts and where lexing resumes
+        after it (past a ``resync_after`` marker, at a ``resync_before`` one), or ``(-1, -1)``.
+
+        Earlier searches are remembered, so that no text is searched twice (many broken blocks in a
+        row, or a broken block arriving in small chunks, must not cost O(n^2), nor once per marker)."""
+        pattern = self._syntax.resync
+        if pattern is None:
+            return -1, -1
         here = self._base + i
-        found, searched = self._marker_cache.get(marker, (-1, -1))
-        if found >= here:
-            return found - self._base
-        start = i
-        if found < 0 and searched > here:
-            start = max(i, searched - self._base - len(marker) + 1)
-        j = buf.find(marker, start)
-        self.work += (j + len(marker) if j >= 0 else len(buf)) - start
-        self._marker_cache[marker] = (self._base + j if j >= 0 else -1, self._base + len(buf))
-        return j
+        found, searched, marker = self._resync_cache
+        if found < here:  # none found yet, or one before here: search (again) from here
+            start = i
+            if found < 0 and searched > here:  # nothing up to what was searched, bar a marker cut at its end
+                start = max(i, searched - self._base - self._resync_len + 1)
+            m = pattern.search(buf, start)
+            self.work += (m.end() if m is not None else len(buf)) - start
+            found, marker = (self._base + m.start(), m.group()) if m is not None else (-1, "")
+            self._resync_cache = (found, self._base + len(buf), marker)
+        if found < 0:
+            return -1, -1
+        j = found - self._base
+        return j, (j + len(marker) if marker in self._syntax.resync_after else j)
 
     def _hand_over(self, raw: str, final_block: bool = False) -> int:
         """Give the rejected block to the builder's recovery; returns how much of ``raw`` it covered."""

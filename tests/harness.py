@@ -79,7 +79,7 @@ def reply_formats() -> list[str]:
     return sorted(seen.values())
 
 
-def sample_cuts(text: str, markers: Sequence[str], spread: int = 48) -> list[int]:
+def sample_cuts(text: str, markers: Sequence[str], spread: int = 32) -> list[int]:
     """The lengths to cut ``text`` at: every one in the deep profile; in the default one, each cut
     within two characters of where one of ``markers`` starts or ends in it (where a cut meets the
     parser's states), ``spread`` evenly spaced others, and the text's ends."""
@@ -95,15 +95,17 @@ def sample_cuts(text: str, markers: Sequence[str], spread: int = 48) -> list[int
     return sorted(cuts)
 
 
-def examples(n: int, **options: Any) -> settings:
+def examples(n: int, *, least: int = 5, **options: Any) -> settings:
     """The settings of a property that deserves ``n`` examples at scale 100, scaled by the active profile.
 
-    The profiles (``tests/conftest.py``) set the scale: ``default`` runs an eighth of ``n`` (never fewer
-    than 5, or ``n`` itself when smaller), ``deep`` twice ``n``. ``options`` are other settings of this
-    property (``phases``...); derandomization, the database and the deadline come from the profile.
+    The profiles (``tests/conftest.py``) set the scale: ``default`` runs about a tenth of ``n`` (never
+    fewer than ``least``, or ``n`` itself when smaller), ``deep`` twice ``n``. ``least`` is lower for
+    a property whose every example is costly (a grammar compiled per example). ``options`` are other
+    settings of this property (``phases``...); derandomization, the database and the deadline come
+    from the profile.
     """
     scale = settings().max_examples
-    return settings(max_examples=max(min(n, 5), round(n * scale / 100)), **options)
+    return settings(max_examples=max(min(n, least), round(n * scale / 100)), **options)
 
 
 # --------------------------------------------------------------------------- golden cases

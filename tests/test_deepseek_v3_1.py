@@ -54,3 +54,31 @@ def test_object_arguments_are_written_as_the_json_text_the_template_is_given() -
     theirs, ours = testing.render_outcomes(path.read_text(encoding="utf-8"), FMT, case)
     assert theirs == ours
     assert '<｜tool▁sep｜>{"a": "é", "b": [1]}<｜tool▁call▁end｜>' in ours
+
+
+def test_calls_arriving_whole_in_one_delta_are_each_sent_in_it() -> None:
+    """Two whole calls in one delta, the second's begin and end both in it (vLLM issue #48020)."""
+    one = "<｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜>"
+    stream = FMT.stream()
+    events = stream.feed("<｜tool▁calls▁begin｜>" + one + one)
+    assert [type(e) for e in events if not isinstance(e, ToolCallDelta)] == [ToolCallStart, ToolCallEnd] * 2
+    stream.feed("<｜tool▁calls▁end｜><｜end▁of▁sentence｜>")
+    stream.close()
+    assert len(stream.result.tool_calls) == 2 and stream.result.issues == []
+
+
+def test_a_closing_quote_and_brace_in_separate_deltas_end_the_arguments() -> None:
+    """The chunks of vLLM pull request #38866: the string's closing quote in one delta, the
+    arguments' brace with the call's end in the next."""
+    chunks = [
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>",
+        '{"timezone": "EST',
+        '"',
+        "}<｜tool▁call▁end｜>",
+        "<｜tool▁calls▁end｜>",
+    ]
+    stream = FMT.stream()
+    events = [event for chunk in chunks for event in stream.feed(chunk)] + stream.close()
+    sent = "".join(event.arguments for event in events if isinstance(event, ToolCallDelta))
+    assert sent == '{"timezone": "EST"}'
+    assert stream.result == FMT.parse("".join(chunks)) and stream.result.issues == []

@@ -33,8 +33,9 @@ from codec.testing.grammars import llguidance_accepts  # noqa: E402  (the one co
 
 #: One format per reply side by default (the grammars are the reply syntax's), every one when deep.
 FORMATS = reply_formats()
-# no shrinking: a failure prints its example as drawn
-SETTINGS = examples(10, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+# No shrinking: a failure prints its example as drawn. Each example compiles its request's grammar
+# in three dialects (lark's LALR analysis of it takes about a second), hence three by default.
+SETTINGS = examples(10, least=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
 
 # ---------------------------------------------------------------------------- checkers

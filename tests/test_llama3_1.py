@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from harness import run_chunks
 
 import codec
 from codec.models import ToolCallDelta, ToolCallEnd, ToolCallStart
@@ -84,3 +85,61 @@ def test_prose_quoting_a_call_object_is_text_whatever_the_chunks() -> None:
             stream.feed(text[i : i + size])
         stream.close()
         assert stream.result.content == text.removesuffix("<|eot_id|>") and not stream.result.tool_calls
+
+
+#: Prose that holds JSON, call objects among it: no reply of these is a call (only a call object, or
+#: calls joined by ';', that is the whole reply is one), whole or streamed in any chunks.
+PROSE_WITH_JSON = [
+    'To get the weather, the model would emit {"name": "get_weather", "parameters": {"city": "Paris"}} and wait.',
+    '```json\n{"name": "get_weather", "parameters": {"city": "Paris"}}\n```',
+    'Here is an example call:\n\n```json\n{"name": "get_weather", "parameters": {"city": "Paris"}}\n```\nUse it.',
+    '{"name": "Ana", "age": 30}',
+    '[{"name": "get_weather", "parameters": {"city": "Paris"}}] is a list you can send.',
+    'The JSON is: {"city": "Paris"}',
+    '{"city": "Paris"}',
+    '{"answer": "It is sunny in Paris", "confidence": 0.9}',
+    'I would call get_weather with {"city": "Paris"}.',
+    '{"name": "get_weather", "parameters": {"city": "Paris"}} is how the call looks.',
+    'Result:\n{"name": "get_weather", "parameters": {"city": "Paris"}}\nThat was the call I would make.',
+    '{"name": "get_weather"}',
+    '{"name": "get_weather", "description": "The weather", "parameters": {"type": "object"}}',
+    '{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}',
+    'Sure! {"name": "get_weather", "parameters": {"city": "Paris"}}',
+    '{"name": "get_weather", "parameters": {"city": "Paris"}} {"name": "get_weather", "parameters": {}} and more',
+]
+
+
+@pytest.mark.parametrize("name", ["llama3_1", "llama3_2"])
+@pytest.mark.parametrize("text", PROSE_WITH_JSON)
+def test_prose_with_json_in_it_is_no_call(name: str, text: str) -> None:
+    fmt = codec.get_format(name)
+    reply = text + "<|eot_id|>"
+    result = fmt.parse(reply, tools=[TOOL])
+    assert (result.content, result.tool_calls, result.issues) == (text, [], [])
+    for size in (1, 5):
+        assert run_chunks(fmt, [reply[i : i + size] for i in range(0, len(reply), size)], tools=[TOOL]).result == result
+
+
+def test_a_bare_call_object_naming_a_declared_tool_is_a_call() -> None:
+    """The same object the prose above quotes, as the whole reply: a call."""
+    result = LLAMA.parse('{"name": "get_weather", "parameters": {"city": "Paris"}}<|eot_id|>', tools=[TOOL])
+    assert [(call.function.name, call.function.arguments) for call in result.tool_calls] == [
+        ("get_weather", {"city": "Paris"})
+    ]
+    assert result.content == "" and result.issues == []
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}};'
+        '{"name": "get_weather", "parameters": {"city": "Rome"}}<|eom_id|>',
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}'
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Rome"}}<|eom_id|>',
+    ],
+)
+def test_parallel_calls_arriving_in_one_delta_are_sent_in_it(reply: str) -> None:
+    stream = LLAMA.stream(tools=[TOOL])
+    events = stream.feed(reply)
+    assert sum(isinstance(event, ToolCallEnd) for event in events) == 2
+    assert stream.close() == [] and len(stream.result.tool_calls) == 2

@@ -584,3 +584,35 @@ def test_reasoning_ends_wherever_no_block_is_open(name: str) -> None:
     assert parser.is_reasoning_end(ids(""))
     assert not parser.is_reasoning_end(ids(f"prompt{markers.open}{markers.open_rest}thinking"))
     assert parser.is_reasoning_end(ids(f"{markers.open}{markers.open_rest}x{markers.close}y"))
+
+
+HARMONY_REPLIES = [
+    "<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>rest<|return|>",
+    "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>analysis<|message|>b<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>rest",
+    "analysishmassistantfinalrest",  # decoded without its special tokens
+]
+
+
+@pytest.mark.parametrize("reply", HARMONY_REPLIES)
+def test_gpt_oss_reasoning_is_the_leading_analysis_messages(reply: str) -> None:
+    want = codec.get_format("gpt_oss").parse(reply)
+    reasoning, rest = whole_reasoning("gpt_oss", reply)
+    assert reasoning == want.reasoning and rest is not None and "rest" in rest
+    assert not rest.startswith(("analysis", "<|channel|>analysis"))  # the tool parser reads it as a reply of its own
+    for size in (1, 3, len(reply)):
+        out, _ = stream("gpt_oss", reply, [TIME], [size])
+        assert (out.reasoning, out.content) == (want.reasoning, "rest")
+    reasoning_alone, content = streamed_reasoning("gpt_oss", reply, 2)
+    assert reasoning_alone == want.reasoning and content == rest
+
+
+def test_gpt_oss_call_after_analysis_goes_to_the_tool_parser() -> None:
+    reply = (
+        "<|channel|>analysis<|message|>Need the time.<|end|>"
+        "<|start|>assistant<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}<|call|>"
+    )
+    for size in (1, 4, len(reply)):
+        out, _ = stream("gpt_oss", reply, [TIME], [size])
+        assert out.reasoning == "Need the time." and out.content == ""
+        assert [(c["name"], c["arguments"]) for c in out.calls] == [("get_time", "{}")]

@@ -24,6 +24,7 @@ from codec.formats.llama3_1 import Llama3_1
 from codec.formats.llama3_2 import Llama3_2
 from codec.formats.llama4_pythonic import Llama4Pythonic
 from codec.formats.minimax_m2 import MinimaxM2
+from codec.formats.ministral3 import Ministral3
 from codec.formats.mistral_nemo import MistralNemo
 from codec.formats.mistral_small3_2 import MistralSmall3_2
 from codec.formats.nemotron3 import Nemotron3
@@ -54,7 +55,7 @@ BUILTINS += (
 )  # variants of a format's prompts, one line each
 BUILTINS += (SeedOss,)  # a member of xml_params with markers of its own
 BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
-BUILTINS += (DeepSeekV31, KimiK2, MistralSmall3_2)  # a name, then JSON arguments (named_json)
+BUILTINS += (DeepSeekV31, KimiK2, MistralSmall3_2, Ministral3)  # a name, then JSON arguments (named_json)
 BUILTINS += (Lfm2, Llama4Pythonic)  # members of a family with replies of their own
 BUILTINS += (GptOss,)
 BUILTINS += (MistralNemo,)  # JSON call objects listed after a block opener (json_object)

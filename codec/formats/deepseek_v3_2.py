@@ -17,7 +17,8 @@ Each parameter's head says whether its value is a string (written raw) or not (w
 Replies are the ``invoke`` family's (:mod:`codec.wire.invoke`, this module's ``WIRE``), which also
 reads what real models write instead: a closer drifted or corrupted, all arguments in one
 ``arguments`` parameter, invokes without the ``function_calls`` wrapper (V4 models), self-closed
-invokes, a reply that starts with ``</think>`` after a prompt that closed the think block already.
+invokes, a JSON object for an invoke's body (V4 models), a reply that starts with ``</think>``
+after a prompt that closed the think block already.
 
 Quirks of the reference template, reproduced by the renderer and cited by ID:
 

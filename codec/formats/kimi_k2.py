@@ -253,6 +253,7 @@ WIRE = WireSpec(
     stop=IM_END,
     reasoning=("<think>", "</think>"),
     special_tokens=(SECTION_BEGIN, SECTION_END, CALL_BEGIN, CALL_END, ARGUMENT_BEGIN, IM_END),
+    recover=("singular_section",),
 )
 
 

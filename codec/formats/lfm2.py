@@ -378,6 +378,7 @@ WIRE = WireSpec(
     values="python",
     separator=", ",
     argument_separator=", ",
+    recover=("json_calls",),
 )
 
 

@@ -369,7 +369,7 @@ WIRE = WireSpec(
     values="python_str",
     separator=", ",
     argument_separator=", ",
-    recover=("python_tag",),
+    recover=("python_tag", "json_calls"),
 )
 
 

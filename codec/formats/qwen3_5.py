@@ -282,6 +282,8 @@ def reply_text(message: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------- decode
 
 _OPENERS = (_SYSTEM_TURN, _USER_TURN, GENERATION_PROMPT)
+#: A user turn opened by a tool group (F6).
+_USER_RESULTS = IM_START + "user" + RESPONSE_OPEN
 _CALL_START = "<tool_call>\n<function="
 
 
@@ -321,8 +323,12 @@ def prompt_conversation(prompt: str) -> Conversation:
     if text.startswith(_SYSTEM_TURN):
         end = turn_end(text, len(_SYSTEM_TURN), (*_OPENERS, RESPONSE_OPEN))
         system, tools = _system_turn(text, len(_SYSTEM_TURN), end)
-        messages += [] if system is None else [{"role": "system", "content": system}]
         pos = end + len(TURN_END)
+        if system is None and text.startswith(_USER_RESULTS, pos):
+            # A tool group opening a user turn right after the tools: a message came before it (F6),
+            # a system message whose text trims to nothing (F2 writes none of it).
+            system = ""
+        messages += [] if system is None else [{"role": "system", "content": system}]
     if text.startswith(RESPONSE_OPEN, pos) and not messages:  # a first tool message has no opener (F6)
         end = turn_end(text, pos, _OPENERS)
         results = tool_responses(text, pos, end)

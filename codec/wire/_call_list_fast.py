@@ -19,7 +19,7 @@ import regex
 from codec._lark import CompiledGrammar
 from codec.literals import PLAIN_JSON_DECODER, nesting
 from codec.stream import MAX_DEPTH
-from codec.watch import Delimiter, FastLexer, Watch
+from codec.watch import Delimiter, FastLexer, JsonScan, Watch
 from codec.wire._call_list_values import (
     SURROGATE,
     SURROGATE_ESCAPE,
@@ -663,3 +663,86 @@ class ElementCutter:
 def element_cutter(grammar: CompiledGrammar) -> ElementCutter:
     """The :class:`ElementCutter` of ``grammar``, made once."""
     return ElementCutter(grammar)
+
+
+# --------------------------------------------------------------------------- JSON call objects
+
+#: The keys a JSON call object may give its arguments under (the ``json_calls`` recovery).
+JSON_ARGUMENT_KEYS = ("parameters", "arguments")
+
+
+def json_call(value: Any) -> tuple[str, dict[str, Any]] | None:
+    """A JSON call object's name and arguments, or None for any other value: an object with a
+    non-empty ``name``, its arguments an object under one of :data:`JSON_ARGUMENT_KEYS`, and no other
+    key but ``"type": "function"`` (an object of another shape is data, not a call)."""
+    if not isinstance(value, dict):
+        return None
+    name = value.get("name")
+    keys = [key for key in JSON_ARGUMENT_KEYS if key in value]
+    if not isinstance(name, str) or not name.strip() or len(keys) != 1:
+        return None
+    if set(value) - {"name", "type", keys[0]} or value.get("type", "function") != "function":
+        return None
+    arguments = value[keys[0]]
+    return (name, arguments) if isinstance(arguments, dict) else None
+
+
+class _LeadScan(JsonScan):
+    """A :class:`~codec.watch.JsonScan` of a JSON value after blanks that also wakes at a first
+    character that opens no such value (the text is then no JSON call)."""
+
+    def __init__(self, openers: str) -> None:
+        super().__init__()
+        self.openers = openers
+        self.seen = False
+
+    def scan(self, text: str) -> bool:
+        if not self.seen:
+            first = skip_blanks(text, 0)
+            if first < len(text):
+                self.seen = True
+                if text[first] not in self.openers:
+                    return True
+        return super().scan(text)
+
+
+def _element_starts(text: str, start: int, count: int) -> list[int]:
+    """Where each of the ``count`` elements of the JSON array at ``text[start]`` (decoded already) starts."""
+    starts, i = [], start + 1
+    for _ in range(count):
+        i = skip_blanks(text, i)
+        starts.append(i)
+        _, i = PLAIN_JSON_DECODER.raw_decode(text, i)
+        i = skip_blanks(text, i) + 1  # past the comma (or the closing bracket)
+    return starts
+
+
+def json_calls_lexer(*, many: bool) -> FastLexer:
+    """A fast lexer for a JSON call object (:func:`json_call`) after blanks, or with ``many`` for
+    a non-empty JSON array of them too: its value, ``[(name, arguments, offset)]`` (the offset of
+    each object from the token's start). Anything else, JSON or not, is left to the rules (None);
+    while the value is still arriving, a watch waits for its end."""
+    openers = "{[" if many else "{"
+
+    def lex(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
+        start = skip_blanks(text, pos)
+        if start < len(text):
+            if text[start] not in openers:
+                return None
+            try:
+                value, end = PLAIN_JSON_DECODER.raw_decode(text, start)
+            except (ValueError, RecursionError):
+                value, end = None, -1
+            if end >= 0:
+                found = [json_call(value)] if isinstance(value, dict) else [json_call(v) for v in value or [None]]
+                if not isinstance(value, (dict, list)) or any(call is None for call in found):
+                    return None
+                offsets = [start] if isinstance(value, dict) else _element_starts(text, start, len(found))
+                calls = [(*call, at - pos) for call, at in zip(found, offsets, strict=True) if call is not None]
+                return calls, end
+        if final:
+            return None
+        watch = _LeadScan(openers)
+        return None if watch.scan(text[pos:]) else watch
+
+    return lex

@@ -118,6 +118,35 @@ class InvokeBuilder(Builder):
     def bare_invoke(self, *children: Any) -> None:
         self.invoke(*children)
 
+    def json_invoke(self, *children: Any) -> None:
+        self.invoke(*children)
+
+    def bare_json_invoke(self, *children: Any) -> None:
+        self.invoke(*children)
+
+    def json_body(self, *children: Any) -> None:
+        """The arguments written as one JSON object for the invoke's body: each argument read from
+        it, reported (reduced before the invoke's closer is read, so that a body that is no JSON
+        object refuses the call)."""
+        param, call = self._param, self._call
+        assert param is not None and call is not None
+        self._param = None
+        raw = "{" + "".join(param.raw)
+        try:
+            arguments = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise BuildError(f"{raw.strip()[:40]!r} is no JSON object of arguments", param.pos) from None
+        if not isinstance(arguments, dict):
+            raise BuildError(f"{raw.strip()[:40]!r} is no JSON object of arguments", param.pos)
+        message = "the arguments written as one JSON object for the invoke's body, not as parameters: read"
+        call.issue("json_arguments", message, param.pos)
+        for key, value in arguments.items():
+            call.argument(str(key), value, param.pos)
+
+    def json_open(self, token: Token) -> None:
+        """The brace of a JSON body: its text is collected (as a value the schema types is)."""
+        self._param = _Param("", _tag_pos(token), None, streams=False, flag=None, wrapper=False)
+
     def invoke_self(self, token: Token) -> None:
         name, _ = self._head(token, self.tags.invoke_stem)
         call = self.sink.call(name, _tag_pos(token))

@@ -79,6 +79,7 @@ from codec.wire._call_list_fast import (
     call_list_start,
     element_cutter,
     followed_by,
+    json_calls_lexer,
     raw_string,
     skip_blanks,
     string_reading,
@@ -108,6 +109,9 @@ __all__ = ["CLOSED_PUNCTUATION", "RECOVERIES", "STRING_END", "VALUES", "CallList
 RECOVERIES: dict[str, str] = {
     "python_tag": "the list between Llama's code-interpreter tags <|python_start|> and <|python_end|> "
     "(the tags reported, fenced_call, and dropped)",
+    "json_calls": 'calls written as JSON objects, {"name": NAME, "parameters" (or "arguments"): {...}}: one '
+    "or a list of them as the block's body; without a block, one as the reply's start (blanks aside); one "
+    "after <|python_start|> (with python_tag) (reported, json_call)",
     "statements": "Python statements in the block, as code-running prompts have models write: "
     "`x = f(a=1)` (the assignment reported and dropped) and `print(f(a=1))` (the print reported and dropped)",
 }
@@ -249,6 +253,27 @@ class CallListBuilder(LiteralHandlers, Builder):
         self.sink.issue(
             "fenced_call", "<|python_end|> after the calls: the tag is dropped", token.start_pos, str(token)
         )
+
+    def json_lead(self, token: ValueToken) -> None:
+        """A call written as a JSON object at the reply's start (the ``json_calls`` recovery)."""
+        self._json_calls(token, "at the reply's start")
+
+    def python_json(self, tag: Token, token: ValueToken) -> None:
+        """A call written as a JSON object after Llama's code-interpreter tag."""
+        self.python_open(tag)
+        self._json_calls(token, "after <|python_start|>")
+
+    def json_block(self, token: ValueToken) -> None:
+        """Calls written as JSON objects (one, or a list of them) for the block's body."""
+        self._json_calls(token, "in the block")
+        self._done_in_block = 0
+
+    def _json_calls(self, token: ValueToken, where: str) -> None:
+        self.sink.block(token.start_pos)  # calls read whole: the stream saw no opener of theirs
+        for name, arguments, offset in token.decoded:
+            message = f"call {name!r} written as a JSON object {where}, not as a call list: read"
+            self.sink.issue("json_call", message, token.start_pos + offset, call=NEXT)
+            self.sink.whole_call(name, token.start_pos + offset, arguments)
 
     def printed(self, name: Token, *children: Any) -> None:
         self.printed_call(name.start_pos, str(name) + "(")
@@ -531,11 +556,15 @@ def grammar_values(spec: WireSpec) -> tuple[tuple[str, str], ...]:
         )
         think = (r"[ \t\r\n]*" + regex_literal(think_open) + r"\n?", r"\n?" + regex_literal(think_close) + r"\n*")
     raw = spec.values in ("json_raw", "python_str")
+    json = "json_calls" in spec.recover
     return (
         ("REASONING", "reasoning? " if reasoning is not None else ""),
         ("BLOCK", " | fence" if opener else ""),
         ("STATEMENTS", " | assignment | printed" if "statements" in spec.recover else ""),
-        ("PYTHON_TAG", " | python_open | python_close" if tagged else ""),
+        ("PYTHON_TAG", (" | python_open | python_close" + (" | python_json" if json else "")) if tagged else ""),
+        ("JSON_LEAD", "json_lead? " if json and not opener else ""),
+        ("JSON_BLOCK", " | json_block" if json and opener else ""),
+        ("JSON_RULES", _json_rules(json, tagged, bool(opener))),
         ("PYTHON_OPEN", lark_literal(PYTHON_TAGS[0]) if tagged else f"/{_NOTHING}/"),
         ("PYTHON_CLOSE", lark_literal(PYTHON_TAGS[1]) if tagged else f"/{_NOTHING}/"),
         (
@@ -555,6 +584,20 @@ def grammar_values(spec: WireSpec) -> tuple[tuple[str, str], ...]:
         ("THINK_CLOSE", think[1] if reasoning is not None else _NOTHING),
         ("THOUGHT", thought if reasoning is not None else _NOTHING),
     )
+
+
+def _json_rules(json: bool, tagged: bool, block: bool) -> str:
+    """The rules of the ``json_calls`` recovery the member's pieces use (none without it): a member
+    with a block reads JSON calls as its body, one without as the reply's start (and each after the
+    code-interpreter tag, where it reads that)."""
+    if not json:
+        return ""
+    rules = ["json_block: JSON_CALLS", "%declare JSON_CALLS"] if block else ["json_lead: JSON_CALL"]
+    if tagged:
+        rules.append("python_json: PYTHON_OPEN JSON_CALL")
+    if tagged or not block:
+        rules.append("%declare JSON_CALL")
+    return "\n".join(rules)
 
 
 #: How much of a reply the stream holds back at least: as long as the grammar's lookaheads in free
@@ -600,6 +643,11 @@ def _syntax(spec: WireSpec) -> Syntax:
         "FAST_NEXT_CALL": reader.call_lexer(after_comma=True),
         "FAST_ARG": reader.argument_lexer(),
     }
+    if "json_calls" in spec.recover:
+        if opener:
+            fast["JSON_CALLS"] = json_calls_lexer(many=True)
+        if not opener or "python_tag" in spec.recover:
+            fast["JSON_CALL"] = json_calls_lexer(many=False)
     closing = closer.lstrip("\n")  # the closer as the fast paths and resync look for it, blanks skipped
     if opener:
         fast["FENCED_LIST"] = reader.lexer(followed_by(closing))

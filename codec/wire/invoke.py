@@ -25,7 +25,8 @@ Replies are read by ``grammars/wire/invoke.lark`` (filled in from the spec by
 :func:`grammar_values`) and :class:`InvokeBuilder` (:mod:`codec.wire._invoke_builder`), which also
 take what real models write instead: indented tags, a parameter closer drifted or corrupted,
 names in single quotes or none, self-closed invokes, all arguments wrapped in one ``arguments``
-parameter, a reply cut inside a call (the call kept with what was read of it, reported).
+parameter or written as one JSON object for an invoke's body, a reply cut inside a call (the call
+kept with what was read of it, reported).
 """
 
 from __future__ import annotations
@@ -181,6 +182,9 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
     # of the call follows, the call's closer, the stop token.
     ends = rf"(?=[ \t\r\n]{{0,24}}(?:{r(tags.call_close)}|{r(tags.invoke_stem)}|{r(tags.stop)}|\Z))"
     value_markers = (tags.parameter_stem, tags.call_close, tags.stop)
+    # What a JSON body stops at: the invoke's closer, the call's, the stop token (and, its closer
+    # missing, the next invoke).
+    json_markers = (tags.invoke_close, tags.call_close, tags.stop, tags.invoke_stem)
     value_tails = {
         "<": [
             rf"\/[^<>\s]{{0,16}}{word}(?:[^<>\s]{{0,12}}>|[ \t]{{0,4}}\r?\n)",
@@ -192,7 +196,11 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
     items, rules = "", ""
     if bare:
         items += " | bare_invoke"
-        rules += "bare_invoke: bare_head params? INVOKE_CLOSE\nbare_head: INVOKE_OPEN\n"
+        rules += (
+            "bare_invoke: bare_head params? INVOKE_CLOSE\n"
+            "           | bare_head json_body INVOKE_CLOSE -> bare_json_invoke\n"
+            "bare_head: INVOKE_OPEN\n"
+        )
     if brackets:
         items += " | bracket"
         rules += (
@@ -226,6 +234,8 @@ def grammar_values(tags: Tags) -> tuple[tuple[str, str], ...]:
         ("ATTRIBUTES", _ATTRIBUTES),
         ("VALUE_FIRSTS", r(_first_chars((*value_markers, "<", "\n")))),
         ("VALUE_STOPS", _stops(value_markers, value_tails)),
+        ("JSON_FIRSTS", r(_first_chars(json_markers))),
+        ("JSON_STOPS", _stops(json_markers)),
     )
 
 
@@ -253,7 +263,7 @@ def reply_syntax(tags: Tags, separator: str) -> Syntax:
     return Syntax(
         grammar=grammar,
         builder=builder,
-        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "VALUE": VALUE, **brackets},
+        text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING, "VALUE": VALUE, "JSON_TEXT": VALUE, **brackets},
         blocks=blocks,
         autoclose={
             "PARAM_CLOSE": tags.parameter_close,

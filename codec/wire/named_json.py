@@ -28,8 +28,11 @@ Arguments are JSON and keep their JSON types. Tolerated, each reported: argument
 string holding the object (``arguments_as_string``); a call outside the section (``bare_call``);
 a missing closer before the next marker or the end (``missing_closer``); a call opened inside
 unclosed reasoning (``unclosed_reasoning``); a section or call closer, or an arguments opener,
-with nothing open (``stray_closer``); a name without the spec's prefix, an id missing or not in
-the spec's shape (``call_opener``); text after the stop token. The grammar is
+with nothing open, and a reasoning closer after the calls that ended the reasoning
+(``stray_closer``); a section opener with text after it before any call, kept as content with its
+closer (``invalid_tool_call``); a name without the spec's prefix or with the prefix's punctuation lost, an id
+missing, not in the spec's shape or written right after the name without its opener, the section
+in its singular spelling (``call_opener``); text after the stop token. The grammar is
 ``grammars/wire/named_json.lark``.
 """
 
@@ -63,7 +66,7 @@ from codec.formats._render import attr, concat, iterate, string
 from codec.literals import PLAIN_JSON_DECODER, json_text, json_value
 from codec.models import dump_arguments
 from codec.schema import tool_name
-from codec.sink import CONTENT, LAST, REASONING, CallWriter, Sink
+from codec.sink import CONTENT, LAST, NEXT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter
 from codec.wire import Family, WireSpec, family_grammar, regex_literal
@@ -82,6 +85,11 @@ __all__ = ["DSML_OPENER", "FAMILY", "RECOVERIES", "Markers", "NamedJson", "argum
 DSML_OPENER = "<｜DSML｜function_calls>"
 #: The deviations a member's ``recover`` may name, and what each reads.
 RECOVERIES = {
+    "singular_section": (
+        "the section's markers with the plural 'calls' written 'call' (Kimi K2's "
+        "<|tool_call_section_begin|> for <|tool_calls_section_begin|>): read as the section's, the "
+        "opener reported (call_opener)"
+    ),
     "dsml_calls": (
         f"DeepSeek V3.2's DSML calls ({DSML_OPENER}...): not this syntax, so never read as calls; "
         "the opener is reported (invalid_tool_call) and everything is kept as content"
@@ -89,6 +97,8 @@ RECOVERIES = {
 }
 #: A written id as the whole-reply reader takes it (the grammar's NAME reads any other).
 _WRITTEN_ID = re.compile(r"[0-9]{1,9}|[A-Za-z0-9]{1,64}")
+#: A name with a counter written right after it (``exec5``): the name and the counter.
+_TRAILING_COUNTER = re.compile(r"(?P<name>.*[^0-9])(?P<id>[0-9]{1,9})")
 #: A regex that matches nothing (the terminals of markers a member has none of).
 NEVER = r"\x00(?!\x00)\x00"
 
@@ -114,29 +124,52 @@ class Markers:
     think_open: str
     think_close: str
     foreign: tuple[str, ...]
+    #: The section's other spelling, opener and closer, read as its own (empty: none).
+    section_variant: tuple[str, str] = ("", "")
 
     @classmethod
     def of(cls, spec: WireSpec) -> Markers:
         think_open, think_close = spec.reasoning or ("", "")
         foreign = (DSML_OPENER,) if "dsml_calls" in spec.recover else ()
-        return cls(*spec.block, *spec.call, *spec.name, *spec.call_id, spec.stop, think_open, think_close, foreign)
+        variant = singular_section(spec.block) if "singular_section" in spec.recover else ("", "")
+        return cls(
+            *spec.block, *spec.call, *spec.name, *spec.call_id, spec.stop, think_open, think_close, foreign, variant
+        )
+
+    @functools.cached_property
+    def section_opens(self) -> tuple[str, ...]:
+        """The section's openers: its own and its other spelling."""
+        return tuple(m for m in (self.section_open, self.section_variant[0]) if m)
+
+    @functools.cached_property
+    def section_closes(self) -> tuple[str, ...]:
+        """The section's closers: its own and its other spelling."""
+        return tuple(m for m in (self.section_close, self.section_variant[1]) if m)
+
+    @functools.cached_property
+    def loose_prefix(self) -> str:
+        """The name's prefix without its closing punctuation (Kimi's ``functions`` of
+        ``functions.``), which models sometimes write so; empty where it has none to drop."""
+        loose = self.name_open.rstrip("".join(c for c in self.name_open if not c.isalnum()))
+        return loose if loose != self.name_open else ""
 
     @functools.cached_property
     def strays(self) -> tuple[str, ...]:
         """The markers that mean nothing outside a call or a section: reported where they stand."""
-        return tuple(m for m in (self.section_close, self.call_close, self.args_open) if m)
+        return tuple(m for m in (*self.section_closes, self.call_close, self.args_open) if m)
 
     @functools.cached_property
     def frame(self) -> tuple[str, ...]:
         """The markers free text stops before."""
-        opens = (self.section_open, self.call_open, self.stop, *self.strays, *self.foreign)
+        opens = (*self.section_opens, self.call_open, self.stop, *self.strays, *self.foreign, self.think_close)
         return tuple(dict.fromkeys(m for m in opens if m))
 
     @functools.cached_property
     def thought_ends(self) -> tuple[str, ...]:
         """The markers reasoning text stops before: its closer, and the openers of calls (a call
         opened inside reasoning ends it) and the stop token."""
-        return tuple(dict.fromkeys(m for m in (self.think_close, self.section_open, self.call_open, self.stop) if m))
+        ends = (self.think_close, *self.section_opens, self.call_open, self.stop)
+        return tuple(dict.fromkeys(m for m in ends if m))
 
     @functools.cached_property
     def holdback(self) -> int:
@@ -164,6 +197,14 @@ class Markers:
         if found is not None and found.groupdict().get("name", name) == name:
             return found["id"]
         return str(index)
+
+
+def singular_section(block: tuple[str, str]) -> tuple[str, str]:
+    """The section's markers with their plural ``calls`` written ``call``."""
+    variant = (block[0].replace("calls", "call"), block[1].replace("calls", "call"))
+    if not block[0] or variant == block:
+        raise ValueError("the singular_section recovery needs section markers that write 'calls'")
+    return variant
 
 
 def _outside(markers: tuple[str, ...]) -> str:
@@ -197,8 +238,8 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
         ("THINK_CLOSE", r"\n?" + regex_literal(m.think_close) + r"\n*" if reasoning else NEVER),
         ("STOP", _marker(m.stop)),
         ("FOREIGN", _alternatives(m.foreign)),
-        ("SECTION_OPEN", _marker(m.section_open)),
-        ("SECTION_CLOSE", _marker(m.section_close)),
+        ("SECTION_OPEN", _alternatives(m.section_opens)),
+        ("SECTION_CLOSE", _alternatives(m.section_closes)),
         ("CALL_OPEN", _marker(m.call_open)),
         ("CALL_CLOSE", _marker(m.call_close)),
         ("ARGS_OPEN", _marker(m.args_open)),
@@ -228,9 +269,12 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         self._end = 0  # where the last call ended
         self._calls = 0  # the calls started so far
         self._blanks: list[tuple[str, int]] = []  # blank text in a section, layout unless text follows
+        self._text_end = -1  # where the last text in a section that was no layout ended
         self._counter = ""  # the bare counter a call being read was named by
         self._in_section = False
         self._section_at = self._section_calls = 0  # where the open section opened, its calls so far
+        self._section_text = ""  # how the open section's opener is spelled
+        self._reasoning_cut = False  # whether a call ended the reasoning, whose closer has not come since
         #: A section whose opener was kept as content with a first call that was no call: its closer is too.
         self._orphan_section: bool | None = None
 
@@ -259,16 +303,37 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
     # the frame
     def on_text(self, kind: str, text: str, pos: int) -> None:
         if self._in_section and kind == CONTENT:
-            if not text.strip():  # layout between a section's markers, unless text follows it
+            # Blanks right after a marker are layout between a section's markers, unless text
+            # follows them; blanks that continue text are that text's (however the chunks cut it).
+            if not text.strip() and pos != self._text_end:
                 self._blanks.append((text, pos))
                 return
+            if not self._section_calls and self._call is None:
+                # Text before any call: the opener was no section's (a marker leaking into the
+                # content): it is content, and so is its closer.
+                self._in_section, self._orphan_section = False, True
+                why = "a calls section opener with text after it"
+                self.sink.keep_as_content(self._section_text, self._section_at, why)
             self._flush_blanks()
+            self._text_end = pos + len(text)
         self.sink.text(kind, text, pos)
 
     def _flush_blanks(self) -> None:
         for text, pos in self._blanks:
             self.sink.text(CONTENT, text, pos)
         self._blanks.clear()
+
+    def reasoning(self, *children: Any) -> None:
+        self._reasoning_cut = str(children[-1]) == ""  # the closer the stream inserted at a call
+
+    def late_close(self, token: Token) -> None:
+        text = str(token)
+        if not self._reasoning_cut:
+            self.on_text(CONTENT, text, token.start_pos)
+            return
+        self._reasoning_cut = False
+        message = f"{text.strip()!r} after the calls that ended the reasoning, ignored"
+        self.sink.issue("stray_closer", message, token.start_pos, text)
 
     def stray(self, token: Token) -> None:
         text = str(token)
@@ -304,7 +369,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
 
     def section_open(self, token: Token) -> None:
         self._in_section, self._section_at, self._orphan_section = True, token.start_pos, None
-        self._section_calls = 0
+        self._section_calls, self._section_text = 0, str(token)
 
     # a call
     def call_opener(self, token: Token) -> None:
@@ -320,31 +385,61 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
     def call_head_nameless(self, args_open: Token) -> None:
         raise BuildError("a call without a name", self._opened)
 
-    def _start(self, name_token: Token, written: Token | None) -> None:
+    def _start(self, name_token: Token, written_token: Token | None) -> None:
         m, pos = self.markers, self._opened
-        name = str(name_token)
+        name, written = str(name_token), None if written_token is None else str(written_token)
         if m.section_open and not self._in_section and not self._orphan_section:
             self.sink.issue("bare_call", f"a call outside the calls section ({m.section_open!r} missing)", pos)
+        if self._in_section and not self._section_calls and self._section_text != m.section_open:
+            message = f"the calls section opened with {self._section_text!r} for {m.section_open!r}"
+            self.sink.issue("call_opener", message, self._section_at, call=NEXT)
         if m.id_form and written is None and name.isdigit():  # a bare counter for the id: the name is the tools'
             self._counter = name
             self._call = self.sink.call(None, pos)
             return
         if m.name_open:
-            if name.startswith(m.name_open) and len(name) > len(m.name_open):
-                name = name[len(m.name_open) :]
-            else:
-                self.sink.issue("call_opener", f"a call named without {m.name_open!r} before its name", pos)
+            name, written = self._head(name, written, pos)
         call_id = None
         if m.id_form:
             if written is None:
                 self.sink.issue("call_opener", f"a call without its id ({m.id_open!r} and the id)", pos)
             if written is not None:
-                call_id = m.call_id(name, str(written))
+                call_id = m.call_id(name, written)
             elif m.id_form != "{id}":  # the id holds the name: the counter stands for the written part
                 call_id = m.call_id(name, str(self._calls))
         self._call = self.sink.call(name, pos, call_id)
         self._calls += 1
         self._section_calls += 1
+
+    def _head(self, head: str, written: str | None, pos: int) -> tuple[str, str | None]:
+        """The name and the written id of a call whose head (up to the id opener, or the arguments'
+        opener) is ``head``, past the spec's prefix. Read too, each reported: the prefix written
+        without its punctuation (``functionsexec5``), and the id a counter written right after the
+        name without its opener (``functions.exec5``). A head that names a declared tool as it
+        stands is that tool; otherwise the tools say where the name ends (the name without the
+        counter, or without the loose prefix, is declared), and without tools a counter is split
+        off a name only where the prefix lost its punctuation too (as models that do write both)."""
+        m, declared = self.markers, set(self.sink.declared())
+        strict = head.startswith(m.name_open) and len(head) > len(m.name_open)
+        rest = head[len(m.name_open) :] if strict else head[len(m.loose_prefix) :] if m.loose_prefix else ""
+        counter = _TRAILING_COUNTER.fullmatch(rest) if m.id_form and written is None and rest else None
+        fits = declared and (rest in declared or (counter is not None and counter["name"] in declared))
+        loose = not strict and bool(m.loose_prefix) and head.startswith(m.loose_prefix) and head not in declared
+        loose = loose and bool(fits or (not declared and counter is not None))
+        if not strict and not loose:
+            self.sink.issue("call_opener", f"a call named without {m.name_open!r} before its name", pos)
+            return head, written
+        split = counter is not None and rest not in declared and (counter["name"] in declared or not declared)
+        split = split and (loose or bool(declared))
+        wrong = [f"{m.name_open!r} without its punctuation"] if loose else []
+        if split:
+            wrong.append(f"the id right after the name, without {m.id_open!r}")
+        if wrong:
+            self.sink.issue("call_opener", f"a call's head {head!r} written with {' and '.join(wrong)}", pos)
+        if split:
+            assert counter is not None
+            return counter["name"], counter["id"]
+        return rest, written
 
     def _named_by_tools(self, call: CallWriter, pos: int) -> None:
         """A call whose head is a bare counter: named after the one declared tool whose parameters
@@ -406,7 +501,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         if call is None or call.name is None or not call.open:
             if self._in_section and not self._section_calls:  # its opener goes to the content with it
                 self._in_section, self._orphan_section = False, True
-                self.sink.text(CONTENT, self.markers.section_open, self._section_at)
+                self.sink.text(CONTENT, self._section_text, self._section_at)
             return None
         call.cut(raw, error, pos)
         return len(raw)
@@ -446,7 +541,7 @@ def reply_syntax(m: Markers) -> Syntax:
         prompt_opens_reasoning=(lambda prompt: prompt.rstrip().endswith(m.think_open)) if reasoning else None,
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=m.think_close or None,
-        reasoning_not_opened=tuple(x for x in (m.think_open, m.section_open, m.call_open, m.stop) if x)
+        reasoning_not_opened=tuple(x for x in (m.think_open, *m.section_opens, m.call_open, m.stop) if x)
         if reasoning
         else (),
         whole=_whole_reader(m),
@@ -618,7 +713,7 @@ class NamedJson(Family):
 
     def reply_markers(self) -> tuple[str, ...]:
         m = self.markers
-        return (re.escape(m.section_open or m.call_open),)
+        return tuple(re.escape(marker) for marker in m.section_opens) or (re.escape(m.call_open),)
 
 
 def arguments_json(arguments: Any) -> str:

@@ -199,6 +199,19 @@ def test_work_is_linear_whatever_the_chunking(name: str) -> None:
         assert chunked.result == whole.result
 
 
+def test_a_broken_block_in_small_chunks_costs_no_more_for_more_resync_markers() -> None:
+    """A rejected block that keeps arriving is searched for its end once per character, whatever
+    the number of resync markers (one search for all of them, not one per marker)."""
+    many = toy.syntax(resync_before=("<<", "$", *(f"@@@@@@@@{i}" for i in range(8))))
+    text = "<<f ? " + "x " * (N // 2) + "@@@@@@@@3 tail"
+    whole = run(text, syntax=many)
+    for chunk in (1, 4):
+        chunked = run(text, split(text, chunk), syntax=many)
+        assert chunked.work <= budget(len(text), chunk), f"{chunk}-char chunks: {chunked.work}"
+        assert chunked.result == whole.result
+    assert whole.result.content.endswith("@@@@@@@@3 tail")
+
+
 def test_the_work_counter_counts_what_is_lexed() -> None:
     small, big = run("a" * 1_000), run("a" * 10_000, split("a" * 10_000, 4))
     assert small.work >= 1_000 and big.work >= 10_000

@@ -214,9 +214,11 @@ def _lfm2_reasoning_ok(text: str) -> bool:
 
 def _llama4_content_ok(text: str, with_calls: bool, with_reasoning: bool) -> bool:
     """Llama 4 content, written as is before the calls. Excluded: the stop token, ``[NAME(`` (a call list),
-    the code-interpreter tags (read around a list); before calls, an unclosed code fence."""
+    the code-interpreter tags (read around a list), a ``{`` at the start, blanks aside (a JSON call
+    object there is read as a call); before calls, an unclosed code fence."""
     return (
         L4_STOP not in text
+        and not text.lstrip(" \t\r\n").startswith("{")
         and _CALL_START.search(text) is None
         and "<|python_start|>" not in text
         and "<|python_end|>" not in text

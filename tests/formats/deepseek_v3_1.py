@@ -67,12 +67,7 @@ def _adversarial() -> dict[str, Adversarial]:
         "dsml_openers": "<｜DSML｜function_calls>" * (N // 23),
         "string_arguments": (CALLS_BEGIN + CALL_BEGIN + "f" + SEP + '"{\\"a\\": 1}"' + CALL_END) * (MANY // 50),
     }
-    slow = {
-        "call_openers": "a call opener the grammar rejects at once costs about 9 units of work a character, not 8",
-        "quotes_in_block": "an argument of empty strings streamed in 4-character chunks costs 10% over the budget",
-        "names_never_ended": "a name never ended, streamed in 4-character chunks, costs 10% over the budget",
-    }
-    return {name: Adversarial(text, xfail=slow.get(name)) for name, text in texts.items()}
+    return {name: Adversarial(text) for name, text in texts.items()}
 
 
 # --------------------------------------------------------------------------- round trip

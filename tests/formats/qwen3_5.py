@@ -156,8 +156,10 @@ def qwen3_5_normal_form(case: dict[str, Any]) -> dict[str, Any] | None:
         elif "</think>" in content:
             out["reasoning_content"] = ""
         messages.append(out)
-    if tools and messages and messages[0]["role"] == "system" and not messages[0]["content"]:
-        messages = messages[1:]  # with tools, an empty system text is not written
+    # With tools, an empty system text is not written; a tool message after it tells it was there.
+    empty_system = tools and messages and messages[0]["role"] == "system" and not messages[0]["content"]
+    if empty_system and (len(messages) == 1 or messages[1]["role"] != "tool"):
+        messages = messages[1:]
     variables = (
         {"enable_thinking": False}
         if case["add_generation_prompt"] and case["variables"].get("enable_thinking") is False

@@ -1,11 +1,12 @@
 """codec's formats as vLLM ``ToolParser`` and ``ReasoningParser`` classes (this module imports vLLM).
 
 One tool parser class per format (``codec_<format>``) and one reasoning parser per format whose
-replies have a reasoning block. vLLM builds one parser object of each per request; each holds
-one codec :class:`~codec.stream.Stream` for that request and feeds it only ``delta_text``. The
-parsers declare ``engine_based_streaming``, so vLLM's serving layer hands them each chunk once
-and calls ``finish_streaming()`` at the end of the reply, which closes the stream and gives
-what it still held back (the tail of a possible marker, a call that completes only there).
+replies have a reasoning block (a harmony member's: its reasoning messages). vLLM builds one
+parser object of each per request; each holds one codec :class:`~codec.stream.Stream` for that
+request and feeds it only ``delta_text``. The parsers declare ``engine_based_streaming``, so
+vLLM's serving layer hands them each chunk once and calls ``finish_streaming()`` at the end of
+the reply, which closes the stream and gives what it still held back (the tail of a possible
+marker, a call that completes only there).
 
 What the adapter does with what vLLM has no field for:
 
@@ -47,15 +48,22 @@ from vllm.tool_parsers.utils import custom_tool_parameters, flat_namespace_tool_
 from codec import export
 from codec.errors import CodecError
 from codec.format import Format
-from codec.formats import get_format
-from codec.integrations.vllm import REASONING_FORMATS, reasoning_class_name, tool_class_name
+from codec.formats import formats, get_format
+from codec.integrations.vllm import (
+    DERIVED,
+    REASONING_FORMATS,
+    parser_format,
+    reasoning_class_name,
+    tool_class_name,
+)
+from codec.integrations.vllm.handover import Split, harmony_markers, harmony_reasoning, leading_reasoning
 from codec.models import Event, ParseResult, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from codec.stream import Stream
 
 if TYPE_CHECKING:
     from codec.export import Reasoning
 
-__all__ = ["CodecReasoningParser", "CodecToolParser", "reasoning_markers"]
+__all__ = ["CodecHarmonyReasoningParser", "CodecReasoningParser", "CodecToolParser", "reasoning_markers"]
 
 logger = logging.getLogger("codec.integrations.vllm")
 
@@ -64,7 +72,11 @@ logger = logging.getLogger("codec.integrations.vllm")
 
 
 def reasoning_markers(fmt: Format) -> Reasoning | None:
-    """The reasoning block of ``fmt``'s replies (opener, text after it, closer), or None without one."""
+    """The reasoning block of ``fmt``'s replies (opener, text after it, closer), or None without one.
+    A harmony member's is a reasoning message: its channel's header, and the message closer."""
+    harmony = harmony_markers(fmt)
+    if harmony is not None:
+        return harmony_reasoning(harmony)
     _, calls = export.call_syntax(fmt, [])
     if calls.reasoning is not None:
         return calls.reasoning
@@ -260,7 +272,7 @@ class CodecToolParser(ToolParser):  # type: ignore[misc]  # vLLM is untyped here
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
-        self.format = get_format(self.format_name)
+        self.format = parser_format(self.format_name)
         #: The tools given to the constructor (vLLM's interface), read where a request has none.
         self._tools = _tools_of(tools)
         self.name = f"codec_{self.format.name}"
@@ -445,7 +457,7 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
 
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
-        self.format = get_format(self.format_name)
+        self.format = parser_format(self.format_name)
         self.name = f"codec_{self.format.name}"
         markers = reasoning_markers(self.format)
         if markers is None:
@@ -683,6 +695,45 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         return delta.message()
 
 
+# ---------------------------------------------------------------------------- harmony
+
+
+class CodecHarmonyReasoningParser(CodecReasoningParser):
+    """The reasoning parser of a harmony member (gpt-oss): the reasoning messages a reply opens with
+    (``<|channel|>analysis<|message|>...<|end|>``, one or more, or their stripped form
+    ``analysis...``) streamed as ``reasoning``; the raw text from the next message on (a preamble,
+    a call, the final answer) goes on to the tool parser, which reads it as a reply of its own.
+    Reasoning on a later message (after a preamble) is the tool parser's, streamed as
+    ``reasoning`` too. Where the split falls is :func:`~codec.integrations.vllm.handover.leading_reasoning`'s.
+    """
+
+    def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(tokenizer, *args, **kwargs)
+        self._split: Split | None = None
+
+    def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
+        """The leading reasoning messages of a whole reply (None where it opens with none) and the
+        raw text after them, from the next message on."""
+        split = leading_reasoning(self.format, model_output, prompt=self._prompt)
+        if split is None:
+            return None, model_output
+        return split.reasoning, model_output[split.rest :] or None
+
+    def _decide(self, events: list[Event]) -> None:
+        """Reasoning ends at the first text or call the stream reads: the rest starts at the message
+        that holds it (all of the reply where it opens with no reasoning)."""
+        if all(isinstance(event, ReasoningDelta) for event in events):
+            return
+        self._split = leading_reasoning(self.format, self._raw, prompt=self._prompt)
+        self._end(self._raw[self._split.rest :] if self._split is not None else self._raw)
+
+    def _complete_reasoning(self, reasoning: str) -> str:
+        """``reasoning`` with what the stream still held back of the leading reasoning messages."""
+        whole = self._split.reasoning if self._split is not None else ""
+        sent = self._sent + reasoning
+        return reasoning + whole[len(sent) :] if whole.startswith(sent) else reasoning
+
+
 # ---------------------------------------------------------------------------- one class per format
 
 
@@ -693,62 +744,24 @@ def _tool_parser(format_name: str) -> type[CodecToolParser]:
 
 
 def _reasoning_parser(format_name: str) -> type[CodecReasoningParser]:
-    """``format_name``'s reasoning parser class (a format of :data:`REASONING_FORMATS`)."""
-    if format_name not in REASONING_FORMATS:
+    """``format_name``'s reasoning parser class (a format of :data:`REASONING_FORMATS`, or
+    :data:`DERIVED`): a harmony member's reads reasoning messages, every other one a reasoning block
+    (a derived format is known only when a parser is made: never harmony, which derivation refuses)."""
+    if format_name not in REASONING_FORMATS and format_name != DERIVED:
         raise ValueError(f"{format_name} is not among the formats with reasoning: {sorted(REASONING_FORMATS)}")
     namespace = {"format_name": format_name, "__module__": __name__}
-    return type(reasoning_class_name(format_name), (CodecReasoningParser,), namespace)
+    harmony = format_name != DERIVED and harmony_markers(get_format(format_name)) is not None
+    base = CodecHarmonyReasoningParser if harmony else CodecReasoningParser
+    return type(reasoning_class_name(format_name), (base,), namespace)
 
 
-CodecHermesToolParser = _tool_parser("hermes")
-CodecQwen3ToolParser = _tool_parser("qwen3")
-CodecHermes3ToolParser = _tool_parser("hermes3")
-CodecQwen3CoderToolParser = _tool_parser("qwen3_coder")
-CodecQwen3CoderOfficialToolParser = _tool_parser("qwen3_coder_official")
-CodecGemma4ToolParser = _tool_parser("gemma4")
-CodecGemma3ToolCodeToolParser = _tool_parser("gemma3_tool_code")
-CodecDeepseekPythonicToolParser = _tool_parser("deepseek_pythonic")
-CodecLfm2ToolParser = _tool_parser("lfm2")
-CodecLlama4PythonicToolParser = _tool_parser("llama4_pythonic")
-CodecQwen25ToolParser = _tool_parser("qwen2_5")
-CodecQwqToolParser = _tool_parser("qwq")
-CodecGemma431bToolParser = _tool_parser("gemma4_31b")
-CodecGemma431bInterleavedToolParser = _tool_parser("gemma4_31b_interleaved")
-CodecQwen35ToolParser = _tool_parser("qwen3_5")
-CodecNemotron3ToolParser = _tool_parser("nemotron3")
-CodecSeedOssToolParser = _tool_parser("seed_oss")
-CodecGlm46ToolParser = _tool_parser("glm4_6")
-CodecGlm47ToolParser = _tool_parser("glm4_7")
-CodecGranite4ToolParser = _tool_parser("granite4")
-CodecLlama31ToolParser = _tool_parser("llama3_1")
-CodecLlama32ToolParser = _tool_parser("llama3_2")
-CodecMinimaxM2ToolParser = _tool_parser("minimax_m2")
-CodecDeepseekV32ToolParser = _tool_parser("deepseek_v3_2")
-CodecDeepseekV31ToolParser = _tool_parser("deepseek_v3_1")
-CodecKimiK2ToolParser = _tool_parser("kimi_k2")
-CodecFunctiongemmaToolParser = _tool_parser("functiongemma")
-CodecGptOssToolParser = _tool_parser("gpt_oss")
-CodecMistralNemoToolParser = _tool_parser("mistral_nemo")
-CodecMistralSmall32ToolParser = _tool_parser("mistral_small3_2")
-
-CodecHermesReasoningParser = _reasoning_parser("hermes")
-CodecQwen3ReasoningParser = _reasoning_parser("qwen3")
-CodecHermes3ReasoningParser = _reasoning_parser("hermes3")
-CodecQwen3CoderReasoningParser = _reasoning_parser("qwen3_coder")
-CodecQwen3CoderOfficialReasoningParser = _reasoning_parser("qwen3_coder_official")
-CodecGemma4ReasoningParser = _reasoning_parser("gemma4")
-CodecDeepseekPythonicReasoningParser = _reasoning_parser("deepseek_pythonic")
-CodecLfm2ReasoningParser = _reasoning_parser("lfm2")
-CodecQwen25ReasoningParser = _reasoning_parser("qwen2_5")
-CodecQwqReasoningParser = _reasoning_parser("qwq")
-CodecGemma431bReasoningParser = _reasoning_parser("gemma4_31b")
-CodecGemma431bInterleavedReasoningParser = _reasoning_parser("gemma4_31b_interleaved")
-CodecQwen35ReasoningParser = _reasoning_parser("qwen3_5")
-CodecNemotron3ReasoningParser = _reasoning_parser("nemotron3")
-CodecSeedOssReasoningParser = _reasoning_parser("seed_oss")
-CodecGlm46ReasoningParser = _reasoning_parser("glm4_6")
-CodecGlm47ReasoningParser = _reasoning_parser("glm4_7")
-CodecMinimaxM2ReasoningParser = _reasoning_parser("minimax_m2")
-CodecDeepseekV32ReasoningParser = _reasoning_parser("deepseek_v3_2")
-CodecDeepseekV31ReasoningParser = _reasoning_parser("deepseek_v3_1")
-CodecKimiK2ReasoningParser = _reasoning_parser("kimi_k2")
+# Every format's classes, under the names register() gives vLLM (a format added to the registry
+# gets its parsers with no line to add here).
+for _name in formats():
+    globals()[tool_class_name(_name)] = _tool_parser(_name)
+    if _name in REASONING_FORMATS:
+        globals()[reasoning_class_name(_name)] = _reasoning_parser(_name)
+del _name
+# The format derived from $CODEC_DERIVE_TEMPLATE (read when vLLM makes a parser).
+CodecDerivedToolParser = _tool_parser(DERIVED)
+CodecDerivedReasoningParser = _reasoning_parser(DERIVED)

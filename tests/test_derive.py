@@ -1,0 +1,285 @@
+"""codec.derive: a format fitted to a chat template from its probe renders, or the reason it is refused.
+
+The acceptance test derives each built-in format's reference template (from ../shared, skipped
+without it) and expects the built-in's spec; the toy templates below, written for these tests, are
+members of two families with markers no built-in format uses, and the refusals each show one reason.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+import codec
+from codec.cli import main
+from codec.derive import PROBE_TOOLS, DeriveError, derive_source, derive_spec
+from codec.formats import BUILTINS
+from codec.wire import WireSpec
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+#: Formats whose reference template's history writes calls otherwise than the format's replies.
+NOT_DERIVED = {
+    "gpt_oss": "the template's history writes a call's recipient before its channel "
+    "(' to=functions.NAME<|channel|>commentary json'), the harmony family and the model after it",
+}
+
+#: A JSON call object between <call> tags, turns ended by <|end|> (a json_object member).
+JSON_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{% if m.content %}{{ m.content }}{% endif %}
+{%- for c in m.tool_calls or [] %}
+<call>
+{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}
+</call>
+{%- endfor %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: A function tag and a tag per argument, raw string values (an xml_params member).
+XML_TOY = """\
+{%- for m in messages -%}
+{{ '[' + m.role + ']' }}
+{%- if m.content %}{{ m.content }}{% endif %}
+{%- for c in m.tool_calls or [] %}
+{{- '\\n<act>\\n<fn=' + c.function.name + '>' }}
+{%- for k, v in c.function.arguments.items() %}
+{{- '\\n<arg=' + k + '>\\n' + (v if v is string else v | tojson) + '\\n</arg>' }}
+{%- endfor %}
+{{- '\\n</fn>\\n</act>' }}
+{%- endfor %}
+{{- '</turn>\\n' }}
+{%- endfor -%}
+{%- if add_generation_prompt %}[assistant]{% endif -%}
+"""
+
+#: Turns of text only: calls are never written.
+NO_CALLS = """\
+{%- for m in messages %}<|turn|>{{ m.role }}
+{{ m.content }}<|end|>
+{% endfor %}{% if add_generation_prompt %}<|turn|>assistant
+{% endif %}"""
+
+#: Refuses every assistant turn with calls.
+RAISES = NO_CALLS.replace(
+    "{{ m.content }}", "{% if m.tool_calls %}{{ raise_exception('no calls here') }}{% endif %}{{ m.content }}"
+)
+
+#: Asks the model to continue after 'ASSISTANT:' but writes past turns after 'assistant:'.
+HISTORY = JSON_TOY.replace("<|turn|>assistant\n{% endif", "ASSISTANT:{% endif")
+
+#: Calls written as 'CALL name with k=v;' lines: no family writes them so.
+NO_FIT = NO_CALLS.replace(
+    "{{ m.content }}",
+    "{{ m.content }}{% for c in m.tool_calls or [] %}CALL {{ c.function.name }} with "
+    "{% for k, v in c.function.arguments.items() %}{{ k }}={{ v }};{% endfor %}{% endfor %}",
+)
+
+
+def _reference(cls: type[codec.Format]) -> str:
+    for folder in (SHARED / "seeds", SHARED / "templates", SHARED):
+        path = folder / cls.reference_template
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    pytest.skip(f"reference template {cls.reference_template} is not available (../shared is absent)")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(cls.name, marks=pytest.mark.xfail(strict=True, reason=NOT_DERIVED[cls.name]))
+        if cls.name in NOT_DERIVED
+        else cls.name
+        for cls in BUILTINS
+    ],
+)
+def test_every_reference_template_derives_its_builtin_spec(name: str) -> None:
+    fmt = codec.get_format(name)
+    found = derive_spec(_reference(type(fmt)), **dict(fmt.tokenizer_variables))
+    assert found.spec == fmt.wire
+    assert name in found.builtins
+    assert found.arguments == fmt.template_arguments
+
+
+@pytest.mark.parametrize("name", ["qwen3_coder", "deepseek_v3_1", "mistral_nemo"])
+def test_the_families_alone_find_a_builtin_spec_s_markers(name: str) -> None:
+    fmt = codec.get_format(name)
+    found = derive_spec(_reference(type(fmt)), builtins=False, **dict(fmt.tokenizer_variables))
+    assert found.builtins == ()
+    mine, theirs = found.spec.to_json(), fmt.wire.to_json()
+    for key in ("family", "call", "block", "name", "parameter", "values", "stop"):
+        assert mine[key] == theirs[key], key
+
+
+@pytest.mark.parametrize(
+    ("template", "family", "markers"),
+    [
+        (JSON_TOY, "json_object", {"call": ("<call>", "</call>"), "stop": "<|end|>"}),
+        (XML_TOY, "xml_params", {"call": ("<act>", "</act>"), "name": ("<fn=", ">"), "stop": "</turn>"}),
+    ],
+)
+def test_a_toy_member_derives_and_its_format_works(template: str, family: str, markers: dict[str, object]) -> None:
+    fmt = codec.derive(template)
+    spec = fmt.wire
+    assert spec.family == family and fmt.derivation.builtins == ()  # type: ignore[attr-defined]
+    for key, value in markers.items():
+        assert getattr(spec, key) == value
+    messages = [{"role": "user", "content": "Hi"}]
+    assert fmt.render(messages, PROBE_TOOLS, add_generation_prompt=True) == codec.jinja.render_template(
+        template, messages, PROBE_TOOLS, add_generation_prompt=True
+    )
+    call = {"name": "record", "arguments": {"text": 'a "quoted" <b>\nline', "count": 7, "items": [1, 2]}}
+    reply = fmt.render_reply(
+        {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]}
+    )
+    whole = fmt.parse(reply, tools=PROBE_TOOLS)
+    assert [(c.function.name, c.function.arguments) for c in whole.tool_calls] == [(call["name"], call["arguments"])]
+    stream = fmt.stream(tools=PROBE_TOOLS)
+    for char in reply:
+        stream.feed(char)
+    stream.close()
+    assert stream.result.model_dump() == whole.model_dump()
+    grammar = fmt.grammar(PROBE_TOOLS, dialect="lark")
+    assert "record" in grammar
+
+
+@pytest.mark.parametrize(
+    ("template", "reason", "words"),
+    [
+        (NO_CALLS, "no_calls", "renders no tool calls"),
+        (RAISES, "raises", "no calls here"),
+        (HISTORY, "history", "history form differs"),
+        (NO_FIT, "no_fit", "closest"),
+    ],
+)
+def test_refusals_say_why(template: str, reason: str, words: str) -> None:
+    with pytest.raises(DeriveError) as caught:
+        codec.derive(template)
+    assert caught.value.reason == reason
+    assert words in str(caught.value)
+    assert isinstance(caught.value, codec.CodecError)
+
+
+def test_added_tokens_snap_the_stop_token() -> None:
+    # Without tokens, the stop token is the first word of what ends a turn; with them, the given
+    # token it starts with, whatever it is made of.
+    template = JSON_TOY.replace("<|end|>", "END OF TURN")
+    assert derive_spec(template).spec.stop == "END"
+    found = derive_spec(template, added_tokens=["END OF TURN"])
+    assert found.spec.stop == "END OF TURN"
+
+
+def _cli(*argv: str, command: str = "derive") -> tuple[int, str]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        status = main([command, *argv])
+    return status, out.getvalue()
+
+
+def test_cli_prints_the_spec_or_the_reason(tmp_path: Path) -> None:
+    good, bad = tmp_path / "good.jinja", tmp_path / "bad.jinja"
+    good.write_text(JSON_TOY, encoding="utf-8")
+    bad.write_text(NO_CALLS, encoding="utf-8")
+    status, out = _cli(str(good))
+    assert status == 0 and "derived a json_object spec" in out and '"<call>"' in out
+    status, out = _cli(str(good), "--json")
+    data = json.loads(out)
+    assert status == 0 and data["derived"] is True
+    assert WireSpec.from_json(data["spec"]) == derive_spec(JSON_TOY).spec
+    status, out = _cli(str(bad))
+    assert status == 1 and "not derived (no_calls)" in out
+    status, out = _cli(str(bad), "--json")
+    assert status == 1 and json.loads(out)["reason"] == "no_calls"
+
+
+def test_cli_reads_a_tokenizer_config(tmp_path: Path) -> None:
+    config = {
+        "chat_template": JSON_TOY.replace("<|end|>", "END OF TURN"),
+        "added_tokens_decoder": {"7": {"content": "END OF TURN", "special": True}},
+    }
+    path = tmp_path / "tokenizer_config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    status, out = _cli(str(path), "--json")
+    assert status == 0 and json.loads(out)["spec"]["stop"] == "END OF TURN"
+
+
+def test_detect_says_it_derived_what_no_format_renders(tmp_path: Path) -> None:
+    path = tmp_path / "toy.jinja"
+    path.write_text(JSON_TOY, encoding="utf-8")
+    status, out = _cli(str(path), command="detect")
+    assert status == 1  # still no known format: the derived one is no name to render with
+    assert (
+        out
+        == "no known format\nderived from the template: replies of the json_object family ('codec derive' prints it)\n"
+    )
+    status, out = _cli("--json", str(path), command="detect")
+    data = json.loads(out)
+    assert status == 1 and data["format"] is None
+    assert WireSpec.from_json(data["derived"]["spec"]) == derive_spec(JSON_TOY).spec
+
+
+def test_check_falls_back_to_the_derived_format(tmp_path: Path) -> None:
+    pytest.importorskip("hypothesis")
+    path = tmp_path / "toy.jinja"
+    path.write_text(XML_TOY, encoding="utf-8")
+    status, out = _cli("-n", "5", "--json", str(path), command="check")
+    report = json.loads(out)
+    assert status == 0 and report["ok"] is True and report["format"] == "derived"
+    assert report["derived"]["spec"]["family"] == "xml_params"
+    assert "decode" not in report["checks"] and "round_trip" in report["checks"]
+
+
+def test_derive_source_reads_a_tokenizer_config() -> None:
+    config = {
+        "chat_template": [{"name": "other", "template": NO_CALLS}, {"name": "default", "template": JSON_TOY}],
+        "added_tokens_decoder": {"3": {"content": "<|end|>", "special": True}},
+        "eos_token": {"content": "<|end|>"},
+    }
+    fmt = derive_source(json.dumps(config))
+    assert fmt.wire.call == ("<call>", "</call>") and fmt.tokenizer_variables == {"eos_token": "<|end|>"}
+    assert derive_source(JSON_TOY).wire == fmt.wire
+
+
+def test_the_vllm_plugin_derives_the_template_its_variable_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codec.integrations import vllm as plugin
+
+    plugin.derived_format.cache_clear()
+    monkeypatch.delenv(plugin.TEMPLATE_VARIABLE, raising=False)
+    with pytest.raises(codec.CodecError, match=plugin.TEMPLATE_VARIABLE):
+        plugin.parser_format(plugin.DERIVED)
+    path = tmp_path / "chat_template.jinja"
+    path.write_text(XML_TOY, encoding="utf-8")
+    monkeypatch.setenv(plugin.TEMPLATE_VARIABLE, str(path))
+    plugin.derived_format.cache_clear()
+    try:
+        assert plugin.parser_format(plugin.DERIVED).wire == derive_spec(XML_TOY).spec
+        assert plugin.parser_format("hermes") is codec.get_format("hermes")
+        assert plugin.parser_name(plugin.DERIVED) == "codec_derived"
+    finally:
+        plugin.derived_format.cache_clear()
+
+
+def test_a_template_codec_ships_no_format_for_derives() -> None:
+    path = SHARED / "templates" / "families" / "mistral" / "mistralai-Ministral-3-14B-Reasoning-2512.jinja"
+    if not path.is_file():
+        pytest.skip("the Ministral 3 template is not available (../shared is absent)")
+    template = path.read_text(encoding="utf-8")
+    assert codec.detect(template) is None
+    fmt = codec.derive(template, bos_token="<s>", eos_token="</s>")
+    assert (fmt.wire.family, fmt.wire.call, fmt.wire.name, fmt.wire.stop) == (
+        "named_json",
+        ("[TOOL_CALLS]", ""),
+        ("", "[ARGS]"),
+        "</s>",
+    )
+    reply = '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>'
+    assert fmt.parse(reply, tools=PROBE_TOOLS).tool_calls[0].function.arguments == {"city": "Paris"}
