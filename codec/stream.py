@@ -89,6 +89,7 @@ from codec._lark import (
     make_token,
     make_value_token,
 )
+from codec._lookahead import TextProbe, text_probe
 from codec._whole_reply import SURROGATE, ToolsByName, WholeReading, default_call_id, read_whole, tools_by_name
 from codec.errors import CodecError, ParseError, caret_snippet, expected_words
 from codec.literals import nesting
@@ -198,6 +199,9 @@ class Syntax:
     fast_by_state: Mapping[Any, tuple[tuple[str, FastLexer], ...]] = field(init=False, repr=False, compare=False)
     #: The (state, text terminal) pairs where a terminal outranking the text is allowed (derived).
     preempted: frozenset[tuple[Any, str]] = field(init=False, repr=False, compare=False)
+    #: Per text terminal, where its text could still end earlier once more arrives (derived; None:
+    #: its shape is not one a probe judges, and its text is held from the first marker start).
+    text_probes: Mapping[str, TextProbe | None] = field(init=False, repr=False, compare=False)
     #: The resync markers as one pattern, ``resync_after``'s first (derived): one search finds the
     #: first of them, so a recovery looking for its end costs the text it searches once, not once
     #: per marker.
@@ -238,8 +242,14 @@ class Syntax:
             for t in self.text_terminals
             if self.preempt_starts and t in actions and t in g.terminals and g.outranks(state, t)
         )
+        probes = {
+            t: text_probe(g.terminals[t].pattern.to_regexp(), self.holdback)
+            for t in self.text_terminals
+            if t in g.terminals
+        }
         object.__setattr__(self, "fast_by_state", fast)
         object.__setattr__(self, "preempted", preempted)
+        object.__setattr__(self, "text_probes", probes)
         # Alternatives in this order: where several markers start at one place, the first listed
         # wins (an after-marker before a before-marker), as the block's end is defined.
         markers = tuple(dict.fromkeys(m for m in (*self.resync_after, *self.resync_before) if m))
@@ -713,15 +723,38 @@ class Stream:
 
     def _committable_text(self, buf: str, start: int, end: int, safe: int, state: Any, kind: str) -> int:
         """How much of a text token ``buf[start:end]`` near the end of what arrived can be
-        committed: up to the first character that could start a marker past ``safe``, or (where a
-        marker outranks text: preempt) nothing past ``safe``."""
-        if buf[start] in self._syntax.preempt_starts and (state, kind) in self._syntax.preempted:
-            return max(start, safe)
-        starts = self._syntax.marker_starts
-        for j in range(max(start, safe), end):
+        committed: all of it that is text whatever comes next. Text more than the holdback from the
+        end is; nearer, text is held from where one of the terminal's lookaheads could still read
+        past the end (the alternative it belongs to may fail once more arrives: a marker starting
+        there), found by one search over the tail (:class:`~codec._lookahead.TextProbe`). Where the
+        terminal has no probe, from the first character past ``safe`` that could start a marker.
+        Where a marker outranks text (preempt), nothing past ``safe``."""
+        syntax = self._syntax
+        starts = syntax.marker_starts
+        if start >= safe and buf[start] in starts and syntax.fast_by_state[state]:
+            # A fast lexer of this state found nothing at ``start`` yet: it may once more text
+            # arrives (it leaves what it cannot tell yet to the rules, which hold it back).
+            return start
+        if buf[start] in syntax.preempt_starts and (state, kind) in syntax.preempted:
+            # Where something followed the text (a marker arrived), the state's scanner may have
+            # decided already: no terminal it lexes could reach past what arrived. (Asked once per
+            # token: when it is not decided, all but the holdback is committed.)
+            if end == len(buf):
+                return max(start, safe)
+            self.work += len(buf) - start
+            if not self._g.decided(state, buf[start:]):
+                return max(start, safe)
+        first = max(start, safe)
+        for j in range(first, end):
             if buf[j] in starts:
-                return j
-        return end
+                break
+        else:
+            return end
+        probe = syntax.text_probes.get(kind)
+        if probe is None:
+            return j
+        self.work += len(buf) - first
+        return min(probe.holds_from(buf, first), end)
 
     def _try_fast(
         self, fast: tuple[tuple[str, FastLexer], ...], buf: str, i: int, final: bool, woken: str | None = None

@@ -17,7 +17,7 @@ from formats import PROFILES
 from harness import GoldenCase, golden_formats, load_golden
 
 import codec
-from codec.models import ToolCallEnd
+from codec.models import TextDelta, ToolCallEnd
 
 #: Formats whose call closer does not end a call by itself, and why (the test names them, so that
 #: a format that starts meeting the contract is noticed).
@@ -31,25 +31,6 @@ WAITS = {
     "llama3_1": "bare calls are known to be the whole reply only at the stop token or the end",
     "lfm2": "a list's calls are sent when the list closes, not at each call's ')'",
     "llama4_pythonic": "a bare list's calls are known to be calls only at its end",
-}
-
-#: Replies whose calls end in a value's text that is still held back when the closer arrives: text
-#: within the longest marker's worth of the end is held from its first character that could start a
-#: marker (``Syntax.marker_starts``: a line break, a ``<``), though no marker can start there any more.
-#: Sending these at once is the part of "send what is certain" not done yet.
-HELD_TEXT = "a value's text before the closer is held back from its first character that could start a marker"
-HELD = {
-    "minimax_m2/markup_inside_a_string_value",
-    "qwen3_coder/drifted_closers_inside_a_value",
-    "qwen3_coder/function_closer_inside_a_value",
-    "qwen3_coder/given_parameter_head_inside_a_value",
-    "qwen3_coder/markup_inline_in_a_value",
-    "qwen3_coder/multiline_value",
-    "qwen3_coder/open_parameter_head_inside_a_value_without_tools",
-    "qwen3_coder/typed_containers",
-    "qwen3_coder/typed_containers_without_tools",
-    "qwen3_coder/undeclared_parameter_head_inside_a_value",
-    "qwen3_coder_official/typed_containers",
 }
 
 
@@ -66,8 +47,7 @@ def _cases() -> list[Any]:
             # xfail is left out above): no parse at collection time, in every worker.
             calls = len(case.expected["tool_calls"])
             if calls and case.text.count(closer) == calls and not case.expected["issues"]:
-                marks = [pytest.mark.xfail(strict=True, reason=HELD_TEXT)] if case.id in HELD else []
-                params.append(pytest.param(case, closer, id=case.id, marks=marks))
+                params.append(pytest.param(case, closer, id=case.id))
     return params
 
 
@@ -86,3 +66,16 @@ def test_each_call_is_sent_in_the_delta_that_closes_it(case: GoldenCase, closer:
 
 def test_the_formats_that_wait_are_registered() -> None:
     assert set(WAITS) <= set(codec.formats())
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_text_is_held_back_only_as_far_as_a_marker_could_start(name: str) -> None:
+    """Content is released as soon as it cannot be the start of a marker: after plain text and the
+    start of any of the format's markers, all the plain text has been sent, whatever the holdback:
+    a ``<`` that no marker starts with (``< 2``) is not held."""
+    fmt, profile = codec.get_format(name), PROFILES[name]
+    plain = profile.plain_text + " (1 < 2) "
+    for prefix in sorted({marker[:k] for marker in profile.markers for k in range(1, len(marker))}):
+        stream = fmt.stream(prompt="")
+        sent = "".join(e.text for e in stream.feed(plain + prefix) if isinstance(e, TextDelta))
+        assert sent.startswith(plain), f"after {prefix!r}, {len(plain) - len(sent)} characters of plain text held back"

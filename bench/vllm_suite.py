@@ -1,0 +1,253 @@
+"""vLLM 0.33.0's own unit tests of the tool and reasoning parsers that match codec's formats, run
+against vLLM's parsers and against codec's plugin (``codec_<format>``), so that the two can be
+compared test by test.
+
+The tests come from vLLM's source release on the package index (they are not in its wheel); they
+are fetched and unpacked into a work folder, never into the project. Three runs:
+
+* ``vllm``: the tests as shipped, vLLM's parsers;
+* ``codec``: the same tests with only the parser lookup changed to codec's ``codec_<format>``;
+* ``codec_finished``: as ``codec``, with the tests' streaming helpers finishing the stream as
+  vLLM's serving layer does at the end of a reply (``finish_streaming()`` of an engine-based
+  parser, its delta appended to the last one: ``vllm.parser.abstract_parser``).
+
+A test "reaches a parser" where its run against vLLM's parsers passes or fails (a test that errors
+before it, loading a tokenizer from the model hub that this machine cannot reach, says nothing
+about a parser). Run in the environment ``tests/vllm-env.sh`` builds::
+
+    PYTHONPATH=. ../vllm-venv/bin/python bench/vllm_suite.py [--work DIR] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+VERSION = "0.33.0"
+
+#: The test files, and how each one looks its parser up: (vLLM's name, codec's), where vLLM's
+#: name is a class the file imports (rebound to codec's class after the imports), a quoted
+#: registry name (replaced where it is passed to a manager or assigned to ``parser_name``).
+TESTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "tests/tool_parsers/test_hermes_tool_parser.py": (
+        ("Hermes2ProToolParser", "codec_hermes"),
+        ("Granite4ToolParser", "codec_granite4"),
+    ),
+    "tests/tool_parsers/test_qwen3coder_tool_parser.py": (("Qwen3EngineToolParser", "codec_qwen3_coder"),),
+    "tests/tool_parsers/test_gemma4_tool_parser.py": (("Gemma4EngineToolParser", "codec_gemma4"),),
+    "tests/tool_parsers/test_pythonic_tool_parser.py": (('"pythonic"', "codec_llama4_pythonic"),),
+    "tests/tool_parsers/test_llama4_pythonic_tool_parser.py": (('"llama4_pythonic"', "codec_llama4_pythonic"),),
+    "tests/tool_use/test_gemma4_responses_adjust_request.py": (("Gemma4ToolParser", "codec_gemma4"),),
+    "tests/reasoning/test_qwen3_reasoning_parser.py": (('"qwen3"', "codec_qwen3"),),
+    "tests/reasoning/test_deepseekr1_reasoning_parser.py": (('"deepseek_r1"', "codec_qwq"),),
+    "tests/reasoning/test_gemma4_reasoning_parser.py": (('"gemma4"', "codec_gemma4"),),
+}
+
+#: What the tests import besides themselves. (vLLM's tests/conftest.py and tests/tool_use/conftest.py
+#: start servers and load models: not taken; the parser tests do not use their fixtures.)
+SUPPORT = (
+    "tests/__init__.py",
+    "tests/tool_parsers/__init__.py",
+    "tests/tool_parsers/conftest.py",
+    "tests/tool_parsers/utils.py",
+    "tests/reasoning/__init__.py",
+    "tests/reasoning/utils.py",
+    "tests/tool_use/__init__.py",
+)
+
+#: The streaming helpers of the tests, finished as vLLM's serving layer finishes a stream.
+FINISHING_CONFTEST = '''"""The tests' streaming helpers, each finishing its stream as vLLM's serving layer does."""
+
+import functools
+import inspect
+
+import tests.reasoning.utils as reasoning_utils
+import tests.tool_parsers.utils as tool_utils
+
+
+def finish(parser):
+    """What vLLM's serving layer sends at the end of a reply: an engine-based parser's flush."""
+    flush = getattr(parser, "finish_streaming", None)
+    if flush is None or not getattr(parser, "engine_based_streaming", False):
+        return None
+    return flush()
+
+
+def _finishing_reconstructor(helper):
+    @functools.wraps(helper)
+    def run(parser, *args, **kwargs):
+        reconstructor = helper(parser, *args, **kwargs)
+        delta = finish(parser)
+        if delta is not None:
+            reconstructor.append_delta(delta)
+        return reconstructor
+
+    return run
+
+
+tool_utils.run_tool_extraction_streaming = _finishing_reconstructor(tool_utils.run_tool_extraction_streaming)
+reasoning_utils.run_reasoning_extraction_streaming = _finishing_reconstructor(
+    reasoning_utils.run_reasoning_extraction_streaming
+)
+
+
+def _finishing_list(helper, parser_at):
+    @functools.wraps(helper)
+    def run(*args, **kwargs):
+        parser = inspect.signature(helper).bind(*args, **kwargs).arguments[parser_at]
+        deltas = helper(*args, **kwargs)
+        delta = finish(parser)
+        if delta is not None:
+            last = deltas[-1][1] if deltas and isinstance(deltas[-1], tuple) else None
+            deltas.append((delta, last) if deltas and isinstance(deltas[-1], tuple) else delta)
+        return deltas
+
+    return run
+
+
+def _finishing_generator(helper, parser_at):
+    @functools.wraps(helper)
+    def run(*args, **kwargs):
+        parser = inspect.signature(helper).bind(*args, **kwargs).arguments[parser_at]
+        yield from helper(*args, **kwargs)
+        delta = finish(parser)
+        if delta is not None:
+            yield delta
+
+    return run
+
+
+def pytest_collection_modifyitems(items):
+    done = set()
+    for item in items:
+        module = item.module
+        if module in done:
+            continue
+        done.add(module)
+        if hasattr(module, "_simulate_streaming"):  # test_hermes_tool_parser
+            module._simulate_streaming = _finishing_list(module._simulate_streaming, "parser")
+        if hasattr(module, "stream_delta_message_generator"):  # test_qwen3coder_tool_parser
+            module.stream_delta_message_generator = _finishing_generator(
+                module.stream_delta_message_generator, "qwen3_tool_parser"
+            )
+        streaming = getattr(module, "TestStreamingExtraction", None)  # test_gemma4_tool_parser
+        if streaming is not None and hasattr(streaming, "_simulate_streaming"):
+            streaming._simulate_streaming = _finishing_list(streaming._simulate_streaming, "parser")
+'''
+
+REGISTER = "from codec.integrations.vllm import register as _codec_register\n_codec_register()\n"
+
+
+def fetch(work: Path) -> Path:
+    """vLLM's source release, downloaded into ``work`` once (pip reads its metadata from the
+    source, which needs setuptools-rust and setuptools-scm and, for a CPU build that compiles
+    nothing, VLLM_TARGET_DEVICE=empty)."""
+    sdist = work / f"vllm-{VERSION}.tar.gz"
+    if sdist.exists():
+        return sdist
+    work.mkdir(parents=True, exist_ok=True)
+    pip = [sys.executable, "-m", "pip"]
+    subprocess.run([*pip, "install", "--quiet", "setuptools-rust", "setuptools-scm"], check=True)
+    env = dict(os.environ, VLLM_TARGET_DEVICE="empty", VLLM_VERSION_OVERRIDE=VERSION)
+    command = [*pip, "download", f"vllm=={VERSION}", "--no-deps", "--no-binary", ":all:", "--no-build-isolation"]
+    subprocess.run([*command, "--dest", str(work)], check=True, env=env)
+    return sdist
+
+
+def unpack(sdist: Path, tree: Path) -> None:
+    """The test files and what they import, from the release into ``tree``."""
+    wanted = {f"vllm-{VERSION}/{path}" for path in (*TESTS, *SUPPORT)}
+    with tarfile.open(sdist) as archive:
+        for member in archive.getmembers():
+            if member.name in wanted:
+                target = tree / member.name.split("/", 1)[1]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source = archive.extractfile(member)
+                assert source is not None
+                target.write_bytes(source.read())
+    missing = [p for p in (*TESTS, *SUPPORT) if not (tree / p).exists()]
+    if missing:
+        raise SystemExit(f"not in vLLM {VERSION}'s source release: {', '.join(missing)}")
+
+
+def point_at_codec(path: Path, lookups: tuple[tuple[str, str], ...]) -> None:
+    """Change only the parser lookup of one test file to codec's parsers."""
+    text = path.read_text()
+    module = ast.parse(text)
+    last_import = max(node.end_lineno or 0 for node in module.body if isinstance(node, ast.Import | ast.ImportFrom))
+    rebinding = [REGISTER]
+    for ours, codec_name in lookups:
+        if ours.startswith('"'):
+            pattern = rf"((?:get_tool_parser|get_reasoning_parser)\(\s*|^parser_name = ){re.escape(ours)}"
+            text, count = re.subn(pattern, rf'\g<1>"{codec_name}"', text, flags=re.MULTILINE)
+            if not count:
+                raise SystemExit(f"{path}: no lookup of {ours}")
+        else:
+            rebinding.append("from vllm.tool_parsers import ToolParserManager as _codec_tool_parsers\n")
+            rebinding.append(f'{ours} = _codec_tool_parsers.get_tool_parser("{codec_name}")\n')
+    lines = text.splitlines(keepends=True)
+    path.write_text("".join(lines[:last_import]) + "".join(rebinding) + "".join(lines[last_import:]))
+
+
+def run(tree: Path, name: str) -> dict[str, str]:
+    """Each test's outcome in one run (passed, failed, error, skipped)."""
+    report = tree / f"{name}.xml"
+    command = [sys.executable, "-m", "pytest", *TESTS, "-q", "-p", "no:cacheprovider", "-o", "addopts="]
+    command += ["-n", "0", f"--junitxml={report}", "--rootdir", str(tree)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]))
+    env["HF_HUB_OFFLINE"] = "1"
+    subprocess.run(command, cwd=tree, env=env, check=False, stdout=subprocess.DEVNULL)
+    outcomes: dict[str, str] = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        test = f"{case.get('classname')}::{case.get('name')}"
+        kinds = {child.tag for child in case}
+        outcome = "passed"
+        for tag, word in (("skipped", "skipped"), ("error", "error"), ("failure", "failed")):
+            if tag in kinds:
+                outcome = word
+        outcomes[test] = outcome
+    return outcomes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/codec-vllm-suite"))
+    parser.add_argument("--json", type=Path, help="write every test's outcomes here")
+    args = parser.parse_args()
+    sdist = fetch(args.work)
+    results: dict[str, dict[str, str]] = {}
+    for name in ("vllm", "codec", "codec_finished"):
+        tree = args.work / name
+        shutil.rmtree(tree, ignore_errors=True)
+        unpack(sdist, tree)
+        if name != "vllm":
+            for path, lookups in TESTS.items():
+                point_at_codec(tree / path, lookups)
+        if name == "codec_finished":
+            (tree / "conftest.py").write_text(FINISHING_CONFTEST)
+        results[name] = run(tree, name)
+    reached = sorted(t for t, o in results["vllm"].items() if o in ("passed", "failed"))
+    print(f"{len(results['vllm'])} tests, {len(reached)} reach a parser")
+    for name, outcomes in results.items():
+        passed = sum(outcomes.get(t) == "passed" for t in reached)
+        print(f"{name:>15}: {passed} / {len(reached)} passed")
+    only_codec = [t for t in reached if results["vllm"][t] != "passed" and results["codec"].get(t) == "passed"]
+    print(f"passing with codec and not with vLLM: {len(only_codec)}")
+    for t in reached:
+        if results["codec_finished"].get(t) != "passed":
+            print(f"  {results['codec'].get(t)}/{results['codec_finished'].get(t)}  {t}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
