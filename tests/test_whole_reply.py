@@ -236,3 +236,36 @@ def test_the_reader_takes_values_the_rules_read_as_text(name: str, city: str) ->
     assert read is not None, reply
     assert read == stream_parse(fmt, reply, tools=_WEATHER)
     assert [c.function.arguments for c in read.tool_calls] == [call["function"]["arguments"]] * 2
+
+
+@pytest.mark.parametrize("name", XML_PARAMS)
+@examples(80)
+@given(data=st.data())
+def test_prose_holding_markup_reads_as_the_stream_reads_it(name: str, data: st.DataObject) -> None:
+    """Prose holding tags, brackets, fences and the format's own markers, before calls or alone:
+    the reader gives what the stream gives, or declines."""
+    fmt = codec.get_format(name)
+    words = st.sampled_from([*_pieces(name), "word", "two words", "<b>bold</b>", "```", "\n```\n", "</think>"])
+    prose = data.draw(st.lists(words, max_size=8).map("".join), label="prose")
+    calls = [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 1}}}]
+    message: dict[str, Any] = {"role": "assistant", "content": prose}
+    if data.draw(st.booleans(), label="with a call"):
+        message["tool_calls"] = calls
+    reply = fmt.render_reply(message)
+    for tools in (None, _WEATHER):
+        assert fmt.parse(reply, tools=tools) == stream_parse(fmt, reply, tools=tools), reply
+
+
+@pytest.mark.parametrize("name", XML_PARAMS)
+@pytest.mark.parametrize(
+    "prose", ['Use <b>bold</b> or [links](x) and {"json": [1, 2]} in a <div class="a">; 3 < 4 > 2.', "a `code` span"]
+)
+def test_the_reader_takes_prose_the_rules_read_as_text(name: str, prose: str) -> None:
+    fmt = codec.get_format(name)
+    call = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}}
+    for message in ({"content": prose}, {"content": prose, "tool_calls": [call]}):
+        reply = fmt.render_reply({"role": "assistant", **message})
+        read = read_whole(fmt.syntax(), reply, _WEATHER, None, fmt.default_call_id)
+        assert read is not None, reply
+        assert read == stream_parse(fmt, reply, tools=_WEATHER)
+        assert read.content.rstrip("\n") == prose

@@ -293,6 +293,9 @@ class _WholeShape:
     #: What follows a value as the renderer writes it: its line break (if any), closer and line break.
     close: str
     end: str
+    #: The grammar's first free text (TEXT_FIRST), and the markers whose presence the stream acts
+    #: on beyond it (reasoning's, which it looks ahead for): prose the reader may take with markup.
+    prose_text: tuple[re.Pattern[str], tuple[str, ...]]
 
     @classmethod
     def of(cls, tags: Tags, grammar: CompiledGrammar) -> _WholeShape:
@@ -304,9 +307,10 @@ class _WholeShape:
             tags,
             re.compile(f"{r(tags.call_open)}\n{function}{r(tags.function)}{name}{r(tags.name_end)}\n"),
             re.compile(f"{parameter}{r(tags.parameter)}{name}{r(tags.key_end)}{line}"),
-            re.compile(grammar.terminals["VALUE"].pattern.to_regexp()),
+            grammar.pattern("VALUE"),
             f"{line}{tags.parameter_close}\n",
             f"{tags.function_close}\n{tags.call_close}",
+            (grammar.pattern("TEXT_FIRST"), (tags.think_open, tags.think_close)),
         )
 
 
@@ -355,7 +359,9 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
 
     tags = shape.tags
     reasoning = (f"{tags.think_open}\n", f"\n{tags.think_close}\n\n")
-    return read_whole_reply(text, tags.call_open, read_block, stop=tags.stop, reasoning_marks=reasoning)
+    return read_whole_reply(
+        text, tags.call_open, read_block, stop=tags.stop, reasoning_marks=reasoning, prose_text=shape.prose_text
+    )
 
 
 # ---------------------------------------------------------------------------- reply
