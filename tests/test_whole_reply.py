@@ -202,6 +202,19 @@ def _reads_xml_params(name: str) -> bool:
 XML_PARAMS = [name for name in READERS if _reads_xml_params(name)]
 
 
+def _reads_json_object_blocks(name: str) -> bool:
+    whole = codec.get_format(name).syntax().whole
+    qualname = getattr(whole, "__qualname__", "")
+    return (
+        getattr(whole, "__module__", "") == "codec.wire.json_object"
+        and qualname == "_whole_reader.<locals>.whole_reply"
+    )
+
+
+#: The readers that take prose holding markup where the grammar reads it as text.
+PROSE_READERS = [*XML_PARAMS, *(name for name in READERS if _reads_json_object_blocks(name))]
+
+
 @pytest.mark.parametrize("name", XML_PARAMS)
 @examples(80)
 @given(data=st.data())
@@ -238,14 +251,26 @@ def test_the_reader_takes_values_the_rules_read_as_text(name: str, city: str) ->
     assert [c.function.arguments for c in read.tool_calls] == [call["function"]["arguments"]] * 2
 
 
-@pytest.mark.parametrize("name", XML_PARAMS)
-@examples(80)
+@pytest.mark.parametrize("name", READERS)
+@examples(60)
 @given(data=st.data())
 def test_prose_holding_markup_reads_as_the_stream_reads_it(name: str, data: st.DataObject) -> None:
     """Prose holding tags, brackets, fences and the format's own markers, before calls or alone:
     the reader gives what the stream gives, or declines."""
     fmt = codec.get_format(name)
-    words = st.sampled_from([*_pieces(name), "word", "two words", "<b>bold</b>", "```", "\n```\n", "</think>"])
+    words = st.sampled_from(
+        [
+            *_pieces(name),
+            "word",
+            "two words",
+            "<b>bold</b>",
+            "```",
+            "\n```\n",
+            "</think>",
+            '{"name": "get_weather"',
+            "]",
+        ]
+    )
     prose = data.draw(st.lists(words, max_size=8).map("".join), label="prose")
     calls = [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 1}}}]
     message: dict[str, Any] = {"role": "assistant", "content": prose}
@@ -256,7 +281,7 @@ def test_prose_holding_markup_reads_as_the_stream_reads_it(name: str, data: st.D
         assert fmt.parse(reply, tools=tools) == stream_parse(fmt, reply, tools=tools), reply
 
 
-@pytest.mark.parametrize("name", XML_PARAMS)
+@pytest.mark.parametrize("name", PROSE_READERS)
 @pytest.mark.parametrize(
     "prose", ['Use <b>bold</b> or [links](x) and {"json": [1, 2]} in a <div class="a">; 3 < 4 > 2.', "a `code` span"]
 )

@@ -118,15 +118,30 @@ def tool_responses(text: str, start: int, end: int) -> list[str] | None:
 BlockReader = Callable[[str, int], "tuple[tuple[str, dict[str, Any]], int] | None"]
 
 
-def _read_as_text(
-    text: str, start: int, prose: str, prose_text: tuple[re.Pattern[str], tuple[str, ...]] | None
-) -> bool:
+@dataclass(frozen=True)
+class ProseText:
+    """How a whole-reply reader tells that the grammar reads prose holding markup characters as
+    text: ``text``, the grammar's own terminal for the reply's first text; ``markers``, what the
+    stream acts on beyond the grammar (a reasoning closer it looks ahead for); ``lead``, the
+    characters a fast lexer may take a shape at where the prose starts (after its blanks)."""
+
+    text: re.Pattern[str]
+    markers: tuple[str, ...]
+    lead: str = ""
+
+
+def _read_as_text(text: str, start: int, prose: str, prose_text: ProseText | None) -> bool:
     """Whether the rules read ``prose`` (at ``start`` of ``text``) as one run of free text."""
     if prose_text is None or not prose:
         return False
-    run, markers = prose_text
-    found = run.match(text, start)
-    return found is not None and found.end() == start + len(prose) and not any(m in prose for m in markers)
+    if prose_text.lead and prose.lstrip()[:1] in prose_text.lead:
+        return False
+    found = prose_text.text.match(text, start)
+    return (
+        found is not None
+        and found.end() == start + len(prose)
+        and not any(marker in prose for marker in prose_text.markers)
+    )
 
 
 def read_whole_reply(
@@ -136,7 +151,7 @@ def read_whole_reply(
     *,
     stop: str = IM_END,
     reasoning_marks: tuple[str, str] | None = THINK_MARKS,
-    prose_text: tuple[re.Pattern[str], tuple[str, ...]] | None = None,
+    prose_text: ProseText | None = None,
 ) -> WholeReading | None:
     """A whole ChatML reply in its template's shape, read at once (``Syntax.whole``): an optional
     ``<think>\n...\n</think>\n\n`` (``reasoning_marks``; None where replies have no reasoning),
@@ -146,10 +161,10 @@ def read_whole_reply(
     (where the grammar's rules decide what the blanks are), text between or after the blocks, a
     block ``read_block`` declines.
 
-    ``prose_text`` takes prose holding markup characters: the grammar's own terminal for the
-    reply's first text, and markers that act on text beyond the grammar (a reasoning closer the
-    stream looks ahead for); prose that one run of the terminal reads to its end, holding none of
-    those markers, is text as the rules read it."""
+    ``prose_text`` takes prose holding markup characters (see :class:`ProseText`): prose that one
+    run of the grammar's own terminal for the reply's first text reads to its end, holding none of
+    the markers the stream acts on beyond the grammar and starting with none of the characters its
+    fast lexers may take a shape at, is text as the rules read it."""
     lead = ("", 0) if reasoning_marks is None else leading_reasoning(text, *reasoning_marks)
     if lead is None:
         return None

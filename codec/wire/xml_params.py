@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codec.errors import RenderError
-from codec.formats._chatml import read_whole_reply
+from codec.formats._chatml import ProseText, read_whole_reply
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 
@@ -295,7 +295,7 @@ class _WholeShape:
     end: str
     #: The grammar's first free text (TEXT_FIRST), and the markers whose presence the stream acts
     #: on beyond it (reasoning's, which it looks ahead for): prose the reader may take with markup.
-    prose_text: tuple[re.Pattern[str], tuple[str, ...]]
+    prose_text: ProseText
 
     @classmethod
     def of(cls, tags: Tags, grammar: CompiledGrammar) -> _WholeShape:
@@ -310,7 +310,7 @@ class _WholeShape:
             grammar.pattern("VALUE"),
             f"{line}{tags.parameter_close}\n",
             f"{tags.function_close}\n{tags.call_close}",
-            (grammar.pattern("TEXT_FIRST"), (tags.think_open, tags.think_close)),
+            ProseText(grammar.pattern("TEXT_FIRST"), (tags.think_open, tags.think_close)),
         )
 
 
