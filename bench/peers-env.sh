@@ -13,7 +13,8 @@ bash "$here/tests/vllm-env.sh" "$venv"
 pip="$venv/bin/pip"
 "$pip" install --quiet --no-deps sglang==0.5.23
 # What sglang.srt.function_call and the modules it imports need at import time (found by importing
-# FunctionCallParser in a clean environment until it loads).
+# FunctionCallParser in a clean environment until it loads), and ijson for vLLM's DeepSeek V3.2
+# engine parser. xgrammar 0.2.8 is what vLLM 0.33 pins; SGLang takes it too.
 "$pip" install --quiet partial_json_parser orjson numpy psutil pybase64 requests packaging pillow \
-    starlette msgspec pyzmq tqdm ipython aiohttp "xgrammar>=0.2.8"
+    starlette msgspec pyzmq tqdm ipython aiohttp ijson xgrammar==0.2.8
 "$venv/bin/python" -c "from sglang.srt.function_call.function_call_parser import FunctionCallParser; print('SGLang parsers import')"

@@ -267,7 +267,7 @@ def derive_spec(
     """The :class:`Derivation` :func:`derive` makes its format of (raises as it does).
     ``builtins=False`` fits the families alone, without trying the built-in formats' specs first."""
     tokens = tuple(sorted(set(added_tokens or ()), key=len, reverse=True))
-    failures: list[tuple[float, WireSpec, str]] = []
+    failures: list[tuple[float, WireSpec, str, bool]] = []
     first_error: DeriveError | None = None
     shown = ""
     for arguments, tools in (("object", PROBE_TOOLS), ("object", UNTYPED_NULL_TOOLS), ("json_text", PROBE_TOOLS)):
@@ -286,12 +286,15 @@ def derive_spec(
         if first_error is not None and not shown:
             raise first_error
         raise DeriveError("no_fit", f"no wire family writes calls as the template does: one call is {shown!r}")
-    _, closest, where = max(failures, key=lambda entry: entry[0])
-    raise DeriveError(
-        "no_fit",
-        f"no wire family fits the template's tool calls; the closest, {_describe(closest)}, {where}",
-        closest=closest,
-    )
+    _, closest, where, read_off = max(failures, key=lambda entry: entry[0])
+    if read_off:
+        message = f"no wire family fits the template's tool calls; the closest, {_describe(closest)}, {where}"
+    else:
+        message = (
+            f"no wire family writes calls as the template does (one call is {shown!r}); of the built-in "
+            f"formats' specs, the closest, {_describe(closest)}, {where}"
+        )
+    raise DeriveError("no_fit", message, closest=closest)
 
 
 def _describe(spec: WireSpec) -> str:
@@ -530,7 +533,7 @@ def _reasoning_markers(turn: str, prompt: str, tokens: tuple[str, ...]) -> tuple
 # --------------------------------------------------------------------------- fitting
 
 
-def _fit(rendered: _Rendered, failures: list[tuple[float, WireSpec, str]], builtins: bool) -> Derivation | None:
+def _fit(rendered: _Rendered, failures: list[tuple[float, WireSpec, str, bool]], builtins: bool) -> Derivation | None:
     """The first spec that fits the rendered probes, built-in ones first; each one that does not is
     added to ``failures`` with how far it got and where it broke."""
     seen: set[WireSpec] = set()
@@ -541,7 +544,7 @@ def _fit(rendered: _Rendered, failures: list[tuple[float, WireSpec, str]], built
         outcome = _verify(spec, rendered)
         if isinstance(outcome, Derivation):
             return dataclasses.replace(outcome, builtins=owners)
-        failures.append((outcome[0], spec, outcome[1]))
+        failures.append((outcome[0], spec, outcome[1], False))
     for spec in _proposals(rendered):
         if spec in seen:
             continue
@@ -549,7 +552,7 @@ def _fit(rendered: _Rendered, failures: list[tuple[float, WireSpec, str]], built
         outcome = _verify(spec, rendered)
         if isinstance(outcome, Derivation):
             return outcome
-        failures.append((outcome[0] + 0.5, spec, outcome[1]))  # (read off the calls: nearer than a built-in)
+        failures.append((outcome[0] + 0.5, spec, outcome[1], True))  # (read off the calls: nearer than a built-in)
     return None
 
 

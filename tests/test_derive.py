@@ -266,3 +266,20 @@ def test_the_vllm_plugin_derives_the_template_its_variable_names(
         assert plugin.parser_name(plugin.DERIVED) == "codec_derived"
     finally:
         plugin.derived_format.cache_clear()
+
+
+def test_a_template_codec_ships_no_format_for_derives() -> None:
+    path = SHARED / "templates" / "families" / "mistral" / "mistralai-Ministral-3-14B-Reasoning-2512.jinja"
+    if not path.is_file():
+        pytest.skip("the Ministral 3 template is not available (../shared is absent)")
+    template = path.read_text(encoding="utf-8")
+    assert codec.detect(template) is None
+    fmt = codec.derive(template, bos_token="<s>", eos_token="</s>")
+    assert (fmt.wire.family, fmt.wire.call, fmt.wire.name, fmt.wire.stop) == (
+        "named_json",
+        ("[TOOL_CALLS]", ""),
+        ("", "[ARGS]"),
+        "</s>",
+    )
+    reply = '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>'
+    assert fmt.parse(reply, tools=PROBE_TOOLS).tool_calls[0].function.arguments == {"city": "Paris"}
