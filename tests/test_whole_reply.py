@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import codec
 from codec.models import ParseResult
 from codec.stream import Stream, read_whole
-from codec.wire import xml_params
+from codec.wire import arg_pairs, xml_params
 
 READERS = [name for name in codec.formats() if codec.get_format(name).syntax().whole is not None]
 _MARKUP = (
@@ -200,6 +200,15 @@ def _reads_xml_params(name: str) -> bool:
 
 
 XML_PARAMS = [name for name in READERS if _reads_xml_params(name)]
+#: The readers whose values are runs of the grammar's VALUE: xml_params' and arg_pairs'.
+VALUE_READERS = [
+    *XML_PARAMS,
+    *(
+        name
+        for name in READERS
+        if getattr(codec.get_format(name).syntax().whole, "func", None) is arg_pairs.whole_reply
+    ),
+]
 
 
 def _reads_json_object_blocks(name: str) -> bool:
@@ -215,7 +224,7 @@ def _reads_json_object_blocks(name: str) -> bool:
 PROSE_READERS = [*XML_PARAMS, *(name for name in READERS if _reads_json_object_blocks(name))]
 
 
-@pytest.mark.parametrize("name", XML_PARAMS)
+@pytest.mark.parametrize("name", VALUE_READERS)
 @examples(80)
 @given(data=st.data())
 def test_values_spanning_lines_and_holding_markup_read_as_the_stream_reads_them(name: str, data: st.DataObject) -> None:
