@@ -580,9 +580,11 @@ def _verify(spec: WireSpec, rendered: _Rendered) -> Derivation | tuple[int, str]
         for p, t in rendered.turns.items()
         if t.message.get("tool_calls") and p not in rendered.skipped
     ]
-    if (not ending.startswith(spec.stop) and not (spec.stop and all(calls_end))) or (not spec.stop and ending.strip()):
+    # (A line break may stand before the stop token: Nemotron Nano v2 writes its turns' end on a line.)
+    ends_with_stop = ending.lstrip().startswith(spec.stop)
+    if (not ends_with_stop and not (spec.stop and all(calls_end))) or (not spec.stop and ending.strip()):
         return 0, f"ends a turn with {spec.stop!r}, where the template's turns end with {ending!r}"
-    after = tail[len(spec.stop) :] if tail.startswith(spec.stop) else ""
+    after = tail.lstrip()[len(spec.stop) :] if tail.lstrip().startswith(spec.stop) else ""
     passed = 0
     for probe, turn in rendered.turns.items():
         if probe in rendered.skipped:
@@ -596,10 +598,15 @@ def _verify(spec: WireSpec, rendered: _Rendered) -> Derivation | tuple[int, str]
                 shown = written.removesuffix(spec.stop)
                 return passed, f"writes the probe {probe!r} as {shown!r}, where the template writes {turn.text!r}"
             left = _without_empty_reasoning(before.removeprefix(rendered.lead), spec).strip()
-            if left not in (content, ""):
+            opener = _own_turn(left, content, rendered) if left not in (content, "") else ""
+            if left not in (content, "") and not opener:
                 return passed, f"has the probe {probe!r} begin with {before!r}, not with its content"
-            content = left  # (a template may leave the content of a turn with calls out)
+            content = "" if opener else left  # (a template may leave the content of a turn with calls out)
         reply = turn.reply[: len(turn.reply) - len(after)] if after and turn.reply.endswith(after) else turn.reply
+        if message.get("tool_calls") and opener:  # the calls' turn alone, after the prompt's opener
+            prompt = rendered.prompt
+            start = reply.find(opener, reply.find(message["content"]) + len(message["content"]))
+            reply = reply[start + len(opener) + len(prompt) - len(prompt.rstrip()) :]
         if spec.stop and not reply.endswith(spec.stop) and not tail:
             reply += spec.stop  # (the template writes the stop token only before a next turn)
         problem = _read_back(fmt, reply, turn.reply_prompt, rendered, message, content)
@@ -632,6 +639,20 @@ def _before(text: str, written: str, spec: WireSpec, after: str, content: str) -
             if shape and candidate.endswith(shape):
                 return candidate[: len(candidate) - len(shape)] + (content if candidate is not rest else "")
     return None
+
+
+def _own_turn(left: str, content: str, rendered: _Rendered) -> str:
+    """The next assistant turn's opener where ``left`` (what a turn writes before its calls) is the
+    content as a turn of text of its own, then that opener (the generation prompt's end): a template
+    that writes content and calls as two turns (Nemotron Nano v2), whose calls' turn is then read
+    alone; else ""."""
+    if not content or not left.startswith(content) or not rendered.tail.strip():
+        return ""
+    rest = left[len(content) :].lstrip()
+    if not rest.startswith(rendered.tail.strip()):
+        return ""
+    opener = rest[len(rendered.tail.strip()) :].strip()
+    return opener if opener and rendered.prompt.rstrip().endswith(opener) else ""
 
 
 def _without_empty_reasoning(text: str, spec: WireSpec) -> str:
@@ -874,9 +895,11 @@ def _unchecked(cls: type, spec: WireSpec) -> None:
     """No check: the placeholders of a proposal are no markers."""
 
 
-def _json_object(keys: tuple[str, ...], listed: bool, id_key: str) -> Callable[[_Holes], WireSpec]:
+def _json_object(
+    keys: tuple[str, ...], listed: bool, id_key: str, closed: bool = False
+) -> Callable[[_Holes], WireSpec]:
     def make(h: _Holes) -> WireSpec:
-        layout: dict[str, Any] = {"block": (h(), "")} if listed else {"call": h.pair()}
+        layout: dict[str, Any] = {"block": (h(), h() if closed else "")} if listed else {"call": h.pair()}
         return WireSpec("json_object", name=('"name"', ""), arguments_keys=keys, id_key=id_key, separator=h(), **layout)
 
     return make
@@ -915,17 +938,22 @@ def _invoke(values: str) -> Callable[[_Holes], WireSpec]:
     return make
 
 
-def _arg_pairs(h: _Holes) -> WireSpec:
-    key, value = h(), h()
-    return WireSpec(
-        "arg_pairs",
-        call=h.pair(),
-        arguments="tagged",
-        parameter=(f"<{key}>", f"</{key}>", f"</{value}>"),
-        values="text",
-        separator=h(),
-        argument_separator=h(),
-    )
+def _arg_pairs(split: bool) -> Callable[[_Holes], WireSpec]:
+    def make(h: _Holes) -> WireSpec:
+        key, value = h(), h()
+        return WireSpec(
+            "arg_pairs",
+            call=h.pair(),
+            arguments="tagged",
+            parameter=(f"<{key}>", f"</{key}>", f"</{value}>"),
+            values="text",
+            separator=h(),
+            argument_separator=h(),
+            # (Tried second: one spacing throughout is the spec of the templates that write one.)
+            value_separator=h() if split else None,
+        )
+
+    return make
 
 
 def _named_json(block: bool, ids: bool, closed: bool, prefixed: bool) -> Callable[[_Holes], WireSpec]:
@@ -958,14 +986,14 @@ def _call_list(values: str, block: bool) -> Callable[[_Holes], WireSpec]:
 #: The shapes each family proposes, in the order they are tried.
 _SHAPES: dict[str, list[Callable[[_Holes], WireSpec]]] = {
     "json_object": [
-        _json_object(keys, listed, id_key)
-        for listed in (False, True)
+        _json_object(keys, listed, id_key, closed)
+        for listed, closed in ((False, False), (True, False), (True, True))
         for keys in (("arguments", "parameters"), ("parameters", "arguments"))
         for id_key in ("", "id")
     ],
     "xml_params": [_xml_params(v, lines) for lines in (True, False) for v in ("text", "python_str", "python_scalars")],
     "invoke": [_invoke(v) for v in ("text", "flagged")],
-    "arg_pairs": [_arg_pairs],
+    "arg_pairs": [_arg_pairs(split) for split in (False, True)],
     "named_json": [
         _named_json(block, ids, closed, prefixed)
         for block in (True, False)

@@ -169,6 +169,11 @@ def detect(chat_template: str | Mapping[str, Any]) -> str | None:
     :func:`detect_template`'s format when verified): a template whose replies look like a
     format's but whose prompts differ gives ``None``, so that the name is safe to render with.
     Takes and raises what :func:`detect_template` does.
+
+    It does not fall back to derivation as ``codec detect`` does: its answer is a registered name,
+    which a derived format is not (it renders with the template itself, and holds it), and deriving
+    renders fifteen probe conversations, some twice, where detection is a lookup. Where it gives ``None``,
+    :func:`codec.derive` makes a format of the template, or says why it cannot.
     """
     found = detect_template(chat_template)
     return found.format if found is not None and found.verified else None
@@ -303,7 +308,9 @@ def detect_reply(text: str) -> list[Detection]:
     reply contains its stop token (0.2). Formats with no evidence at all are left out, so plain text without a
     stop token gives an empty list, and plain text ending in a stop token gives at most 0.2.
     Equal confidences are ordered by how much of the reply the format leaves as plain content
-    (less first), then by the registry's order (``BUILTINS``: a format registered later, whose
+    (less first), then by how many issues its parse reports (fewer first: Mistral Nemo's list is
+    Nemo's, though Mistral Small 3.2 reads it too, reporting the older form), then by the
+    registry's order (``BUILTINS``: a format registered later, whose
     replies only its stop token tells from an older one's, as ``granite4``'s from ``hermes``', does
     not take that format's replies without it). Only a reply that writes a tool call can be told
     apart reliably: formats that share a stop token (``<|im_end|>``) tie on plain text. Prompt
@@ -314,8 +321,8 @@ def detect_reply(text: str) -> list[Detection]:
     scored = [_weigh(fmt, text) for fmt in _reply_formats()]
     scored = [entry for entry in scored if entry[0] > 0]
     rank = _registry_rank()
-    scored.sort(key=lambda entry: (-entry[0], entry[1], rank[entry[2].format]))
-    return [detection for _, _, detection in scored]
+    scored.sort(key=lambda entry: (-entry[0], entry[1], entry[2], rank[entry[3].format]))
+    return [detection for _, _, _, detection in scored]
 
 
 @cache
@@ -324,8 +331,9 @@ def _registry_rank() -> dict[str, int]:
     return {cls.name: i for i, cls in enumerate(BUILTINS)}
 
 
-def _weigh(fmt: Format, text: str) -> tuple[float, int, Detection]:
-    """``fmt``'s confidence for ``text``, the length of what its parser leaves as content, and the guess."""
+def _weigh(fmt: Format, text: str) -> tuple[float, int, int, Detection]:
+    """``fmt``'s confidence for ``text``, the length of what its parser leaves as content, how many
+    issues it reports, and the guess."""
     result = fmt.parse(text)
     confidence = 0.0
     if any(pattern.search(text) for pattern in _reply_patterns(fmt.name)):
@@ -339,7 +347,7 @@ def _weigh(fmt: Format, text: str) -> tuple[float, int, Detection]:
     if fmt.stop_token and fmt.stop_token in text:
         confidence += _STOP_WEIGHT
     confidence = round(min(confidence, 1.0), 6)
-    return confidence, len(result.content), Detection(fmt.name, confidence)
+    return confidence, len(result.content), len(result.issues), Detection(fmt.name, confidence)
 
 
 def _formats() -> list[Format]:

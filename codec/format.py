@@ -134,8 +134,30 @@ class Format:
             )
         (msg,) = jinja.prepare_messages([message])
         _check_reply_arguments(msg)
+        msg = self._with_ids(msg)
         own = self.functions.reply_text
         return own(msg) if own is not None else self.kit().reply_text(msg)
+
+    def reply_ids(self, message: MessageLike) -> list[str] | None:
+        """The ids :meth:`render_reply` writes for the message's calls, where the format's replies
+        write ids (None where they write none)."""
+        (msg,) = jinja.prepare_messages([message])
+        return self.kit().reply_ids(self._with_ids(msg))
+
+    def _with_ids(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``message`` with each call that has no id given :meth:`default_call_id`'s, where the
+        format's replies write ids: what the model would write, not the call's index (Mistral's
+        templates take only ids of nine letters and digits)."""
+        calls = message.get("tool_calls")
+        if not isinstance(calls, list) or self.kit().reply_ids({}) is None:
+            return message
+        filled = [
+            {**call, "id": self.default_call_id(index)}
+            if isinstance(call, dict) and not isinstance(call.get("id"), str)
+            else call
+            for index, call in enumerate(calls)
+        ]
+        return {**message, "tool_calls": filled}
 
     def template_variables(self, variables: Mapping[str, Any]) -> dict[str, Any]:
         """``variables`` as a template of this format is given them: the tokenizer's

@@ -60,6 +60,35 @@ XML_TOY = """\
 {%- if add_generation_prompt %}[assistant]{% endif -%}
 """
 
+#: A JSON list of call objects between <calls> and </calls> (a json_object member whose list has a closer).
+LISTED_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{% if m.content %}{{ m.content }}{% endif %}
+{%- if m.tool_calls %}<calls>[
+{%- for c in m.tool_calls %}{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}
+{%- if not loop.last %}, {% endif %}{% endfor %}]</calls>{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: Key and value tags with a line break between them and none before a key (an arg_pairs member
+#: whose spacing differs on each side of the key), reasoning in <r> tags.
+PAIRS_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{%- if m.reasoning_content %}<r>{{ m.reasoning_content }}</r>{% endif %}
+{%- if m.content %}{{ m.content }}{% endif %}
+{%- for c in m.tool_calls or [] %}
+<act>{{ c.function.name }}
+{%- for k, v in c.function.arguments.items() %}<k>{{ k }}</k>
+<v>{{ v if v is string else v | tojson }}</v>{% endfor %}</act>
+{%- endfor %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant{% endif -%}
+"""
+
 #: Turns of text only: calls are never written.
 NO_CALLS = """\
 {%- for m in messages %}<|turn|>{{ m.role }}
@@ -123,6 +152,17 @@ def test_the_families_alone_find_a_builtin_spec_s_markers(name: str) -> None:
     [
         (JSON_TOY, "json_object", {"call": ("<call>", "</call>"), "stop": "<|end|>"}),
         (XML_TOY, "xml_params", {"call": ("<act>", "</act>"), "name": ("<fn=", ">"), "stop": "</turn>"}),
+        (LISTED_TOY, "json_object", {"block": ("<calls>", "</calls>"), "separator": ", ", "stop": "<|end|>"}),
+        (
+            PAIRS_TOY,
+            "arg_pairs",
+            {
+                "call": ("<act>", "</act>"),
+                "argument_separator": "",
+                "value_separator": "\n",
+                "reasoning": ("<r>", "</r>"),
+            },
+        ),
     ],
 )
 def test_a_toy_member_derives_and_its_format_works(template: str, family: str, markers: dict[str, object]) -> None:
@@ -268,18 +308,43 @@ def test_the_vllm_plugin_derives_the_template_its_variable_names(
         plugin.derived_format.cache_clear()
 
 
-def test_a_template_codec_ships_no_format_for_derives() -> None:
-    path = SHARED / "templates" / "families" / "mistral" / "mistralai-Ministral-3-14B-Reasoning-2512.jinja"
-    if not path.is_file():
-        pytest.skip("the Ministral 3 template is not available (../shared is absent)")
-    template = path.read_text(encoding="utf-8")
-    assert codec.detect(template) is None
-    fmt = codec.derive(template, bos_token="<s>", eos_token="</s>")
-    assert (fmt.wire.family, fmt.wire.call, fmt.wire.name, fmt.wire.stop) == (
-        "named_json",
-        ("[TOOL_CALLS]", ""),
-        ("", "[ARGS]"),
-        "</s>",
-    )
-    reply = '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>'
-    assert fmt.parse(reply, tools=PROBE_TOOLS).tool_calls[0].function.arguments == {"city": "Paris"}
+#: Replies of the two toys' derived formats and the calls they hold (the closer of a listed member's
+#: list may be missing; a reply without the line break between key and value reads the same).
+GOLDEN_REPLIES = [
+    (
+        LISTED_TOY,
+        'Let me look.<calls>[{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}, '
+        '{"name": "search_notes", "arguments": {"query": "a </calls> b"}}]</calls><|end|>',
+        "Let me look.",
+        [("get_weather", {"city": "Paris", "days": 2}), ("search_notes", {"query": "a </calls> b"})],
+    ),
+    (
+        LISTED_TOY,
+        '<calls>[{"name": "search_notes", "arguments": {"query": "x", "limit": 3}}]<|end|>',
+        "",
+        [("search_notes", {"query": "x", "limit": 3})],
+    ),
+    (LISTED_TOY, "No call: a <calls> tag in prose.<|end|>", "No call: a <calls> tag in prose.", []),
+    (
+        PAIRS_TOY,
+        "<act>get_weather<k>city</k>\n<v>Rome</v><k>days</k>\n<v>4</v></act>\n"
+        "<act>record<k>items</k><v>[1, null]</v></act><|end|>",
+        "",
+        [("get_weather", {"city": "Rome", "days": 4}), ("record", {"items": [1, None]})],
+    ),
+]
+
+
+@pytest.mark.parametrize(("template", "reply", "content", "calls"), GOLDEN_REPLIES)
+def test_a_derived_format_reads_golden_replies(
+    template: str, reply: str, content: str, calls: list[tuple[str, dict[str, object]]]
+) -> None:
+    fmt = codec.derive(template)
+    whole = fmt.parse(reply, tools=PROBE_TOOLS)
+    assert (whole.content or "") == content
+    assert [(c.function.name, c.function.arguments) for c in whole.tool_calls] == calls
+    stream = fmt.stream(tools=PROBE_TOOLS)
+    for start in range(0, len(reply), 3):
+        stream.feed(reply[start : start + 3])
+    stream.close()
+    assert stream.result.model_dump() == whole.model_dump()

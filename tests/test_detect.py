@@ -411,10 +411,21 @@ def assert_well_formed(detections: list[Detection]) -> None:
 
 
 GOLDEN = [case for name in FORMATS for case in load_golden(name)]
-#: Golden replies of a format's deviations that are another format's own syntax: that format is
-#: named first, and the case's format after it (Mistral Small 3.2's call without ``[CALL_ID]`` is
-#: exactly how Ministral 3 writes a call).
-ANOTHERS_SYNTAX = {"mistral_small3_2/call_without_id": "ministral3"}
+#: Golden replies of a format's deviations that are another format's own syntax (or its deviation,
+#: read with fewer issues): that format is named first, and the case's format after it. Mistral
+#: Small 3.2's call without ``[CALL_ID]`` is how Ministral 3 writes a call; the older list form
+#: that both write by mistake is Mistral Nemo's.
+ANOTHERS_SYNTAX = {
+    "mistral_small3_2/call_without_id": "ministral3",
+    "mistral_small3_2/args_marker_lost": "ministral3",
+    "mistral_small3_2/args_marker_lost_twice_vllm": "ministral3",
+    "mistral_small3_2/args_marker_lost_after_content_vllm": "ministral3",
+    "mistral_small3_2/older_list_form_vllm": "mistral_nemo",
+    "mistral_small3_2/older_list_form_with_ids": "mistral_nemo",
+    "mistral_small3_2/two_lists_vllm": "mistral_nemo",
+    "ministral3/older_list_form_vllm": "mistral_nemo",
+    "ministral3/two_lists_vllm": "mistral_nemo",
+}
 
 
 @pytest.mark.parametrize("case", GOLDEN, ids=lambda case: case.id)
@@ -423,7 +434,8 @@ def test_golden_replies(case: GoldenCase) -> None:
     assert_well_formed(detections)
     other = ANOTHERS_SYNTAX.get(f"{case.format}/{case.name}")
     if other is not None:
-        assert [d.format for d in detections[:2]] == [other, reply_format(case.format)]
+        assert detections[0].format == other
+        assert reply_format(case.format) in [d.format for d in detections]
     elif has_call_marker(case.format, case.text):
         assert detections[0].format == reply_format(case.format)
         assert detections[0].confidence >= 0.5

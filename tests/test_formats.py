@@ -141,12 +141,14 @@ def test_qwen2_5_names_are_formats_of_their_own_prompts(name: str, canonical: st
 @pytest.mark.parametrize("name", codec.formats())
 def test_call_ids_come_from_the_given_function_whole_and_streamed(name: str) -> None:
     fmt = codec.get_format(name)
-    reply = fmt.render_reply(
-        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}] * 2}
-    )
+    calls = [{"function": {"name": "f", "arguments": {"a": 1}}}] * 2
+    message = {"role": "assistant", "content": "", "tool_calls": calls}
+    reply = fmt.render_reply(message)
     ids = lambda index: f"chatcmpl-tool-{index:04d}"  # noqa: E731
     # Where the reply writes its calls' ids, those are the calls' ids.
-    written = fmt.kit().reply_ids({"tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}] * 2})
+    written = fmt.reply_ids(
+        {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}] * 2}
+    )
     wanted = written if written is not None else ["chatcmpl-tool-0000", "chatcmpl-tool-0001"]
     assert [c.id for c in fmt.parse(reply, call_id=ids).tool_calls] == wanted
     stream = fmt.stream(call_id=ids)

@@ -439,6 +439,7 @@ WIRE = WireSpec(
     name=("", ARGS),
     stop=STOP,
     reasoning=(THINK_OPEN, THINK_CLOSE),
+    recover=("lost_args_opener", "call_lists", "calls_in_text"),
 )
 
 

@@ -8,7 +8,11 @@ looks like::
 
 The reply side is a member of the ``named_json`` wire family (:data:`WIRE`): each call opens with
 ``[TOOL_CALLS]``, its written id is kept. Ids the format makes are ``mistral_nemo``'s, nine
-letters and digits (``S5``).
+letters and digits (``S5``), also those ``render_reply`` writes for calls without one. Recovered
+and reported (the spec's ``recover``): a lost ``[ARGS]`` (``[TOOL_CALLS]name{...}``, what a
+detokenizer that skips special tokens leaves), the older list form (``[TOOL_CALLS][{"name": ...,
+"arguments": ...}]``, once or more), and Devstral's ``{"tool_calls": [...]}`` written as text
+where it names declared tools.
 
 Quirks of the template, cited by ID below:
 
@@ -340,6 +344,7 @@ WIRE = WireSpec(
     name=("", ARGS),
     call_id=(CALL_ID, "{id}"),
     stop=STOP,
+    recover=("lost_args_opener", "call_lists", "calls_in_text"),
 )
 
 

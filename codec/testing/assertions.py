@@ -197,7 +197,7 @@ def assert_round_trip(
         )
     ids = [call.id for call in result.tool_calls]
     (prepared,) = jinja.prepare_messages([message])
-    written = fmt.kit().reply_ids(prepared)  # where the reply writes its calls' ids, those
+    written = fmt.reply_ids(prepared)  # where the reply writes its calls' ids, those
     wanted_ids = written if written is not None else [fmt.default_call_id(i) for i in range(len(ids))]
     if ids != wanted_ids:
         raise AssertionError(f"{fmt.name}: call ids {ids} are not {wanted_ids}")

@@ -114,6 +114,10 @@ class WireSpec:
     separator: str = ""
     #: What the reply renderer writes between two arguments.
     argument_separator: str = ""
+    #: What the reply renderer writes between an argument's key and its value where that differs from
+    #: :attr:`argument_separator` (arg_pairs: GLM-4.5's ``</arg_key>\n<arg_value>`` after no line
+    #: break before ``<arg_key>``); None where it is the same.
+    value_separator: str | None = None
     #: Whether an argument's value is written on lines of its own: a line break after its key's tag
     #: and another before its closer (Qwen3-Coder's ``<parameter=k>\nv\n</parameter>``), else inline.
     value_lines: bool = False

@@ -395,7 +395,8 @@ class JsonObjectBuilder(LiteralHandlers, Builder):
         self._object_read()
         skip, self._done_in_block = self._done_in_block, 0
         listed, self._in_list = self._in_list, False
-        opener, closer = self.markers.open, self.markers.close
+        # (A listed member's block closer stands after the list the block is: never in its text.)
+        opener, closer = self.markers.open, "" if self.markers.listed else self.markers.close
         body = raw[len(opener) :] if raw.startswith(opener) else raw
         closed = not closer or body.rstrip().endswith(closer)  # (a list of calls has no closer)
         if closer and closed:

@@ -80,8 +80,9 @@ class Markers:
     #: after the call opener, ``;`` or blanks apart, up to the stop token, the closer or the end
     #: (the recovery ``bare_calls``).
     bare: bool = False
-    #: Whether the calls after the opener are one JSON list with no closer (a spec's ``block``:
-    #: Mistral's ``[TOOL_CALLS][{...}, {...}]``), not one object per opener and closer.
+    #: Whether the calls after the opener are one JSON list (a spec's ``block``: Mistral's
+    #: ``[TOOL_CALLS][{...}, {...}]``, and ``close`` the block's closer where it has one, Nemotron's
+    #: ``<TOOLCALL>[...]</TOOLCALL>``), not one object per opener and closer.
     listed: bool = False
     #: A fence's closing line (up to three spaces of indentation, as Markdown has it) or the stop token.
     fence_end: re.Pattern[str] = field(init=False, repr=False, compare=False)

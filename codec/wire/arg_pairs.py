@@ -16,7 +16,8 @@ opener, the key's closer and the value's closer ``</TAG>``, whose opener ``<TAG>
 the stop token (and, as ``block``'s closer, what ends a turn's calls where that is another
 marker, as GLM's ``<|observation|>``), the reasoning markers, what the renderer writes between two calls
 (``separator``: also between the content and the first call) and before each tag of a call after
-its name (``argument_separator``: glm4_6's line break, nothing for glm4_7). Values are
+its name (``argument_separator``: glm4_6's line break, nothing for glm4_7), and between a key and
+its value where that differs (``value_separator``: GLM-4.5's line break there alone). Values are
 ``values="text"``: a string raw, anything else as JSON; the builder types each by the tool's
 schema. Every marker is a tag: it starts with ``<``, which free text stops at.
 
@@ -91,6 +92,8 @@ class Tags:
     #: What the renderer writes between calls, and before each tag of a call after its name.
     separator: str
     spacing: str
+    #: What the renderer writes between a key's closer and its value's opener.
+    value_spacing: str
 
     @classmethod
     def of(cls, spec: WireSpec) -> Tags:
@@ -110,6 +113,7 @@ class Tags:
             value_close=value_close,
             separator=spec.separator,
             spacing=spec.argument_separator,
+            value_spacing=spec.argument_separator if spec.value_separator is None else spec.value_separator,
         )
 
     @functools.cached_property
@@ -555,7 +559,18 @@ class ArgPairs(Family):
 
     name = "arg_pairs"
     parameters = frozenset(
-        {"call", "block", "stop", "reasoning", "arguments", "parameter", "values", "separator", "argument_separator"}
+        {
+            "call",
+            "block",
+            "stop",
+            "reasoning",
+            "arguments",
+            "parameter",
+            "values",
+            "separator",
+            "argument_separator",
+            "value_separator",
+        }
     )
 
     def __init__(self, spec: WireSpec) -> None:
@@ -584,7 +599,7 @@ class ArgPairs(Family):
             problems.append("every marker must be a tag: call, stop, reasoning and parameter start with '<'")
         if not re.fullmatch(r"</[^\s<>]+>", value_close):
             problems.append(f"the value closer must be '</TAG>', not {value_close!r}")
-        if spec.separator.strip(" \n") or spec.argument_separator.strip(" \n"):
+        if any(gap.strip(" \n") for gap in (spec.separator, spec.argument_separator, spec.value_separator or "")):
             problems.append("the separators must be blanks")
         if problems:
             raise ValueError(f"not an {cls.name!r} spec: {'; '.join(problems)}")
@@ -593,7 +608,7 @@ class ArgPairs(Family):
         if self._syntax is None:  # the kit's own, once: the shared one of its markers
             # What the renderer writes between tags is no marker: members that differ only in it
             # read their replies alike (glm4_6 and glm4_7), with one syntax.
-            self._syntax = reply_syntax(dataclasses.replace(self.tags, separator="", spacing=""))
+            self._syntax = reply_syntax(dataclasses.replace(self.tags, separator="", spacing="", value_spacing=""))
         return self._syntax
 
     # ---- reply
@@ -609,7 +624,7 @@ class ArgPairs(Family):
         arguments = attr(call, "arguments")
         if defined(arguments):
             for key, value in items(arguments):
-                out.append(concat(gap + tags.key_open, key, tags.key_close + gap + tags.value_open))
+                out.append(concat(gap + tags.key_open, key, tags.key_close + tags.value_spacing + tags.value_open))
                 out.append(value_text(value) + tags.value_close)
         out.append(gap + tags.call_close)
         return "".join(out)
@@ -667,13 +682,15 @@ class ArgPairs(Family):
             declared = properties(parameters_schema(tool))
             if declared is None:  # free-form parameters: any names, text values
                 value = _param_value(builder, values, None, style, close)
-                pairs = many(seq(gap + tags.key_open, NAME, tags.key_close + gap + tags.value_open, value))
+                pairs = many(
+                    seq(gap + tags.key_open, NAME, tags.key_close + tags.value_spacing + tags.value_open, value)
+                )
             else:
                 props, required = declared
                 heads = []
                 for key, schema in props.items():
                     value = _param_value(builder, values, schema, style, close)
-                    head = f"{gap}{tags.key_open}{key}{tags.key_close}{gap}{tags.value_open}"
+                    head = f"{gap}{tags.key_open}{key}{tags.key_close}{tags.value_spacing}{tags.value_open}"
                     heads.append((seq(head, value), key in required))
                 pairs = ordered_items(heads, EMPTY)
             bodies.append(seq(tool_name(tool) or "", pairs, gap + tags.call_close))

@@ -90,17 +90,19 @@ class JsonObject(Family):
     @classmethod
     def check(cls, spec: WireSpec) -> None:
         """Refuse what :meth:`Family.check` refuses, a spec without call markers (an opener and a
-        closer, or else a block opener alone: calls as one JSON list after it) or stop token (or one
-        that starts with a blank), keys JSON would escape, and recoveries the family does not know."""
+        closer, or else a block opener, maybe with a closer: calls as one JSON list between them) or
+        stop token (or one that starts with a blank), keys JSON would escape, and recoveries the family
+        does not know."""
         super().check(spec)
-        listed = spec.block[0] and not spec.block[1] and not any(spec.call)
+        listed = spec.block[0] and not any(spec.call)
         if not ((all(spec.call) and not any(spec.block)) or listed) or not spec.stop:
             raise ValueError(
-                "a json_object member needs a call opener and closer (or a block opener alone) and a stop token"
+                "a json_object member needs a call opener and closer (or a block opener, maybe with a closer)"
+                " and a stop token"
             )
         if spec.reasoning is not None and not all(spec.reasoning):
             raise ValueError("a json_object member's reasoning markers are an opener and a closer, or None")
-        markers = (*(m for m in (*spec.call, spec.block[0]) if m), spec.stop, *(spec.reasoning or ()))
+        markers = (*(m for m in (*spec.call, *spec.block) if m), spec.stop, *(spec.reasoning or ()))
         if any(marker[0].isspace() for marker in markers):
             raise ValueError("a json_object member's markers start with other than a blank (free text owns those)")
         key, after = spec.name
@@ -125,7 +127,8 @@ class JsonObject(Family):
         super().__init__(spec)
         self.keys = Keys(spec.name[0][1:-1], spec.arguments_keys, spec.id_key)
         self.listed = bool(spec.block[0])
-        opener = (spec.block[0], "") if self.listed else spec.call
+        # A listed member's closer is its block's (Nemotron's ``<TOOLCALL>[...]</TOOLCALL>``), or none.
+        opener = spec.block if self.listed else spec.call
         self.markers = _markers(opener, spec.stop, spec.reasoning, spec.recover, self.keys, self.listed)
         self._syntax: Syntax | None = None
 
@@ -179,7 +182,7 @@ class JsonObject(Family):
         out = [content]
         if self.listed and calls:
             objects = self.spec.separator.join(self.call_object(call) for call in calls)
-            out.append(f"{self.spec.block[0]}[{objects}]")
+            out.append(f"{self.spec.block[0]}[{objects}]{self.spec.block[1]}")
         for i, call in enumerate([] if self.listed else calls):
             if i or content:
                 out.append(self.spec.separator)
@@ -224,7 +227,7 @@ class JsonObject(Family):
             return CallSyntax(
                 triggers=((opener, seq("[", call)),),
                 more=seq(self.spec.separator, call),
-                tail=seq("]"),
+                tail=seq("]" + self.spec.block[1]),
                 text_forbid_markers=(opener, self.spec.stop),
                 reasoning=(
                     None if self.spec.reasoning is None else Reasoning(*self.spec.reasoning, forbid_markers=(opener,))
@@ -327,6 +330,7 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
     lexers = _lexers(m)
     think_open, think_close = reasoning or ("", "")
     starts = [m.open[0], m.stop[0], *(["<"] if m.foreign else []), *([think_close[0]] if reasoning else [])]
+    starts += [m.close[0]] if m.listed and m.close else []
     values = (
         ("TEXT", _text_pattern(m)),
         ("THOUGHT", _thought_pattern(think_close, m.open) if reasoning else _NEVER),
@@ -336,6 +340,7 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
         ("CALL_OPEN", _NEVER if m.listed else opener_pattern(m.open, regex_literal)),
         ("CALL_CLOSE", _NEVER if m.listed else regex_literal(m.close)),
         ("BLOCK_OPEN", opener_pattern(m.open, regex_literal) if m.listed else _NEVER),
+        ("BLOCK_CLOSE", regex_literal(m.close) if m.listed and m.close else _NEVER),
         ("NAME_KEY", lark_literal(f'"{m.keys.name}"')),
         ("ARGS_KEY", '"(?:' + "|".join(map(regex_literal, m.keys.arguments)) + ')"'),
         ("ID_KEY", regex_literal(f'"{m.keys.id}"') if m.keys.id else _NEVER),
@@ -353,7 +358,9 @@ def _syntax(m: Markers, reasoning: tuple[str, str] | None) -> Syntax:
         resync_before=(m.open, m.stop),
         delimiters=(Delimiter('"', '"', "\\"),),
         # JSON punctuation no other terminal can extend: taken as soon as it arrives, not held back.
-        closed_terminals=frozenset({"STRING", "CALL_OPEN", "CALL_CLOSE", "BLOCK_OPEN", "STOP", *CLOSED_PUNCTUATION}),
+        closed_terminals=frozenset(
+            {"STRING", "CALL_OPEN", "CALL_CLOSE", "BLOCK_OPEN", "BLOCK_CLOSE", "STOP", *CLOSED_PUNCTUATION}
+        ),
         holdback=m.holdback,
         marker_starts="".join(dict.fromkeys([*starts, "\n"])),
         nest_open=frozenset({"LBRACE", "LBRACK"}),
@@ -390,6 +397,8 @@ def _text_pattern(m: Markers) -> str:
     #: not follow a line break, likewise (and a fence), and what text may start with all the same.
     after: dict[str, list[str]] = {m.open[0]: [regex_literal(m.open[1:]) + OPENER_NEXT]}
     after.setdefault(m.stop[0], []).append(regex_literal(m.stop[1:]))
+    if m.listed and m.close:  # a listed member's block closer (its calls' list is read by the rules)
+        after.setdefault(m.close[0], []).append(regex_literal(m.close[1:]))
     line: dict[str, list[str]] = {m.open[0]: [regex_literal(m.open[1:]) + OPENER_NEXT]}
     fence: list[str] = []
     lead: list[str] = []
@@ -478,10 +487,11 @@ def _whole_reader(
 
 def _listed_reader(lexers: CallLexers) -> Callable[[str, ToolsByName | None], WholeReading | None]:
     """The whole-reply reader of a member whose calls are listed after a block opener: prose, then
-    ``OPENER[`` and ordinary call objects (what the fast lexer takes) ``", "`` apart, ``]``, then
-    the stop token; or prose alone."""
+    ``OPENER[`` and ordinary call objects (what the fast lexer takes) ``", "`` apart, ``]`` and the
+    block's closer, then the stop token; or prose alone."""
     m = lexers.markers
     lex_call, name, arguments, opener = lexers.call_json, m.keys.name, m.keys.arguments[0], m.open + "["
+    end = "]" + m.close
 
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
         last = before_stop(text, m.stop)
@@ -504,7 +514,7 @@ def _listed_reader(lexers: CallLexers) -> Callable[[str, ToolsByName | None], Wh
             pos = got[1]
             if text.startswith(", ", pos):
                 pos += 2
-            elif text.startswith("]", pos) and pos + 1 == last:
+            elif text.startswith(end, pos) and pos + len(end) == last:
                 return prose, "", calls
             else:
                 return None

@@ -32,7 +32,10 @@ with nothing open, and a reasoning closer after the calls that ended the reasoni
 (``stray_closer``); a section opener with text after it before any call, kept as content with its
 closer (``invalid_tool_call``); a name without the spec's prefix or with the prefix's punctuation lost, an id
 missing, not in the spec's shape or written right after the name without its opener, the section
-in its singular spelling (``call_opener``); text after the stop token. The grammar is
+in its singular spelling (``call_opener``); text after the stop token; and where the spec's
+``recover`` names them (:data:`RECOVERIES`), a lost arguments opener (``missing_opener``), calls
+as a JSON list after the opener (``call_list``) and a JSON object of calls written as text
+(``bare_call``). The grammar is
 ``grammars/wire/named_json.lark``.
 """
 
@@ -63,12 +66,13 @@ from codec.export import (
 )
 from codec.formats._calls import LiteralHandlers
 from codec.formats._render import attr, concat, iterate, string
+from codec.issues import IssueKind
 from codec.literals import PLAIN_JSON_DECODER, json_text, json_value
 from codec.models import dump_arguments
 from codec.schema import tool_name
 from codec.sink import CONTENT, LAST, NEXT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
-from codec.watch import Delimiter
+from codec.watch import Delimiter, JsonScan, Watch
 from codec.wire import Family, WireSpec, family_grammar, regex_literal
 from codec.wire._json_object_builder import CLOSED_PUNCTUATION
 from codec.wire._json_object_values import (
@@ -94,9 +98,23 @@ RECOVERIES = {
         f"DeepSeek V3.2's DSML calls ({DSML_OPENER}...): not this syntax, so never read as calls; "
         "the opener is reported (invalid_tool_call) and everything is kept as content"
     ),
+    "lost_args_opener": (
+        "a call whose arguments' opener is lost, the arguments right after the name (or the id): "
+        "NAME{...}, as a detokenizer that skips special tokens leaves it; read, reported (missing_opener)"
+    ),
+    "calls_in_text": (
+        'a JSON object {"tool_calls": [call objects]} written as plain text at the start of the reply '
+        "(Devstral's slip): read as calls where every one names a declared tool, reported (bare_call); "
+        "kept as content otherwise"
+    ),
+    "call_lists": (
+        'calls written as one JSON list of call objects ({"name", "arguments", "id"?}) after the '
+        "call opener, or one such object: an older form of the member's models, also more than one "
+        "list in a reply; read, each call reported (call_list)"
+    ),
 }
 #: A written id as the whole-reply reader takes it (the grammar's NAME reads any other).
-_WRITTEN_ID = re.compile(r"[0-9]{1,9}|[A-Za-z0-9]{1,64}")
+_WRITTEN_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 #: A name with a counter written right after it (``exec5``): the name and the counter.
 _TRAILING_COUNTER = re.compile(r"(?P<name>.*[^0-9])(?P<id>[0-9]{1,9})")
 #: A regex that matches nothing (the terminals of markers a member has none of).
@@ -126,6 +144,12 @@ class Markers:
     foreign: tuple[str, ...]
     #: The section's other spelling, opener and closer, read as its own (empty: none).
     section_variant: tuple[str, str] = ("", "")
+    #: Whether a call whose arguments' opener is lost is read (``lost_args_opener``).
+    lost_args: bool = False
+    #: Whether calls written as a JSON list after the call opener are read (``call_lists``).
+    lists: bool = False
+    #: Whether a JSON object of calls at the start of the reply is read (``calls_in_text``).
+    lead: bool = False
 
     @classmethod
     def of(cls, spec: WireSpec) -> Markers:
@@ -133,7 +157,18 @@ class Markers:
         foreign = (DSML_OPENER,) if "dsml_calls" in spec.recover else ()
         variant = singular_section(spec.block) if "singular_section" in spec.recover else ("", "")
         return cls(
-            *spec.block, *spec.call, *spec.name, *spec.call_id, spec.stop, think_open, think_close, foreign, variant
+            *spec.block,
+            *spec.call,
+            *spec.name,
+            *spec.call_id,
+            spec.stop,
+            think_open,
+            think_close,
+            foreign,
+            variant,
+            "lost_args_opener" in spec.recover,
+            "call_lists" in spec.recover,
+            "calls_in_text" in spec.recover,
         )
 
     @functools.cached_property
@@ -250,6 +285,14 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
         ("CALL_END", "CALL_CLOSE" if m.call_close else ""),
         # An id opener that is JSON's colon is that terminal (two terminals of one text collide).
         ("ID_OPEN_TERM", "COLON" if m.id_open == ":" else "ID_OPEN"),
+        (
+            "LOST_ARGS_HEAD",
+            "| NAME -> call_head_bare\n         | NAME ID_OPEN NAME -> call_head_id_bare" if m.lost_args else "",
+        ),
+        ("LISTED_ITEM", "| listed" if m.lists else ""),
+        ("LISTED_RULE", "listed: call_opener JSON_CONTAINER" if m.lists else ""),
+        ("LEAD", "lead?" if m.lead else ""),
+        ("LEAD_RULE", "lead: LEAD_CALLS\n%declare LEAD_CALLS" if m.lead else ""),
     )
 
 
@@ -385,6 +428,90 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
     def call_head_nameless(self, args_open: Token) -> None:
         raise BuildError("a call without a name", self._opened)
 
+    def call_head_bare(self, name: Token) -> None:
+        self._lost_args(name, None)
+
+    def call_head_id_bare(self, name: Token, id_open: Token, written: Token) -> None:
+        self._lost_args(name, written)
+
+    def _lost_args(self, name: Token, written: Token | None) -> None:
+        """A call whose arguments' opener is lost (``lost_args_opener``): read as if it were there
+        (an id the member writes, lost too, is reported as any missing id is)."""
+        m = self.markers
+        self._start(name, written)
+        assert self._call is not None
+        pos = name.start_pos + len(name) if written is None else written.start_pos + len(written)
+        self._call.issue("missing_opener", f"{m.args_open!r} missing before the arguments, read as if written", pos)
+
+    def listed(self, opener: None, token: ValueToken) -> None:
+        """Calls as one JSON list of call objects after the opener, or one object (``call_lists``):
+        each a name, its arguments (an object, or a JSON string of one) and maybe an id."""
+        value = token.decoded
+        read = self._call_objects(value if isinstance(value, list) else [value], self._opened)
+        message = f"calls written as a JSON list after {self.markers.call_open!r}"
+        self._write_calls(read, self._opened, "call_list", message, str(token))
+
+    def lead(self, token: ValueToken) -> None:
+        """A JSON object of calls written as the reply's first text (``calls_in_text``): calls where
+        each names a declared tool, else content as it is."""
+        pos, calls = token.start_pos, token.decoded.get("tool_calls")
+        try:
+            read = self._call_objects(calls if isinstance(calls, list) else [None], pos, arguments_given=True)
+        except BuildError:
+            read = []
+        declared = set(self.sink.declared())
+        if not read or not all(name in declared for name, *_ in read):
+            self.sink.text(CONTENT, str(token), pos)
+            return
+        self._opened = pos
+        message = "calls written as a JSON object in the text, without the call opener"
+        self._write_calls(read, pos, "bare_call", message, str(token))
+
+    def _call_objects(
+        self, items: list[Any], pos: int, *, arguments_given: bool = False
+    ) -> list[tuple[str, Any, str | None, bool]]:
+        """The calls of a list of call objects: (name, arguments, written id, arguments were a
+        string). ``arguments_given``: each object must give its arguments (no call is made of an
+        object in the text that names a tool alone)."""
+        read = []
+        for item in items:
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+                raise BuildError("a list after the call opener that holds no call objects", pos)
+            if arguments_given and "arguments" not in item:
+                raise BuildError("a call object without its arguments", pos)
+            arguments = item.get("arguments", {})
+            as_string = isinstance(arguments, str)
+            if as_string:
+                try:
+                    arguments = arguments_text(arguments)
+                except ValueError:
+                    arguments = None
+            if not isinstance(arguments, dict) or set(item) - {"name", "arguments", "id"}:
+                raise BuildError("a call object that is not a name, its arguments and an id", pos)
+            written = item.get("id")
+            read.append((item["name"], arguments, written if isinstance(written, str) else None, as_string))
+        if not read:
+            raise BuildError("an empty list of calls", pos)
+        return read
+
+    def _write_calls(
+        self, read: list[tuple[str, Any, str | None, bool]], pos: int, kind: IssueKind, message: str, raw: str
+    ) -> None:
+        """The calls read out of call objects, each reported as ``kind``; the first issue holds the
+        objects' text (``raw``), whose keys and ids no call keeps."""
+        m = self.markers
+        for index, (name, arguments, written, as_string) in enumerate(read):
+            call_id = m.call_id(name, written) if m.id_form and written is not None else None
+            call = self.sink.call(name, pos, call_id)
+            call.issue(kind, message, pos, raw if index == 0 else None)
+            if as_string:
+                call.issue("arguments_as_string", "arguments given as a JSON string, decoded", pos)
+            for key, item_value in members_of(arguments):
+                call.argument(key, item_value, pos)
+            call.end()
+            self._calls += 1
+        self._end = pos
+
     def _start(self, name_token: Token, written_token: Token | None) -> None:
         m, pos = self.markers, self._opened
         name, written = str(name_token), None if written_token is None else str(written_token)
@@ -435,7 +562,8 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         if split:
             wrong.append(f"the id right after the name, without {m.id_open!r}")
         if wrong:
-            self.sink.issue("call_opener", f"a call's head {head!r} written with {' and '.join(wrong)}", pos)
+            # The head as written is the issue's text: the name and id read from it spell it otherwise.
+            self.sink.issue("call_opener", f"a call's head {head!r} written with {' and '.join(wrong)}", pos, head)
         if split:
             assert counter is not None
             return counter["name"], counter["id"]
@@ -507,6 +635,51 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         return len(raw)
 
 
+#: How a JSON object of calls written as text starts (``calls_in_text``).
+_LEAD_CALLS = re.compile(r'\{\s*"tool_calls"\s*:')
+#: The longest start of text that may still grow into one (blanks after the brace included).
+_LEAD_PREFIX = 64
+
+
+def _may_grow_into_lead(text: str) -> bool:
+    """Whether ``text``, a brace and what follows it, may still grow into ``{"tool_calls":``."""
+    if len(text) >= _LEAD_PREFIX:
+        return False
+    rest = text[1:].lstrip()
+    return '"tool_calls":'.startswith(rest) or ('"tool_calls"'.startswith(rest.rstrip()) and rest == rest.rstrip())
+
+
+class _LeadWatch:
+    """Follows a reply that starts with a brace: until it shows whether it is a JSON object of calls
+    (``{"tool_calls":``), then, where it is, until that object may be complete."""
+
+    def __init__(self, seen: str) -> None:
+        self.seen = seen
+        self.json: Watch | None = None
+
+    def scan(self, text: str) -> bool:
+        if self.json is not None:
+            return self.json.scan(text)
+        self.seen += text
+        if _LEAD_CALLS.match(self.seen) is None:
+            return not _may_grow_into_lead(self.seen)
+        self.json = JsonScan()
+        return self.json.scan(self.seen)
+
+
+def lex_lead_calls(text: str, pos: int, final: bool) -> tuple[Any, int] | Watch | None:
+    """A JSON object ``{"tool_calls": ...}`` at ``pos``, decoded when it is complete (a watch
+    follows one still arriving, or a start too short to tell); None for any other text."""
+    if pos >= len(text) or text[pos] != "{":
+        return None
+    if _LEAD_CALLS.match(text, pos) is None:
+        return _LeadWatch(text[pos:]) if not final and _may_grow_into_lead(text[pos:]) else None
+    found = lex_json_container(text, pos, final)
+    if isinstance(found, tuple) and not isinstance(found[0], dict):
+        return None
+    return found
+
+
 @functools.cache
 def reply_syntax(m: Markers) -> Syntax:
     """The reply syntax of members with markers ``m`` (one per process: members that reply alike share it)."""
@@ -535,7 +708,7 @@ def reply_syntax(m: Markers) -> Syntax:
         marker_starts="".join(dict.fromkeys(marker[0] for marker in markers if marker)),
         nest_open=frozenset({"LBRACE", "LBRACK"}),
         nest_close=frozenset({"RBRACE", "RBRACK"}),
-        fast_terminals={"JSON_CONTAINER": lex_json_container},
+        fast_terminals={"JSON_CONTAINER": lex_json_container, **({"LEAD_CALLS": lex_lead_calls} if m.lead else {})},
         reasoning_open="THINK_OPEN" if reasoning else None,
         preempt_starts=" \t\r\n" + m.think_open[0] if reasoning else "",
         prompt_opens_reasoning=(lambda prompt: prompt.rstrip().endswith(m.think_open)) if reasoning else None,

@@ -95,9 +95,7 @@ def assistant_messages(draw: st.DrawFn) -> dict[str, Any]:
 def expected(message: Message, tools: Tools) -> dict[str, Any]:
     """What the reply parses to: the reasoning, the content, the calls with their arguments decoded."""
     calls = message.get("tool_calls") or []
-    content = message["content"] or ""
-    if calls and content.endswith("\n"):  # a line break right before the opener is layout
-        content = content[:-1]
+    content = message["content"] or ""  # as it is: without a section around the calls, nothing is layout
     return {
         "content": content,
         "reasoning": message.get("reasoning_content") or "",
