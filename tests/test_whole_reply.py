@@ -10,7 +10,7 @@ cut out or repeated, the end cut off), with and without tools, prompts and stric
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import pytest
@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import codec
 from codec.models import ParseResult
 from codec.stream import Stream, read_whole
+from codec.wire import arg_pairs, xml_params
 
 READERS = [name for name in codec.formats() if codec.get_format(name).syntax().whole is not None]
 _MARKUP = (
@@ -191,3 +192,114 @@ def test_a_reply_with_something_to_report_is_left_to_the_stream(name: str) -> No
 
 def test_formats_in_the_template_shape_have_a_reader() -> None:
     assert set(READERS) == set(codec.formats())
+
+
+def _reads_xml_params(name: str) -> bool:
+    whole = codec.get_format(name).syntax().whole
+    return isinstance(whole, partial) and whole.func is xml_params.whole_reply
+
+
+XML_PARAMS = [name for name in READERS if _reads_xml_params(name)]
+#: The readers whose values are runs of the grammar's VALUE: xml_params' and arg_pairs'.
+VALUE_READERS = [
+    *XML_PARAMS,
+    *(
+        name
+        for name in READERS
+        if getattr(codec.get_format(name).syntax().whole, "func", None) is arg_pairs.whole_reply
+    ),
+]
+
+
+def _reads_json_object_blocks(name: str) -> bool:
+    whole = codec.get_format(name).syntax().whole
+    qualname = getattr(whole, "__qualname__", "")
+    return (
+        getattr(whole, "__module__", "") == "codec.wire.json_object"
+        and qualname == "_whole_reader.<locals>.whole_reply"
+    )
+
+
+#: The readers that take prose holding markup where the grammar reads it as text.
+PROSE_READERS = [*XML_PARAMS, *(name for name in READERS if _reads_json_object_blocks(name))]
+
+
+@pytest.mark.parametrize("name", VALUE_READERS)
+@examples(80)
+@given(data=st.data())
+def test_values_spanning_lines_and_holding_markup_read_as_the_stream_reads_them(name: str, data: st.DataObject) -> None:
+    """xml_params values of several lines, holding tags, closers and heads (the format's own
+    markers among them): the reader gives what the stream gives, or declines."""
+    fmt = codec.get_format(name)
+    words = st.sampled_from([*_pieces(name), "word", "two words", "\n", "\n\n", "  ", "<b>", "</b>", "x<y"])
+    values = st.lists(words, min_size=1, max_size=8).map("".join)
+    calls = [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": city, "days": days}}}
+        for city, days in data.draw(
+            st.lists(st.tuples(values, st.integers(0, 9)), min_size=1, max_size=3), label="calls"
+        )
+    ]
+    reply = fmt.render_reply({"role": "assistant", "content": "", "tool_calls": calls})
+    for tools in (None, _WEATHER):
+        assert fmt.parse(reply, tools=tools) == stream_parse(fmt, reply, tools=tools), reply
+
+
+@pytest.mark.parametrize("name", XML_PARAMS)
+@pytest.mark.parametrize(
+    "city",
+    ["first line\nsecond line", "a <b>bold</b> claim", "a < b > c", "one\n\n  indented\nthree", "x </parameter> y"],
+)
+def test_the_reader_takes_values_the_rules_read_as_text(name: str, city: str) -> None:
+    """Lines and markup that the rules read as text of a value are read whole, as the stream reads them."""
+    fmt = codec.get_format(name)
+    call = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": city, "days": 2}}}
+    reply = fmt.render_reply({"role": "assistant", "content": "", "tool_calls": [call, call]})
+    read = read_whole(fmt.syntax(), reply, _WEATHER, None, fmt.default_call_id)
+    assert read is not None, reply
+    assert read == stream_parse(fmt, reply, tools=_WEATHER)
+    assert [c.function.arguments for c in read.tool_calls] == [call["function"]["arguments"]] * 2
+
+
+@pytest.mark.parametrize("name", READERS)
+@examples(60)
+@given(data=st.data())
+def test_prose_holding_markup_reads_as_the_stream_reads_it(name: str, data: st.DataObject) -> None:
+    """Prose holding tags, brackets, fences and the format's own markers, before calls or alone:
+    the reader gives what the stream gives, or declines."""
+    fmt = codec.get_format(name)
+    words = st.sampled_from(
+        [
+            *_pieces(name),
+            "word",
+            "two words",
+            "<b>bold</b>",
+            "```",
+            "\n```\n",
+            "</think>",
+            '{"name": "get_weather"',
+            "]",
+        ]
+    )
+    prose = data.draw(st.lists(words, max_size=8).map("".join), label="prose")
+    calls = [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 1}}}]
+    message: dict[str, Any] = {"role": "assistant", "content": prose}
+    if data.draw(st.booleans(), label="with a call"):
+        message["tool_calls"] = calls
+    reply = fmt.render_reply(message)
+    for tools in (None, _WEATHER):
+        assert fmt.parse(reply, tools=tools) == stream_parse(fmt, reply, tools=tools), reply
+
+
+@pytest.mark.parametrize("name", PROSE_READERS)
+@pytest.mark.parametrize(
+    "prose", ['Use <b>bold</b> or [links](x) and {"json": [1, 2]} in a <div class="a">; 3 < 4 > 2.', "a `code` span"]
+)
+def test_the_reader_takes_prose_the_rules_read_as_text(name: str, prose: str) -> None:
+    fmt = codec.get_format(name)
+    call = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}}
+    for message in ({"content": prose}, {"content": prose, "tool_calls": [call]}):
+        reply = fmt.render_reply({"role": "assistant", **message})
+        read = read_whole(fmt.syntax(), reply, _WEATHER, None, fmt.default_call_id)
+        assert read is not None, reply
+        assert read == stream_parse(fmt, reply, tools=_WEATHER)
+        assert read.content.rstrip("\n") == prose

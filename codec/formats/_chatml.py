@@ -118,6 +118,32 @@ def tool_responses(text: str, start: int, end: int) -> list[str] | None:
 BlockReader = Callable[[str, int], "tuple[tuple[str, dict[str, Any]], int] | None"]
 
 
+@dataclass(frozen=True)
+class ProseText:
+    """How a whole-reply reader tells that the grammar reads prose holding markup characters as
+    text: ``text``, the grammar's own terminal for the reply's first text; ``markers``, what the
+    stream acts on beyond the grammar (a reasoning closer it looks ahead for); ``lead``, the
+    characters a fast lexer may take a shape at where the prose starts (after its blanks)."""
+
+    text: re.Pattern[str]
+    markers: tuple[str, ...]
+    lead: str = ""
+
+
+def _read_as_text(text: str, start: int, prose: str, prose_text: ProseText | None) -> bool:
+    """Whether the rules read ``prose`` (at ``start`` of ``text``) as one run of free text."""
+    if prose_text is None or not prose:
+        return False
+    if prose_text.lead and prose.lstrip()[:1] in prose_text.lead:
+        return False
+    found = prose_text.text.match(text, start)
+    return (
+        found is not None
+        and found.end() == start + len(prose)
+        and not any(marker in prose for marker in prose_text.markers)
+    )
+
+
 def read_whole_reply(
     text: str,
     opener: str,
@@ -125,6 +151,7 @@ def read_whole_reply(
     *,
     stop: str = IM_END,
     reasoning_marks: tuple[str, str] | None = THINK_MARKS,
+    prose_text: ProseText | None = None,
 ) -> WholeReading | None:
     """A whole ChatML reply in its template's shape, read at once (``Syntax.whole``): an optional
     ``<think>\n...\n</think>\n\n`` (``reasoning_marks``; None where replies have no reasoning),
@@ -132,7 +159,12 @@ def read_whole_reply(
     the prose and after each other, then nothing or ``<|im_end|>`` (``stop``). None for anything
     else: prose holding what may be markup, reasoning that does too or starts or ends with a blank
     (where the grammar's rules decide what the blanks are), text between or after the blocks, a
-    block ``read_block`` declines."""
+    block ``read_block`` declines.
+
+    ``prose_text`` takes prose holding markup characters (see :class:`ProseText`): prose that one
+    run of the grammar's own terminal for the reply's first text reads to its end, holding none of
+    the markers the stream acts on beyond the grammar and starting with none of the characters its
+    fast lexers may take a shape at, is text as the rules read it."""
     lead = ("", 0) if reasoning_marks is None else leading_reasoning(text, *reasoning_marks)
     if lead is None:
         return None
@@ -140,7 +172,7 @@ def read_whole_reply(
     last = before_stop(text, stop)
     first = text.find(opener, start, last)
     prose = text[start:last] if first < 0 else text[start : first - 1] if first > start else ""
-    if MARKUP.search(prose):
+    if MARKUP.search(prose) and not _read_as_text(text, start, prose, prose_text):
         return None
     if first < 0:
         return prose, reasoning, []

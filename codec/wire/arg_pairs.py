@@ -54,6 +54,7 @@ from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_lit
 from codec.wire._xml_params_builder import schema_properties
 
 if TYPE_CHECKING:
+    from codec._lark import CompiledGrammar
     from codec.export import CallSyntax, GrammarBuilder
     from codec.sink import CallWriter, Sink
     from codec.stream import Syntax, ToolsByName, WholeReading
@@ -412,11 +413,13 @@ class _WholeShape:
     pair: re.Pattern[str]
 
     @classmethod
-    def of(cls, tags: Tags) -> _WholeShape:
+    def of(cls, tags: Tags, grammar: CompiledGrammar) -> _WholeShape:
         r = regex_literal
-        # Names and keys within the grammar's bounds; values holding no '<' (no tag may start in them).
+        # Names and keys within the grammar's bounds; values one whole run of the grammar's own
+        # VALUE (atomic: where the rules stop a value's text, so does the reader), or empty.
         name, key = rf"[A-Za-z_][\w.\-]{{0,{NAME_LIMIT - 1}}}", r"[A-Za-z_][\w.\-]{0,255}"
-        pair = rf"\n?{r(tags.key_open)}({key}){r(tags.key_close)}\n?{r(tags.value_open)}([^<]*){r(tags.value_close)}"
+        value = f"((?>{grammar.pattern('VALUE').pattern})?)"
+        pair = rf"\n?{r(tags.key_open)}({key}){r(tags.key_close)}\n?{r(tags.value_open)}{value}{r(tags.value_close)}"
         block = rf"{r(tags.call_open)}({name})((?:{pair})*)\n?{r(tags.call_close)}"
         return cls(tags, re.compile(block), re.compile(pair))
 
@@ -424,7 +427,8 @@ class _WholeShape:
 def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> WholeReading | None:
     """A whole reply in the renderers' shape, read at once (see ``Syntax.whole``): prose holding no
     ``<`` and starting with no blank, then call blocks (a line break or nothing between them and
-    their tags) whose values hold no ``<``, typed as the builder types them with nothing to report,
+    their tags) whose values are each one run of the grammar's VALUE (markup the rules read as
+    text among it), typed as the builder types them with nothing to report,
     then nothing or the reply's end marker; anything else (reasoning among it) is the grammar's."""
     from codec.schema import tool_parameters
 
@@ -451,7 +455,13 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
         name = block.group(1)
         properties = schema_properties(tool_parameters(tools[name]) if tools is not None and name in tools else None)
         arguments: dict[str, Any] = {}
-        for pair in shape.pair.finditer(block.group(2)):
+        at, pairs_end = block.start(2), block.end(2)
+        while at < pairs_end:
+            # (Matched in the whole text: VALUE's lookaheads see what follows the value.)
+            pair = shape.pair.match(text, at)
+            if pair is None or pair.end() > pairs_end:
+                return None
+            at = pair.end()
             key, raw = pair.groups()
             schema = properties.get(key) if properties is not None else None
             if key in arguments:
@@ -516,7 +526,7 @@ def reply_syntax(tags: Tags) -> Syntax:
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=tags.think_close,
         reasoning_not_opened=(tags.think_open, tags.call_open, *tags.ends),
-        whole=functools.partial(whole_reply, _WholeShape.of(tags)),
+        whole=functools.partial(whole_reply, _WholeShape.of(tags, grammar)),
     )
 
 

@@ -43,7 +43,7 @@ from codec.export import (
     seq,
 )
 from codec.formats._calls import MARKUP, before_stop
-from codec.formats._chatml import read_whole_reply
+from codec.formats._chatml import ProseText, read_whole_reply
 from codec.literals import PLAIN_JSON_DECODER
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING
@@ -445,13 +445,16 @@ def _whole_reader(
     m = lexers.markers
     marks = None if reasoning is None else (f"{reasoning[0]}\n", f"\n{reasoning[1]}\n\n")
     lex_block, name, arguments = lexers.call_block, m.keys.name, m.keys.arguments[0]
+    # Prose the rules read as text: one run of TEXT (compiled as the grammar's), holding no
+    # reasoning marker, and starting with nothing the lead and foreign shapes' lexers may take.
+    prose = ProseText(re.compile(_text_pattern(m)), tuple(x for x in reasoning or () if x), "{[<`")
 
     def read_block(text: str, pos: int) -> tuple[tuple[str, dict[str, Any]], int] | None:
         got = lex_block(text, pos, True)
         return None if got is None else ((got[0][name], got[0][arguments]), got[1])
 
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
-        return read_whole_reply(text, m.open, read_block, stop=m.stop, reasoning_marks=marks)
+        return read_whole_reply(text, m.open, read_block, stop=m.stop, reasoning_marks=marks, prose_text=prose)
 
     def whole_bare(text: str, tools: ToolsByName | None) -> WholeReading | None:
         """A reply of bare calls as the renderer writes one: prose without markup, or ordinary call

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codec.errors import RenderError
-from codec.formats._chatml import read_whole_reply
+from codec.formats._chatml import ProseText, read_whole_reply
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 
@@ -288,34 +288,44 @@ class _WholeShape:
     tags: Tags
     head: re.Pattern[str]
     parameter: re.Pattern[str]
+    #: The grammar's own VALUE terminal: where it stops is where the rules stop a value's text.
+    value: re.Pattern[str]
+    #: What follows a value as the renderer writes it: its line break (if any), closer and line break.
+    close: str
     end: str
+    #: The grammar's first free text (TEXT_FIRST), and the markers whose presence the stream acts
+    #: on beyond it (reasoning's, which it looks ahead for): prose the reader may take with markup.
+    prose_text: ProseText
 
     @classmethod
     def of(cls, tags: Tags, grammar: CompiledGrammar) -> _WholeShape:
         r, line = regex_literal, tags.value_break
         name = r"([A-Za-z_][\w.\-]*)"
-        # A one-line value holds no '<' (no tag may start in it) and no line break.
-        value = r"([^<\n]*)"
         # Where the grammar's tags read them (a name within their bounds): the tags' own patterns.
         function, parameter = (f"(?={grammar.pattern(t).pattern})" for t in ("FUNCTION_OPEN", "PARAM_OPEN"))
         return cls(
             tags,
             re.compile(f"{r(tags.call_open)}\n{function}{r(tags.function)}{name}{r(tags.name_end)}\n"),
-            re.compile(
-                f"{parameter}{r(tags.parameter)}{name}{r(tags.key_end)}{line}{value}{line}{r(tags.parameter_close)}\n"
-            ),
+            re.compile(f"{parameter}{r(tags.parameter)}{name}{r(tags.key_end)}{line}"),
+            grammar.pattern("VALUE"),
+            f"{line}{tags.parameter_close}\n",
             f"{tags.function_close}\n{tags.call_close}",
+            ProseText(grammar.pattern("TEXT_FIRST"), (tags.think_open, tags.think_close)),
         )
 
 
 def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> WholeReading | None:
     """A whole reply in the renderer's shape, read at once (see ``Syntax.whole``): blocks of one
-    function each whose parameters are one line each, holding no ``<`` and no blank at either end,
-    typed as their schema types them (:func:`~codec.schema.type_text`) with nothing to report;
-    anything else is the grammar's (indented markup, multi-line values, markup inside values, a
-    repeated or, with tools, undeclared parameter)."""
+    function each whose parameters' values are one run of the grammar's VALUE terminal (so lines
+    and markup that the rules read as text of the value), neither empty nor with a blank at either
+    end, each followed by its closer exactly as the renderer writes it, typed as their schema types
+    them (:func:`~codec.schema.type_text`) with nothing to report; anything else is the grammar's
+    (indented markup, a value the rules stop inside, a closer written otherwise, a repeated or,
+    with tools, undeclared parameter)."""
     from codec.schema import tool_parameters, type_text
     from codec.wire._xml_params_builder import schema_properties
+
+    value_run, close = shape.value.match, shape.close
 
     def read_block(text: str, pos: int) -> tuple[tuple[str, dict[str, Any]], int] | None:
         head = shape.head.match(text, pos)
@@ -329,8 +339,14 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
             parameter = shape.parameter.match(text, pos)
             if parameter is None:
                 return None
-            key, raw = parameter.groups()
-            if key in arguments or not raw or raw[0].isspace() or raw[-1].isspace():
+            key = parameter.group(1)
+            body = value_run(text, parameter.end())
+            # Where VALUE stops short of the closer (a seam, a call written in the value, a closer
+            # that what follows confirms), the rules decide what comes next: the reply is theirs.
+            if body is None or not text.startswith(close, body.end()):
+                return None
+            raw = body.group()
+            if key in arguments or raw[0].isspace() or raw[-1].isspace():
                 return None
             if tools is not None and (properties is None or key not in properties):
                 return None  # an undeclared parameter's head is text of the value before it
@@ -338,12 +354,14 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
             if problem is not None:
                 return None
             arguments[key] = value
-            pos = parameter.end()
+            pos = body.end() + len(close)
         return (name, arguments), pos + len(shape.end)
 
     tags = shape.tags
     reasoning = (f"{tags.think_open}\n", f"\n{tags.think_close}\n\n")
-    return read_whole_reply(text, tags.call_open, read_block, stop=tags.stop, reasoning_marks=reasoning)
+    return read_whole_reply(
+        text, tags.call_open, read_block, stop=tags.stop, reasoning_marks=reasoning, prose_text=shape.prose_text
+    )
 
 
 # ---------------------------------------------------------------------------- reply
