@@ -38,6 +38,7 @@ from vllm.reasoning import ReasoningParser, ReasoningParserManager
 from vllm.tool_parsers import ToolParser, ToolParserManager
 
 import codec
+from codec import export
 from codec.integrations import vllm as plugin
 from codec.integrations.vllm.parsers import reasoning_markers
 
@@ -139,6 +140,15 @@ def rewrapped(name: str, result: codec.ParseResult) -> str:
     return f"{markers.open}{markers.open_rest}{result.reasoning}{markers.close}{result.content}"
 
 
+def check_ids(fmt: codec.Format, reply: str, tools: Any, prompt: str, sent: list[str]) -> None:
+    """The ids sent for a reply's calls: the one the reply writes (Kimi K2's functions.NAME:IDX,
+    Mistral's nine characters), as vLLM's own parsers of those formats send it; else one of vLLM's."""
+    unwritten = "\0unwritten"
+    written = fmt.parse(reply, tools=tools, prompt=prompt, call_id=lambda _: unwritten).tool_calls
+    for sent_id, ours in zip(sent, written, strict=True):
+        assert sent_id == ours.id if ours.id != unwritten else sent_id.startswith("chatcmpl-tool-")
+
+
 def check_stream(name: str, reply: str, tools: Any, sizes: list[int], prompt: str | None) -> None:
     fmt = codec.get_format(name)
     prompt_text = prompt or ""
@@ -152,7 +162,8 @@ def check_stream(name: str, reply: str, tools: Any, sizes: list[int], prompt: st
     assert tool_parser.get_remaining_unstreamed_args() == ""
     # vLLM's serving layer sends calls only to a request that has tools.
     assert [(c["name"], c["arguments"]) for c in out.calls] == (read if tools else [])
-    assert all(c["id"].startswith("chatcmpl-tool-") for c in out.calls)
+    if tools:
+        check_ids(fmt, reply, tools, prompt_text, [c["id"] for c in out.calls])
     assert len({c["id"] for c in out.calls}) == len(out.calls)
     assert out.finish_reason == ("tool_calls" if out.calls else "stop")
 
@@ -193,7 +204,8 @@ def test_golden_whole_like_parse(name: str, case: Any) -> None:
         assert (content or "").strip() == want.content.strip()
     # vLLM's serving layer reads calls only for a request that has tools.
     assert [(c.name, c.arguments) for c in calls or []] == (expected_calls(want) if case.tools else [])
-    assert all(c.id.startswith("chatcmpl-tool-") for c in calls or [])
+    if case.tools:
+        check_ids(codec.get_format(name), case.text, case.tools, case.prompt or "", [c.id for c in calls or []])
 
 
 @pytest.mark.parametrize(("name", "case"), GOLDEN[::3], ids=[c.id for _, c in GOLDEN[::3]])
@@ -353,14 +365,15 @@ def test_forced_calls_are_read_in_the_formats_own_syntax(choice: Any) -> None:
 
 
 def _without_end(fmt: codec.Format, reply: str) -> str:
-    """A reply less what ends the turn (the end-of-sequence token the engine stops at, not grammar text)."""
-    for end in (fmt.stop_token, "<|tool_response>"):
-        reply = reply.removesuffix(end or "")
+    """A reply less what ends the turn (the tokens the engine stops at, not grammar text)."""
+    for end in export.call_syntax(fmt, [])[1].stops:
+        reply = reply.removesuffix(end)
     return reply
 
 
 def _reply(fmt: codec.Format, name: str, arguments: dict[str, Any]) -> str:
-    call = {"id": "c", "type": "function", "function": {"name": name, "arguments": arguments}}
+    # An id of nine letters and digits, as Mistral's templates and grammars require.
+    call = {"id": "abc123xyz", "type": "function", "function": {"name": name, "arguments": arguments}}
     return _without_end(fmt, fmt.render_reply({"role": "assistant", "content": None, "tool_calls": [call]}))
 
 
