@@ -191,7 +191,22 @@ def test_golden_streamed_like_parse(name: str, case: Any, sizes: list[int]) -> N
     check_stream(name, case.text, case.tools, sizes, case.prompt)
 
 
-@pytest.mark.parametrize(("name", "case"), GOLDEN, ids=[c.id for _, c in GOLDEN])
+#: Known bugs of the plugin's whole-reply path, each a golden case the stream reads right.
+WHOLE_BUGS = {
+    "kimi_k2/calls_in_reasoning_closed_after_the_section": "the reasoning parser's whole path takes the"
+    " reasoning up to the late </think>, calls included, where the parse ends it at the call section",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "case"),
+    [
+        pytest.param(n, c, id=c.id, marks=[pytest.mark.xfail(strict=True, reason=WHOLE_BUGS[c.id])])
+        if c.id in WHOLE_BUGS
+        else pytest.param(n, c, id=c.id)
+        for n, c in GOLDEN
+    ],
+)
 def test_golden_whole_like_parse(name: str, case: Any) -> None:
     cls = parser_class(name, reasoning=True)
     req = request(case.tools)
@@ -565,7 +580,14 @@ def streamed_reasoning(name: str, reply: str, size: int) -> tuple[str, str]:
 @pytest.mark.parametrize(
     ("name", "reply", "want"),
     [
-        ("qwen3", "</think>Answer", (None, "Answer")),  # an empty block the prompt opened: a block
+        pytest.param(  # an empty block the prompt opened: a block
+            "qwen3",
+            "</think>Answer",
+            (None, "Answer"),
+            marks=pytest.mark.xfail(
+                strict=True, reason="the serving path sends '</think>Answer' as content where the prompt opened a block"
+            ),
+        ),
         ("qwen3", "<think></think>Answer", (None, "Answer")),
         ("hermes", "Thinking</think>\n\nAnswer", ("Thinking", "Answer")),
         ("gemma4", "Before\n<|channel>thought\nhm<channel|>\nrest", ("hm", "Before\n\nrest")),  # text before it kept
@@ -601,9 +623,19 @@ def test_reasoning_ends_wherever_no_block_is_open(name: str) -> None:
 
 HARMONY_REPLIES = [
     "<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>rest<|return|>",
-    "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>analysis<|message|>b<|end|>"
-    "<|start|>assistant<|channel|>final<|message|>rest",
-    "analysishmassistantfinalrest",  # decoded without its special tokens
+    pytest.param(
+        "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>analysis<|message|>b<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>rest",
+        marks=pytest.mark.xfail(
+            strict=True, reason="two analysis messages: the reasoning parser alone hands over the final's header"
+        ),
+    ),
+    pytest.param(
+        "analysishmassistantfinalrest",  # decoded without its special tokens
+        marks=pytest.mark.xfail(
+            strict=True, reason="gpt_oss's parse reads this short stripped reply as content, no reasoning"
+        ),
+    ),
 ]
 
 
