@@ -580,14 +580,7 @@ def streamed_reasoning(name: str, reply: str, size: int) -> tuple[str, str]:
 @pytest.mark.parametrize(
     ("name", "reply", "want"),
     [
-        pytest.param(  # an empty block the prompt opened: a block
-            "qwen3",
-            "</think>Answer",
-            (None, "Answer"),
-            marks=pytest.mark.xfail(
-                strict=True, reason="the serving path sends '</think>Answer' as content where the prompt opened a block"
-            ),
-        ),
+        ("qwen3", "</think>Answer", (None, "Answer")),  # an empty block the prompt opened: a block
         ("qwen3", "<think></think>Answer", (None, "Answer")),
         ("hermes", "Thinking</think>\n\nAnswer", ("Thinking", "Answer")),
         ("gemma4", "Before\n<|channel>thought\nhm<channel|>\nrest", ("hm", "Before\n\nrest")),  # text before it kept

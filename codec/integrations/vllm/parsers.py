@@ -620,6 +620,10 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         text = self._raw.lstrip()
         if not self._open and text.startswith(self.markers.open):
             self._open = True
+        if not self._open and self._prompt is None and text.startswith(self.markers.close):
+            # An empty block the prompt opened (with no prompt, the stream reads a closer first so):
+            # it gives no reasoning, and the rest starts after its closer.
+            self._open = True
         if self._open:
             end = self._raw.find(self.markers.close)
             rest = self._raw[end + len(self.markers.close) :]
