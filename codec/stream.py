@@ -404,6 +404,12 @@ class Stream:
         self._watcher: str | None = None  # the fast terminal whose lexer made the watch (None: a delimiter's)
         self._woken: str | None = None  # the fast terminal told to decide at _watched
         self._need = 0  # reply length before which the lexer cannot decide anything new
+        #: The last text probe's search: the terminal, the hold point it found and how far it read
+        #: (reply offsets); see _committable_text.
+        self._probe_cache: tuple[str, int, int] | None = None
+        #: The last undecided answer _committable_text had on whether a preempted text's state was
+        #: decided: the state, where the text started and how far the reply had arrived (offsets).
+        self._preempt_asked: tuple[Any, int, int] | None = None
         #: The last resync search: where it found a marker (-1: none), how far it searched, the marker.
         self._resync_cache: tuple[int, int, str] = (-1, -1, "")
         self._block: _Block | None = None
@@ -741,9 +747,17 @@ class Stream:
             # token: when it is not decided, all but the holdback is committed.)
             if end == len(buf):
                 return max(start, safe)
+            # After an undecided answer in this state, asked again only once as much has arrived
+            # as that answer read: a tail held back for long (a run of '[') then costs linear work,
+            # not its length per chunk; until then it is taken as undecided, which commits no more.
+            at, reached, asked = self._base + start, self._base + len(buf), self._preempt_asked
+            if asked is not None and asked[0] == state and reached - asked[2] < max(1, asked[2] - asked[1]):
+                return max(start, safe)
             self.work += len(buf) - start
             if not self._g.decided(state, buf[start:]):
+                self._preempt_asked = (state, at, reached)
                 return max(start, safe)
+            self._preempt_asked = None
         first = max(start, safe)
         for j in range(first, end):
             if buf[j] in starts:
@@ -753,8 +767,21 @@ class Stream:
         probe = syntax.text_probes.get(kind)
         if probe is None:
             return j
+        # The last search's hold point: no match of the probe starts before it in what had arrived,
+        # and none can once more arrives (a match that failed before the end stays failed). Until
+        # as much more has arrived as that search read past it, the text stays held from there (no
+        # less than a new search would hold), so that a tail the probe holds for long (a run of
+        # '[' that may open a fence) costs linear work, not a holdback's search per chunk.
+        base, cached = self._base, self._probe_cache
+        if cached is not None and cached[0] == kind and cached[1] >= base + start:
+            held, searched = cached[1], cached[2]
+            if base + len(buf) - searched < max(1, searched - held):
+                return min(held - base, end)
+            first = max(first, held - base)
         self.work += len(buf) - first
-        return min(probe.holds_from(buf, first), end)
+        found = probe.holds_from(buf, first)
+        self._probe_cache = (kind, base + found, base + len(buf))
+        return min(found, end)
 
     def _try_fast(
         self, fast: tuple[tuple[str, FastLexer], ...], buf: str, i: int, final: bool, woken: str | None = None
