@@ -614,20 +614,22 @@ def test_reasoning_ends_wherever_no_block_is_open(name: str) -> None:
     assert parser.is_reasoning_end(ids(f"{markers.open}{markers.open_rest}x{markers.close}y"))
 
 
+#: A known bug of the gpt_oss reasoning parser driven alone (as vLLM's own reasoning tests drive
+#: it): after one analysis message it sends the next message's header as content, as the whole
+#: path hands it to the tool parser; after two, or in a stripped reply, only the message's text.
+HANDOVER_BUG = "the reasoning parser alone sends the next header after one analysis message, not after two"
 HARMONY_REPLIES = [
     "<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>rest<|return|>",
     pytest.param(
         "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>analysis<|message|>b<|end|>"
         "<|start|>assistant<|channel|>final<|message|>rest",
-        marks=pytest.mark.xfail(
-            strict=True, reason="two analysis messages: the reasoning parser alone hands over the final's header"
-        ),
+        marks=pytest.mark.xfail(strict=True, reason=HANDOVER_BUG),
     ),
     pytest.param(
-        "analysishmassistantfinalrest",  # decoded without its special tokens
-        marks=pytest.mark.xfail(
-            strict=True, reason="gpt_oss's parse reads this short stripped reply as content, no reasoning"
-        ),
+        # Decoded without its special tokens (a channel's name followed by a small letter would be
+        # a word of prose, "analysist", so the reasoning starts with a capital, as models write it).
+        "analysisHmm.assistantfinalrest",
+        marks=pytest.mark.xfail(strict=True, reason=HANDOVER_BUG),
     ),
 ]
 
