@@ -81,7 +81,7 @@ def reply_formats() -> list[str]:
 
 def sample_cuts(text: str, markers: Sequence[str], spread: int = 32) -> list[int]:
     """The lengths to cut ``text`` at: every one in the deep profile; in the default one, each cut
-    within two characters of where one of ``markers`` starts or ends in it (where a cut meets the
+    within a character of where one of ``markers`` starts or ends in it (where a cut meets the
     parser's states), ``spread`` evenly spaced others, and the text's ends."""
     if deep() or len(text) <= spread:
         return list(range(len(text) + 1))
@@ -90,7 +90,7 @@ def sample_cuts(text: str, markers: Sequence[str], spread: int = 32) -> list[int
         at = text.find(marker)
         while at >= 0:
             for edge in (at, at + len(marker)):
-                cuts.update(range(max(0, edge - 2), min(len(text), edge + 2) + 1))
+                cuts.update(range(max(0, edge - 1), min(len(text), edge + 1) + 1))
             at = text.find(marker, at + 1)
     return sorted(cuts)
 
