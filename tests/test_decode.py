@@ -40,7 +40,7 @@ def dumped(conversation: codec.Conversation, spec: Decode) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("name", "variant"), variant_params("decode"))
-@examples(300)
+@examples(400)
 @given(case=CASES)
 def test_decode_gives_back_the_normal_form(name: str, variant: str, case: dict[str, Any]) -> None:
     fmt, spec = decode_of(name, variant)
