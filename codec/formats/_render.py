@@ -29,6 +29,7 @@ __all__ = [
     "is_sequence",
     "items",
     "iterate",
+    "length",
     "lookup",
     "required",
     "string",
@@ -90,6 +91,17 @@ def attr(obj: Any, name: str) -> Any:
     if isinstance(obj, Mapping) and name in obj:
         return obj[name]
     return Undefined(obj, name)
+
+
+def length(value: Any) -> int:
+    """``value | length``: Python's ``len()``, 0 for an undefined value, and the template's error
+    (a :class:`~codec.errors.RenderError`) for a value that has no length."""
+    if isinstance(value, Undefined):
+        return 0
+    try:
+        return len(value)
+    except TypeError as exc:
+        raise RenderError(str(exc)) from None
 
 
 def lookup(obj: Any, name: str) -> Any:

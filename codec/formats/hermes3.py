@@ -59,7 +59,19 @@ from codec.errors import RenderError, parse_error_at
 from codec.format import Format, Functions
 from codec.formats._chatml import GENERATION_PROMPT, IM_END, IM_START, TURN_END
 from codec.formats._decode import bos_token, call_id, expected_error
-from codec.formats._render import Undefined, attr, concat, defined, is_iterable, items, iterate, lookup, string, trim
+from codec.formats._render import (
+    Undefined,
+    attr,
+    concat,
+    defined,
+    is_iterable,
+    items,
+    iterate,
+    length,
+    lookup,
+    string,
+    trim,
+)
 from codec.formats.hermes import CALL_CLOSE, CALL_OPEN, STOP, Hermes
 from codec.literals import PLAIN_JSON_DECODER
 from codec.models import Conversation, FunctionCall
@@ -158,18 +170,8 @@ def _tool_line(tool: Any) -> str:
     if defined(returns) and defined(attr(returns, "description")):
         out.append(concat(RETURNS_HEAD, attr(returns, "description")))
     out.append('"' + ', "parameters": ')
-    out.append("{}" if _length(properties) == 0 else jinja.tojson(attr(tool, "parameters")))
+    out.append("{}" if length(properties) == 0 else jinja.tojson(attr(tool, "parameters")))
     return '{"type": "function", "function": ' + "".join(out) + "}"
-
-
-def _length(value: Any) -> int:
-    """``value | length``: 0 for an undefined value."""
-    if isinstance(value, Undefined):
-        return 0
-    try:
-        return len(value)
-    except TypeError as exc:
-        raise RenderError(str(exc)) from None
 
 
 def _call_block(call: Any) -> str:

@@ -55,7 +55,7 @@ from codec import jinja
 from codec.errors import RenderError, parse_error_at
 from codec.format import Format, Functions
 from codec.formats._decode import bos_token, expect
-from codec.formats._render import Undefined, attr, concat, defined, iterate, string, subscript, tojson
+from codec.formats._render import attr, concat, defined, iterate, length, string, subscript, tojson
 from codec.formats.mistral_nemo import STOP, MistralNemo, _end_token
 from codec.literals import PLAIN_JSON_DECODER
 from codec.models import Conversation, FunctionCall
@@ -105,20 +105,10 @@ DEFAULT_SYSTEM = (
 # ---------------------------------------------------------------------------- render
 
 
-def _length(value: Any) -> int:
-    """``value | length``: Python's ``len``, 0 for an undefined value."""
-    if isinstance(value, Undefined):
-        return 0
-    try:
-        return len(value)
-    except TypeError as exc:
-        raise RenderError(str(exc)) from None
-
-
 def _no_calls(message: Any) -> bool:
     """``tool_calls is not defined or tool_calls is none or tool_calls | length == 0`` (T3, T5)."""
     calls = subscript(message, "tool_calls")
-    return not defined(calls) or calls is None or _length(calls) == 0
+    return not defined(calls) or calls is None or length(calls) == 0
 
 
 def _blocks(content: Any, thinking: bool, error: str) -> str:
@@ -177,7 +167,7 @@ def prompt_text(
     else:
         out.append(SYSTEM_OPEN + DEFAULT_SYSTEM + SYSTEM_CLOSE)
         loop = messages
-    if tools is not None and _length(tools) > 0:  # T2
+    if tools is not None and length(tools) > 0:  # T2
         out.append(TOOLS_OPEN + tojson(tools) + TOOLS_CLOSE)
     _check_alternation(loop)
     eos = variables.get("eos_token", MistralNemo.tokenizer_variables["eos_token"])
@@ -187,19 +177,19 @@ def prompt_text(
             content = subscript(message, "content")
             if isinstance(content, str):
                 out.append(INST_OPEN + content + INST_CLOSE)
-            elif _length(content) > 0:
-                blocks = _sorted_by_type(content) if _length(content) == 2 else content
+            elif length(content) > 0:
+                blocks = _sorted_by_type(content) if length(content) == 2 else content
                 out.append(INST_OPEN + _blocks(blocks, False, USER_PART_ERROR) + INST_CLOSE)
             else:
                 raise RenderError(USER_CONTENT_ERROR)
         elif role == "assistant":
             content = subscript(message, "content")
-            empty = content is None or content == "" or _length(content) == 0
+            empty = content is None or content == "" or length(content) == 0
             if empty and _no_calls(message):  # T5
                 raise RenderError(ASSISTANT_EMPTY_ERROR)
             if isinstance(content, str) and content != "":  # T6
                 out.append(content)
-            elif _length(content) > 0:
+            elif length(content) > 0:
                 out.append(_blocks(content, True, ASSISTANT_PART_ERROR))
             if not _no_calls(message):
                 for call in iterate(subscript(message, "tool_calls")):
