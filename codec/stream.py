@@ -407,9 +407,6 @@ class Stream:
         #: The last text probe's search: the terminal, the hold point it found and how far it read
         #: (reply offsets); see _committable_text.
         self._probe_cache: tuple[str, int, int] | None = None
-        #: The last undecided answer _committable_text had on whether a preempted text's state was
-        #: decided: the state, where the text started and how far the reply had arrived (offsets).
-        self._preempt_asked: tuple[Any, int, int] | None = None
         #: The last resync search: where it found a marker (-1: none), how far it searched, the marker.
         self._resync_cache: tuple[int, int, str] = (-1, -1, "")
         self._block: _Block | None = None
@@ -747,17 +744,9 @@ class Stream:
             # token: when it is not decided, all but the holdback is committed.)
             if end == len(buf):
                 return max(start, safe)
-            # After an undecided answer in this state, asked again only once as much has arrived
-            # as that answer read: a tail held back for long (a run of '[') then costs linear work,
-            # not its length per chunk; until then it is taken as undecided, which commits no more.
-            at, reached, asked = self._base + start, self._base + len(buf), self._preempt_asked
-            if asked is not None and asked[0] == state and reached - asked[2] < max(1, asked[2] - asked[1]):
-                return max(start, safe)
             self.work += len(buf) - start
             if not self._g.decided(state, buf[start:]):
-                self._preempt_asked = (state, at, reached)
                 return max(start, safe)
-            self._preempt_asked = None
         first = max(start, safe)
         for j in range(first, end):
             if buf[j] in starts:
