@@ -220,8 +220,24 @@ def _reads_json_object_blocks(name: str) -> bool:
     )
 
 
+def _reader_module(name: str) -> str:
+    whole = codec.get_format(name).syntax().whole
+    return str(getattr(getattr(whole, "func", whole), "__module__", ""))
+
+
+#: The families whose readers take prose holding markup where the grammar reads it as text.
+_PROSE_FAMILIES = {
+    "codec.wire.named_json",
+    "codec.wire.invoke",
+    "codec.wire.arg_pairs",
+    "codec.wire.call_list",
+    "codec.wire._gemma4_parse",
+}
 #: The readers that take prose holding markup where the grammar reads it as text.
-PROSE_READERS = [*XML_PARAMS, *(name for name in READERS if _reads_json_object_blocks(name))]
+PROSE_READERS = [
+    *XML_PARAMS,
+    *(name for name in READERS if _reads_json_object_blocks(name) or _reader_module(name) in _PROSE_FAMILIES),
+]
 
 
 @pytest.mark.parametrize("name", VALUE_READERS)
@@ -302,4 +318,5 @@ def test_the_reader_takes_prose_the_rules_read_as_text(name: str, prose: str) ->
         read = read_whole(fmt.syntax(), reply, _WEATHER, None, fmt.default_call_id)
         assert read is not None, reply
         assert read == stream_parse(fmt, reply, tools=_WEATHER)
-        assert read.content.rstrip("\n") == prose
+        if prose in reply:  # (a template may drop the content of a message with calls)
+            assert read.content.rstrip("\n") == prose

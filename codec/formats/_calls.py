@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from codec._lark import Token
@@ -52,6 +53,32 @@ class LiteralHandlers:
 MARKUP = re.compile(r"[<{\[`]")
 #: Reasoning as the Qwen- and DeepSeek-style templates write it before a reply: between these two.
 THINK_MARKS = ("<think>\n", "\n</think>\n\n")
+
+
+@dataclass(frozen=True)
+class ProseText:
+    """How a whole-reply reader tells that the grammar reads prose holding markup characters as
+    text: ``text``, the grammar's own terminal for the reply's first text; ``markers``, what the
+    stream acts on beyond the grammar (a reasoning closer it looks ahead for); ``lead``, the
+    characters a fast lexer may take a shape at where the prose starts (after its blanks)."""
+
+    text: re.Pattern[str]
+    markers: tuple[str, ...]
+    lead: str = ""
+
+
+def reads_as_text(text: str, start: int, prose: str, prose_text: ProseText | None) -> bool:
+    """Whether the rules read ``prose`` (at ``start`` of ``text``) as one run of free text."""
+    if prose_text is None or not prose:
+        return False
+    if prose_text.lead and prose.lstrip()[:1] in prose_text.lead:
+        return False
+    found = prose_text.text.match(text, start)
+    return (
+        found is not None
+        and found.end() == start + len(prose)
+        and not any(marker in prose for marker in prose_text.markers)
+    )
 
 
 def before_stop(text: str, stop: str) -> int:

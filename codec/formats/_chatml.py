@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codec.errors import parse_error_at
-from codec.formats._calls import MARKUP, THINK_MARKS, before_stop, leading_reasoning
+from codec.formats._calls import MARKUP, THINK_MARKS, ProseText, before_stop, leading_reasoning, reads_as_text
 from codec.formats._decode import expected_error
 from codec.formats._reading import find_all
 from codec.stream import WholeReading
@@ -118,32 +118,6 @@ def tool_responses(text: str, start: int, end: int) -> list[str] | None:
 BlockReader = Callable[[str, int], "tuple[tuple[str, dict[str, Any]], int] | None"]
 
 
-@dataclass(frozen=True)
-class ProseText:
-    """How a whole-reply reader tells that the grammar reads prose holding markup characters as
-    text: ``text``, the grammar's own terminal for the reply's first text; ``markers``, what the
-    stream acts on beyond the grammar (a reasoning closer it looks ahead for); ``lead``, the
-    characters a fast lexer may take a shape at where the prose starts (after its blanks)."""
-
-    text: re.Pattern[str]
-    markers: tuple[str, ...]
-    lead: str = ""
-
-
-def _read_as_text(text: str, start: int, prose: str, prose_text: ProseText | None) -> bool:
-    """Whether the rules read ``prose`` (at ``start`` of ``text``) as one run of free text."""
-    if prose_text is None or not prose:
-        return False
-    if prose_text.lead and prose.lstrip()[:1] in prose_text.lead:
-        return False
-    found = prose_text.text.match(text, start)
-    return (
-        found is not None
-        and found.end() == start + len(prose)
-        and not any(marker in prose for marker in prose_text.markers)
-    )
-
-
 def read_whole_reply(
     text: str,
     opener: str,
@@ -172,7 +146,7 @@ def read_whole_reply(
     last = before_stop(text, stop)
     first = text.find(opener, start, last)
     prose = text[start:last] if first < 0 else text[start : first - 1] if first > start else ""
-    if MARKUP.search(prose) and not _read_as_text(text, start, prose, prose_text):
+    if MARKUP.search(prose) and not reads_as_text(text, start, prose, prose_text):
         return None
     if first < 0:
         return prose, reasoning, []

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec._lark import Token
-from codec.formats._calls import MARKUP, LiteralHandlers, before_stop, leading_reasoning
+from codec.formats._calls import MARKUP, LiteralHandlers, ProseText, before_stop, leading_reasoning, reads_as_text
 from codec.issues import IssueKind
 from codec.literals import PLAIN_JSON_DECODER, json_text, json_value, python_literal
 from codec.schema import declared_types, tool_parameters, type_text
@@ -499,7 +499,7 @@ class WholeReplies:
     ``true``/``false``/``None``, no blanks), as JSON with no repeated key; anything else is the
     grammar's."""
 
-    def __init__(self, markers: Markers) -> None:
+    def __init__(self, markers: Markers, text: re.Pattern[str]) -> None:
         m = self.markers = markers
         self.head = re.compile(re.escape(m.call_head) + r"([A-Za-z_][\w\-.]*)\{")
         quote = re.escape(m.quote)
@@ -508,8 +508,16 @@ class WholeReplies:
         # marker that starts with another, and ``call:`` where bare calls are read.
         others = [re.escape(marker) for marker in m.frame if not MARKUP.match(marker)]
         self.markup = re.compile("|".join([MARKUP.pattern, *others, *(["call:"] if m.bare else [])]))
+        # Such prose is still text where one run of the grammar's TEXT reads it, holding no
+        # reasoning marker and no ``call:`` (where an inline call's fast lexer may take one).
+        reasoning = (m.channel[0], m.reasoning_close) if m.reasoning_open else ()
+        self.prose = ProseText(text, (*reasoning, *(["call:"] if m.bare else [])))
         #: What the grammar may read as the end of a string where a quote or brace precedes it.
         self.string_ends = ("call:", *m.call_ends)
+
+    def _markup(self, text: str, start: int, prose: str) -> bool:
+        """Whether ``prose`` (at ``start`` of ``text``) may be markup the grammar reads otherwise than as text."""
+        return self.markup.search(prose) is not None and not reads_as_text(text, start, prose, self.prose)
 
     def __call__(self, text: str, tools: ToolsByName | None) -> WholeReading | None:
         m = self.markers
@@ -524,9 +532,9 @@ class WholeReplies:
         if first < 0:
             last = before_stop(text, m.stop)
             prose = text[start:last]
-            return None if self.markup.search(prose) else (prose, reasoning, [])
+            return None if self._markup(text, start, prose) else (prose, reasoning, [])
         prose = text[start:first]
-        if self.markup.search(prose):
+        if self._markup(text, start, prose):
             return None
         last = before_stop(text, m.calls_close or m.stop)
         calls = []

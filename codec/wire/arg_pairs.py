@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec._lark import Token
+from codec.formats._calls import ProseText, reads_as_text
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, value_text
 from codec.schema import declared_types, type_text
 from codec.stream import Builder, BuildError
@@ -411,6 +412,9 @@ class _WholeShape:
     tags: Tags
     block: re.Pattern[str]
     pair: re.Pattern[str]
+    #: The grammar's first free text (TEXT_FIRST), and reasoning's markers (which the stream acts
+    #: on beyond it): prose the reader may take with markup.
+    prose_text: ProseText
 
     @classmethod
     def of(cls, tags: Tags, grammar: CompiledGrammar) -> _WholeShape:
@@ -421,12 +425,14 @@ class _WholeShape:
         value = f"((?>{grammar.pattern('VALUE').pattern})?)"
         pair = rf"\n?{r(tags.key_open)}({key}){r(tags.key_close)}\n?{r(tags.value_open)}{value}{r(tags.value_close)}"
         block = rf"{r(tags.call_open)}({name})((?:{pair})*)\n?{r(tags.call_close)}"
-        return cls(tags, re.compile(block), re.compile(pair))
+        prose_text = ProseText(grammar.pattern("TEXT_FIRST"), (tags.think_open, tags.think_close))
+        return cls(tags, re.compile(block), re.compile(pair), prose_text)
 
 
 def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> WholeReading | None:
-    """A whole reply in the renderers' shape, read at once (see ``Syntax.whole``): prose holding no
-    ``<`` and starting with no blank, then call blocks (a line break or nothing between them and
+    """A whole reply in the renderers' shape, read at once (see ``Syntax.whole``): prose starting
+    with no blank and holding no ``<`` or one run of the grammar's first text (no reasoning
+    marker among it), then call blocks (a line break or nothing between them and
     their tags) whose values are each one run of the grammar's VALUE (markup the rules read as
     text among it), typed as the builder types them with nothing to report,
     then nothing or the reply's end marker; anything else (reasoning among it) is the grammar's."""
@@ -440,12 +446,14 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
             break
     first = text.find(tags.call_open, 0, end)
     prose = text[: end if first < 0 else first]
-    if "<" in prose or prose[:1].isspace():
+    if prose[:1].isspace():
+        return None
+    if first >= 0 and prose.endswith("\n"):  # the line break before a call is layout
+        prose = prose[:-1]
+    if "<" in prose and not reads_as_text(text, 0, prose, shape.prose_text):
         return None
     if first < 0:
         return prose, "", []
-    if prose.endswith("\n"):  # the line break before a call is layout
-        prose = prose[:-1]
     calls: list[tuple[str, dict[str, Any]]] = []
     pos = first
     while True:

@@ -64,7 +64,7 @@ from codec.export import (
     seq,
     star,
 )
-from codec.formats._calls import MARKUP, LiteralHandlers, before_stop, leading_reasoning
+from codec.formats._calls import MARKUP, LiteralHandlers, ProseText, before_stop, leading_reasoning, reads_as_text
 from codec.literals import json_value
 from codec.schema import tool_name, tool_parameters
 from codec.sink import CONTENT, NEXT, REASONING, CallWriter, Sink
@@ -670,6 +670,9 @@ def _syntax(spec: WireSpec) -> Syntax:
         closer,
         (reasoning[0] + "\n", "\n" + reasoning[1] + "\n\n") if reasoning else None,
         typed=spec.values == "python_str",
+        # Reasoning's markers are acted on beyond TEXT; at the prose's start a fast lexer may take
+        # a list or a JSON call.
+        prose_text=ProseText(grammar.pattern("TEXT"), tuple(reasoning or ()), "[{"),
     )
     return Syntax(
         grammar=grammar,
@@ -736,12 +739,16 @@ def whole_reader(
     closer: str,
     reasoning_marks: tuple[str, str] | None,
     typed: bool = False,
+    prose_text: ProseText | None = None,
 ) -> Callable[[str, ToolsByName | None], WholeReading | None]:
     """The whole-reply reader (``Syntax.whole``) of a member: optional reasoning between
     ``reasoning_marks``, prose, then nothing, or ``opener``, a call list ``read_list`` reads whole
     (the stream's own fast path for it) and ``closer``; then nothing or ``stop``. Prose holding what
-    may be markup, text after the list, a list the fast path declines: the grammar's. With ``typed``,
-    each call's string arguments are typed by its tool's schema, as the builder types them."""
+    may be markup is taken only where it is one run of the grammar's text (``prose_text``, see
+    :class:`~codec.formats._calls.ProseText`); without an opener the list starts where that text
+    stops. Prose the grammar may read otherwise, text after the list, a list the fast path
+    declines: the grammar's. With ``typed``, each call's string arguments are typed by its tool's
+    schema, as the builder types them."""
 
     def whole(text: str, tools: ToolsByName | None) -> WholeReading | None:
         lead = ("", 0) if reasoning_marks is None else leading_reasoning(text, *reasoning_marks)
@@ -750,8 +757,14 @@ def whole_reader(
         reasoning, start = lead
         last = before_stop(text, stop)
         first = text.find(opener or "[", start, last)
+        if first > start and not opener and prose_text is not None:
+            # Without an opener, the list starts where the grammar's text stops (a bracket before
+            # it may be prose the rules read as text).
+            found = prose_text.text.match(text, start)
+            first = found.end() if found is not None else start
+            first = -1 if first == last else first
         prose = text[start:last] if first < 0 else text[start:first]
-        if MARKUP.search(prose):
+        if MARKUP.search(prose) and not reads_as_text(text, start, prose, prose_text):
             return None
         if first < 0:
             return prose, reasoning, []

@@ -326,8 +326,9 @@ def reply_syntax(markers: Markers) -> Syntax:
     # A terminal must come this far past a token before it is committed: the lookaheads read up
     # to 40 characters, and a marker must not still be growing.
     longest = max(len(marker) for marker in (*m.frame, m.quote))
+    grammar = family_grammar("wire/gemma4", grammar_values(m))
     return Syntax(
-        grammar=family_grammar("wire/gemma4", grammar_values(m)),
+        grammar=grammar,
         builder=builder,
         text_terminals={
             "TEXT": parse.CONTENT,
@@ -363,7 +364,7 @@ def reply_syntax(markers: Markers) -> Syntax:
         # "call:" at the start of the reply; a literal (true, None, 42...) where an unquoted value may start
         preempt_starts=("c" if m.bare else "") + "tTfFnN-.0123456789",
         prompt_opens_reasoning=parse.opens_reasoning(m) if reasoning else None,
-        whole=parse.WholeReplies(m),
+        whole=parse.WholeReplies(m, grammar.pattern("TEXT")),
     )
 
 

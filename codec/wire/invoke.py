@@ -36,11 +36,13 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from codec.formats._calls import ProseText
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, value_text
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 from codec.wire.xml_params import _proper_prefixes
 
 if TYPE_CHECKING:
+    from codec._lark import CompiledGrammar
     from codec.export import CallSyntax, GrammarBuilder
     from codec.stream import Syntax, ToolsByName, WholeReading
 
@@ -302,7 +304,7 @@ def reply_syntax(tags: Tags, separator: str) -> Syntax:
         # Without a prompt, "...</think>" before any call or stop token: the prompt opened it.
         reasoning_close=tags.think_close,
         reasoning_not_opened=(tags.think_open, tags.call_open, tags.stop),
-        whole=functools.partial(whole_reply, _whole_shape(tags, separator)),
+        whole=functools.partial(whole_reply, _whole_shape(tags, separator, grammar)),
     )
 
 
@@ -315,9 +317,12 @@ class _WholeShape:
     invoke: re.Pattern[str]
     parameter: re.Pattern[str]
     markup: re.Pattern[str]
+    #: The grammar's TEXT, and reasoning's markers (which the stream acts on beyond it): prose the
+    #: reader may take with markup.
+    prose_text: ProseText
 
 
-def _whole_shape(tags: Tags, separator: str) -> _WholeShape:
+def _whole_shape(tags: Tags, separator: str, grammar: CompiledGrammar) -> _WholeShape:
     r = regex_literal
     # A name within the grammar's bound (256 characters), without blanks at either end.
     name = r"([^\s\"<>\[][^\"<>\n\[]{0,254}[^\s\"<>\[]|[^\s\"<>\[])"
@@ -341,6 +346,7 @@ def _whole_shape(tags: Tags, separator: str) -> _WholeShape:
                 )
             )
         ),
+        ProseText(grammar.pattern("TEXT"), (tags.think_open, tags.think_close)),
     )
 
 
@@ -351,7 +357,7 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
     grammar's (layout, markup in a value, a repeated or wrapped parameter, a value that fits no type)."""
     import json
 
-    from codec.formats._calls import MARKUP, before_stop, leading_reasoning
+    from codec.formats._calls import MARKUP, before_stop, leading_reasoning, reads_as_text
     from codec.schema import declared_types, tool_parameters, type_text
     from codec.wire._xml_params_builder import schema_properties
 
@@ -364,13 +370,17 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
     first = text.find(tags.call_open, start, last)
     if first < 0:  # (blanks before the stop token may be layout: the rules decide)
         prose = text[start:last]
-        return (prose, reasoning, []) if not MARKUP.search(prose) and not prose[-1:].isspace() else None
+        if prose[-1:].isspace() or (MARKUP.search(prose) and not reads_as_text(text, start, prose, shape.prose_text)):
+            return None
+        return prose, reasoning, []
     prose = ""
     if first > start:
         if not text.startswith(shape.separator, first - len(shape.separator)):
             return None
         prose = text[start : first - len(shape.separator)]
-        if not prose or MARKUP.search(prose) or prose[-1].isspace():
+        if not prose or prose[-1].isspace():
+            return None
+        if MARKUP.search(prose) and not reads_as_text(text, start, prose, shape.prose_text):
             return None
     pos = first + len(tags.call_open)
     if not text.startswith("\n", pos):

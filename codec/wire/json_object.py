@@ -42,8 +42,8 @@ from codec.export import (
     rseq,
     seq,
 )
-from codec.formats._calls import MARKUP, before_stop
-from codec.formats._chatml import ProseText, read_whole_reply
+from codec.formats._calls import MARKUP, ProseText, before_stop
+from codec.formats._chatml import read_whole_reply
 from codec.literals import PLAIN_JSON_DECODER
 from codec.schema import tool_name
 from codec.sink import CONTENT, REASONING

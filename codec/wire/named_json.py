@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from codec._lark import Token, ValueToken
+from codec._lark import CompiledGrammar, Token, ValueToken
 from codec._whole_reply import WholeCall
 from codec.export import (
     EMPTY,
@@ -64,7 +64,7 @@ from codec.export import (
     plus,
     seq,
 )
-from codec.formats._calls import LiteralHandlers
+from codec.formats._calls import LiteralHandlers, ProseText, reads_as_text
 from codec.formats._render import attr, concat, iterate, string
 from codec.issues import IssueKind
 from codec.literals import PLAIN_JSON_DECODER, json_text, json_value
@@ -690,8 +690,9 @@ def reply_syntax(m: Markers) -> Syntax:
         closers["CALL_CLOSE"] = m.call_close
     markers = (*m.frame, *m.thought_ends, m.think_open)
     closer = "CALL_CLOSE" if m.call_close else None
+    grammar = family_grammar("wire/named_json", grammar_values(m))
     return Syntax(
-        grammar=family_grammar("wire/named_json", grammar_values(m)),
+        grammar=grammar,
         builder=builder,
         text_terminals={"TEXT": CONTENT, "THOUGHT": REASONING},
         blocks={"CALL_OPEN": closer},
@@ -717,18 +718,25 @@ def reply_syntax(m: Markers) -> Syntax:
         reasoning_not_opened=tuple(x for x in (m.think_open, *m.section_opens, m.call_open, m.stop) if x)
         if reasoning
         else (),
-        whole=_whole_reader(m),
+        whole=_whole_reader(m, grammar),
     )
 
 
-def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReading | None]:
-    """The whole-reply reader (``Syntax.whole``): content holding no character a marker starts
-    with, then the calls as the renderer writes them (names in the grammar's shape, arguments an
-    object's plain JSON right after the arguments' opener), the section closed (where the member
-    has one; a call without a closer ends with its arguments), then the stop token.
-    Anything else (reasoning, blanks, an id in another shape, a marker out of place) is the grammar's to read."""
+def _whole_reader(m: Markers, grammar: CompiledGrammar) -> Callable[[str, ToolsByName | None], WholeReading | None]:
+    """The whole-reply reader (``Syntax.whole``): content the grammar reads as one run of its
+    TEXT (holding no character a marker starts with, or markup the rules read as text: see
+    :class:`~codec.formats._calls.ProseText`), then the calls as the renderer writes them (names in
+    the grammar's shape, arguments an object's plain JSON right after the arguments' opener), the
+    section closed (where the member has one; a call without a closer ends with its arguments),
+    then the stop token. Anything else (reasoning, blanks, an id in another shape, a marker out of
+    place) is the grammar's to read."""
     name = re.compile(dict(grammar_values(m))["NAME"])
     starts = re.compile("[" + "".join(re.escape(marker[0]) for marker in (*m.frame, *m.thought_ends)) + "]")
+    # Reasoning's markers are acted on beyond TEXT (an opener at the start, a closer looked ahead
+    # for); a brace at the start may be a lead object of calls.
+    prose = ProseText(
+        grammar.pattern("TEXT"), tuple(x for x in (m.think_open, m.think_close) if x), "{" if m.lead else ""
+    )
 
     def head(text: str, start: int, end: int) -> tuple[str, str | None] | None:
         """A call's name and id as the renderer writes its head, or None."""
@@ -752,7 +760,7 @@ def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReadin
         end = len(text) - len(m.stop) if text.endswith(m.stop) else len(text)
         start = text.find(opener, 0, end)
         content = text[: end if start < 0 else start]
-        if starts.search(content) is not None:
+        if starts.search(content) is not None and not reads_as_text(text, 0, content, prose):
             return None
         calls: list[WholeCall] = []
         if start < 0:

@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codec.errors import RenderError
-from codec.formats._chatml import ProseText, read_whole_reply
+from codec.formats._calls import ProseText
+from codec.formats._chatml import read_whole_reply
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 
