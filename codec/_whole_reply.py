@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from codec.models import ParseResult, built, parsed_call
 from codec.schema import tool_name, tool_parameters, violations
-from codec.tools import normalize_tools
+from codec.tools import normalize_tool, normalize_tools
 
 if TYPE_CHECKING:
     from codec.stream import Syntax
@@ -46,6 +46,21 @@ def tools_by_name(tools: Sequence[Any] | None) -> ToolsByName | None:
     if tools is None:
         return None
     found: dict[str, Mapping[str, Any]] = {}
+    if type(tools) is list:
+        # A tool as OpenAI writes it, a dict holding a dict ``function`` with a str name, is what
+        # normalize_tools passes on as it is: taken at once, the rest read by it (on every parse,
+        # so the common shape costs a few lookups).
+        for index, tool in enumerate(tools):
+            function = tool.get("function") if type(tool) is dict else None
+            name = function.get("name") if type(function) is dict else None
+            if type(name) is str and tool.get("type", "function") == "function":
+                found[name] = tool
+                continue
+            tool = normalize_tool(tool, index)
+            name = tool_name(tool)
+            if name is not None:
+                found[name] = tool
+        return found
     for tool in normalize_tools(tools) or ():
         name = tool_name(tool)
         if name is not None:

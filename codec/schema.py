@@ -31,16 +31,16 @@ _TYPE_CHECKS = {
 def tool_parameters(tool: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The parameters schema of an OpenAI tool dict (``{"type": "function", "function": {...}}``) or a bare function."""
     function = tool.get("function", tool)
-    if not isinstance(function, Mapping):
+    if type(function) is not dict and not isinstance(function, Mapping):
         return None
     params = function.get("parameters")
-    return params if isinstance(params, Mapping) else None
+    return params if type(params) is dict or isinstance(params, Mapping) else None
 
 
 def tool_name(tool: Mapping[str, Any]) -> str | None:
     """The function name of an OpenAI tool dict, or None."""
     function = tool.get("function", tool)
-    name = function.get("name") if isinstance(function, Mapping) else None
+    name = function.get("name") if type(function) is dict or isinstance(function, Mapping) else None
     return name if isinstance(name, str) else None
 
 
@@ -65,17 +65,22 @@ TYPE_NAMES = {
 }
 
 
+def _type_name(declared: str) -> str:
+    """The JSON type a type name stands for (:data:`TYPE_NAMES`), or the name itself where it is none."""
+    return TYPE_NAMES.get(declared) or TYPE_NAMES.get(declared.strip().lower(), declared)
+
+
 def _types(schema: Mapping[str, Any]) -> list[str]:
     """The JSON types ``type`` (and ``nullable``) name, spelled the JSON Schema way; unknown names
     are kept as they are (no check knows them)."""
     declared = schema.get("type")
     if isinstance(declared, str):
-        types = [TYPE_NAMES.get(declared) or TYPE_NAMES.get(declared.strip().lower(), declared)]
+        types = [_type_name(declared)]
     elif isinstance(declared, list):
         types = []
         for name in declared:
             if isinstance(name, str):
-                kind = TYPE_NAMES.get(name) or TYPE_NAMES.get(name.strip().lower(), name)
+                kind = _type_name(name)
                 if kind not in types:
                     types.append(kind)
     else:
@@ -102,8 +107,15 @@ def violations(value: Any, schema: Any, path: str = "") -> list[str]:
                 found = violations(value, option, path)
                 if found:
                     return found
-    types = _types(schema)
-    if types:
+    declared = schema.get("type")
+    if type(declared) is str and schema.get("nullable") is not True:
+        # (One type name, as most schemas write it: what _types makes of it, without the list.)
+        kind = _type_name(declared)
+        check = _TYPE_CHECKS.get(kind)
+        if check is not None and not check(value):
+            return [f"{where}: expected {kind}, got {_show(value)}"]
+    elif declared is not None:
+        types = _types(schema)
         known = [t for t in types if t in _TYPE_CHECKS]
         if known and not any(_TYPE_CHECKS[t](value) for t in known):
             return [f"{where}: expected {' or '.join(known)}, got {_show(value)}"]
@@ -118,20 +130,47 @@ def violations(value: Any, schema: Any, path: str = "") -> list[str]:
     return []
 
 
+_NO_PROPERTIES: Mapping[str, Any] = {}
+#: Type names as schemas spell them most, and the Python type whose values (of exactly that type)
+#: their checks always take.
+_PLAIN_TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "object": dict,
+    "array": list,
+    "null": type(None),
+}
+
+
 def _object_violations(value: dict[str, Any], schema: Mapping[str, Any], path: str) -> list[str]:
     found: list[str] = []
     props = schema.get("properties")
-    props = props if isinstance(props, Mapping) else {}
+    if props is None or (type(props) is not dict and not isinstance(props, Mapping)):
+        props = _NO_PROPERTIES
     required = schema.get("required")
-    for name in required if isinstance(required, list) else []:
-        if isinstance(name, str) and name not in value:
-            found.append(f"{path + '.' if path else ''}{name}: required argument missing")
+    if isinstance(required, list):
+        for name in required:
+            if isinstance(name, str) and name not in value:
+                found.append(f"{path + '.' if path else ''}{name}: required argument missing")
     extra = schema.get("additionalProperties", True)
+    if not props and extra is True:
+        return found  # (any value fits: the common ``{"type": "object"}``)
     for key, item in value.items():
-        sub = f"{path}.{key}" if path else key
         if key in props:
-            found += violations(item, props[key], sub)
-        elif extra is False:
+            prop = props[key]
+            if type(prop) is dict and len(prop) == 1:
+                # A schema of one type name, as most properties are, and a value of exactly the
+                # Python type that name's check takes: it fits (nothing else in violations() can
+                # apply), found without a call; the path is spelled only for a value to check.
+                declared = prop.get("type")
+                if type(declared) is str and _PLAIN_TYPES.get(declared) is type(item):
+                    continue
+            found += violations(item, prop, f"{path}.{key}" if path else key)
+            continue
+        sub = f"{path}.{key}" if path else key
+        if extra is False:
             found.append(f"{sub}: unknown argument")
         elif isinstance(extra, Mapping):
             found += violations(item, extra, sub)
@@ -144,14 +183,15 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 def declared_types(schema: Any) -> list[str]:
     """The JSON types a schema allows, in declaration order (``anyOf``/``oneOf`` flattened)."""
-    if not isinstance(schema, Mapping):
+    if type(schema) is not dict and not isinstance(schema, Mapping):
         return []
     types = _types(schema)
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if isinstance(options, list):
-            for option in options:
-                types += [t for t in declared_types(option) if t not in types]
+    if "anyOf" in schema or "oneOf" in schema:
+        for key in ("anyOf", "oneOf"):
+            options = schema.get(key)
+            if isinstance(options, list):
+                for option in options:
+                    types += [t for t in declared_types(option) if t not in types]
     if not types and isinstance(schema.get("enum"), list) and all(isinstance(v, str) for v in schema["enum"]):
         types = ["string"]
     return types
@@ -185,9 +225,9 @@ MAX_VALUE_DEPTH = 200
 
 def _typed(raw: str, kind: str) -> Any:
     """``raw`` read as JSON type ``kind``; ValueError when it is not one."""
-    text = raw.strip()
     if kind == "string":
         return raw
+    text = raw.strip()
     if kind == "integer" and _INTEGER.fullmatch(text):
         return int(text.split(".")[0])
     if kind == "number" and _NUMBER.fullmatch(text):

@@ -409,7 +409,7 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
                     value: Any = json.loads(raw)
                 except (ValueError, RecursionError):
                     return None
-            elif flag == "true" or not declared_types(schema) or declared_types(schema) == ["string"]:
+            elif flag == "true" or (declared := declared_types(schema)) == [] or declared == ["string"]:
                 value = raw
             else:
                 value, problem = type_text(raw, schema)
