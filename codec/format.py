@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codec import jinja
-from codec._whole_reply import default_call_id
+from codec._whole_reply import default_call_id, read_whole
 from codec.errors import ParseError, RenderError, RenderWarning, parse_error_at
 from codec.models import Conversation, Message, ParseResult, Tool, ToolCall
 from codec.tools import normalize_tools
@@ -319,8 +319,6 @@ class Format:
         A reply in the shape the format's template writes is read at once by the format's whole
         reply reader (``Syntax.whole``), which gives exactly what the stream would; any other reply
         goes through the stream."""
-        from codec.stream import Stream, read_whole
-
         if not isinstance(text, str):
             raise TypeError(f"parse() takes the reply text (str), not {type(text).__name__}")
         syntax = self.syntax()
@@ -329,6 +327,8 @@ class Format:
             found = read_whole(syntax, text, tools, prompt, call_id)
             if found is not None:
                 return found
+        from codec.stream import Stream  # (imported where a reply needs the grammar: lark with it)
+
         stream = Stream(syntax, tools=tools, strict=strict, prompt=prompt, events=False, call_id=call_id)
         stream.feed(text)
         stream.close()
@@ -350,7 +350,14 @@ class Format:
 
     def syntax(self) -> Syntax:
         """The compiled reply syntax, shared by every stream of this format."""
-        return self.kit().syntax()
+        # Kept beside the spec it was compiled from (asked on every parse: a family's syntax()
+        # hashes its markers to find it), and compiled again for another spec, as kit() is.
+        cached = self.__dict__.get("_syntax")
+        if cached is not None and cached[0] is self.wire:
+            return cached[1]  # type: ignore[no-any-return]
+        syntax = self.kit().syntax()
+        self.__dict__["_syntax"] = (self.wire, syntax)
+        return syntax
 
     @property
     def reply_markers(self) -> tuple[str, ...]:

@@ -90,7 +90,15 @@ from codec._lark import (
     make_value_token,
 )
 from codec._lookahead import TextProbe, text_probe
-from codec._whole_reply import SURROGATE, ToolsByName, WholeReading, default_call_id, read_whole, tools_by_name
+from codec._whole_reply import (
+    SURROGATE,
+    ToolsByName,
+    WholeReading,
+    default_call_id,
+    has_surrogate,
+    read_whole,
+    tools_by_name,
+)
 from codec.errors import CodecError, ParseError, caret_snippet, expected_words
 from codec.literals import nesting
 from codec.models import Event, ParseResult
@@ -451,7 +459,7 @@ class Stream:
             self._arrived(chunk)
         else:
             self._length += len(chunk)
-        if SURROGATE.search(chunk) is not None:
+        if has_surrogate(chunk):
             try:
                 chunk = self._replace_surrogates(chunk, at)
             except ParseError as exc:
@@ -1060,7 +1068,18 @@ class Stream:
                 self._run(True)  # what the block did not cover
                 continue
             if self._parser.accepts("$END"):
-                break
+                end = self._base + len(self._buf)
+                checkpoint = self._parser.checkpoint()
+                try:
+                    self._parser.feed_end(end)
+                except BuildError as exc:
+                    # A handler refuses what the end completes (arguments that are no object):
+                    # the block is rejected and recovered, as a refusal at any token rejects it.
+                    self._parser.restore(checkpoint)
+                    if self._fail_block(exc.message, exc.pos if exc.pos is not None else end, ()):
+                        continue
+                    raise
+                return
             if self._autoclose(self._base + len(self._buf), None):
                 continue
             pos = self._base + len(self._buf)

@@ -1,7 +1,8 @@
 """The shortcuts of the per-parse tool checks give what their general paths give: a property's
 schema of one type name checked inline (``codec.schema._object_violations``) against the value
 checked alone, and tools in a list read at once (``codec._whole_reply.tools_by_name``) against the
-same tools read by :func:`codec.tools.normalize_tools` (a tuple of them)."""
+same tools read by :func:`codec.tools.normalize_tools` (a tuple of them), and a surrogate found by
+encoding (``has_surrogate``) against the regex that finds it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from harness import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codec._whole_reply import tools_by_name
+from codec._whole_reply import SURROGATE, has_surrogate, tools_by_name
 from codec.errors import ToolError
 from codec.schema import TYPE_NAMES, violations
 
@@ -96,3 +97,10 @@ def test_tools_in_a_list_are_read_as_normalize_tools_reads_them(tools: list[Any]
             tools_by_name(tools)
         return
     assert tools_by_name(tools) == expected
+
+
+@examples(200)
+@given(text=st.text(alphabet=st.characters(codec="utf-8") | st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)))
+def test_a_surrogate_is_found_as_the_regex_finds_it(text: str) -> None:
+    assert has_surrogate(text) == (SURROGATE.search(text) is not None)
+    assert has_surrogate("abc" + text + "\uff5c") == (SURROGATE.search(text) is not None)

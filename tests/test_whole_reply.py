@@ -320,3 +320,43 @@ def test_the_reader_takes_prose_the_rules_read_as_text(name: str, prose: str) ->
         assert read == stream_parse(fmt, reply, tools=_WEATHER)
         if prose in reply:  # (a template may drop the content of a message with calls)
             assert read.content.rstrip("\n") == prose
+
+
+@pytest.mark.parametrize("name", READERS)
+@examples(60)
+@given(data=st.data())
+def test_replies_of_pieces_read_as_the_stream_reads_them(name: str, data: st.DataObject) -> None:
+    """Text of the format's markers, snippets, markup and words in any order, no renderer's shape
+    (plain text, a marker anywhere, a stop token or none): the reader gives what the stream gives, or declines."""
+    fmt = codec.get_format(name)
+    words = st.sampled_from([*_pieces(name), "word", "Hello there.", "a", "to", "assistant", "final"])
+    reply = data.draw(st.lists(words, max_size=8).map("".join), label="reply")
+    for tools in (None, _WEATHER):
+        assert fmt.parse(reply, tools=tools) == stream_parse(fmt, reply, tools=tools), reply
+
+
+@pytest.mark.parametrize("name", [name for name in READERS if _reader_module(name) == "codec.wire.harmony"])
+@pytest.mark.parametrize("reply", ["Hello! Paris is sunny today.", 'Use <b>bold</b> or {"json": 1}.'])
+def test_a_harmony_reply_of_plain_text_is_read_whole(name: str, reply: str) -> None:
+    fmt = codec.get_format(name)
+    reply += fmt.wire.stop
+    read = read_whole(fmt.syntax(), reply, None, None, fmt.default_call_id)
+    assert read is not None and read == stream_parse(fmt, reply)
+    assert read.content == reply.removesuffix(fmt.wire.stop)
+
+
+def test_arguments_the_end_finds_no_object_are_a_broken_call_not_an_error() -> None:
+    """A handler refusing what the end of the reply completes (arguments written as a string that
+    holds no object) rejects the block as a refusal at any token does: recovered and reported,
+    alike whatever the chunks, and a ParseError when strict."""
+    fmt = codec.get_format("ministral3")
+    reply = '[TOOL_CALLS]f[ARGS]"f"'
+    whole = fmt.parse(reply)
+    assert [c.function.name for c in whole.tool_calls] == ["f"] and whole.issues
+    stream = fmt.stream()
+    for char in reply:
+        stream.feed(char)
+    stream.close()
+    assert stream.result == whole
+    with pytest.raises(codec.ParseError):
+        fmt.parse(reply, strict=True)

@@ -479,7 +479,7 @@ class InlineCalls:
 
 
 #: A bare key, a JSON number, a literal, punctuation: the tokens of a call's arguments as the
-#: template writes them (no blanks), after a string between quote tokens.
+#: template writes them (no blanks) besides strings between quote tokens.
 _WHOLE_TOKENS = (
     r"|([A-Za-z_][\w\-.]*):|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
     r"|(true|false|None)|([{}\[\],])"
@@ -502,8 +502,9 @@ class WholeReplies:
     def __init__(self, markers: Markers, text: re.Pattern[str]) -> None:
         m = self.markers = markers
         self.head = re.compile(re.escape(m.call_head) + r"([A-Za-z_][\w\-.]*)\{")
-        quote = re.escape(m.quote)
-        self.token = re.compile(quote + "(.*?)" + quote + _WHOLE_TOKENS, re.DOTALL)
+        # (A string, from its quote token to the next, is found by str.find: a lazy ``(.*?)``
+        # before a quote token tries the token at every character of a long value.)
+        self.token = re.compile(_WHOLE_TOKENS.removeprefix("|"))
         # Prose that may be markup or a call the grammar reads: besides MARKUP's characters, a
         # marker that starts with another, and ``call:`` where bare calls are read.
         others = [re.escape(marker) for marker in m.frame if not MARKUP.match(marker)]
@@ -546,20 +547,27 @@ class WholeReplies:
             out = ["{"]
             depth = 1
             pos = head.end()
+            quote = m.quote
             while depth:
+                if text.startswith(quote, pos):
+                    end = text.find(quote, pos + len(quote))
+                    if end < 0:
+                        return None
+                    string = text[pos + len(quote) : end]
+                    if any(stop in string for stop in self.string_ends):
+                        return None  # the grammar may read a call's head (f(x)call:g) or a marker there
+                    out.append(json_text(string))
+                    pos = end + len(quote)
+                    continue
                 token = self.token.match(text, pos)
                 if token is None:
                     return None
-                string, key, number, literal, mark = token.groups()
+                key, number, literal, mark = token.groups()
                 if mark is not None:
                     depth += 1 if mark in "{[" else -1 if mark in "}]" else 0
                     if depth > _WHOLE_DEPTH:
                         return None  # deep nesting is the grammar's to bound and report
                     out.append(mark)
-                elif string is not None:
-                    if any(end in string for end in self.string_ends):
-                        return None  # the grammar may read a call's head (f(x)call:g) or a marker there
-                    out.append(json_text(string))
                 elif key is not None:
                     out.append(json_text(key) + ":")
                 else:

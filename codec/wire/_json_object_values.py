@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codec._lark import Token
+from codec._whole_reply import has_surrogate
 from codec.issues import IssueKind
 from codec.literals import JSON_DECODER, PLAIN_JSON_DECODER, json_text, json_value, nesting, python_literal
 from codec.stream import MAX_DEPTH, BuildError
@@ -43,7 +44,7 @@ def whole_characters(text: str, repairs: list[Repair]) -> str:
     """``text`` with each lone surrogate replaced with U+FFFD (a pair of them made the character
     they stand for), reported (``lone_surrogate``, with the string's JSON text, escapes and all):
     no JSON text, nor the result's, can hold one."""
-    if _SURROGATE.search(text) is None:
+    if not has_surrogate(text):
         return text
     fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     if fixed.count("\ufffd") > text.count("\ufffd"):

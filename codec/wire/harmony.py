@@ -432,8 +432,12 @@ class WholeReplies:
     (no repeated key, no lone surrogate, no deeper nesting than the stream takes). None for
     anything else, which the grammar's path reads."""
 
-    def __init__(self, m: Markers) -> None:
+    def __init__(self, m: Markers, text: re.Pattern[str]) -> None:
         self.m = m
+        #: The grammar's TEXT, and what a reply of plain text must not start with: a header's
+        #: words the stripped form (or a recipient before a channel) may read there.
+        self.text = text
+        self.plain_starts = (*m.channels, m.role, m.to)
         self.next = m.start + m.role + m.channel
         self.call_head = f"{m.calls_channel} {m.to}{m.namespace}"
         self.call_tail = f" {m.constrain}json{m.message}"
@@ -450,10 +454,21 @@ class WholeReplies:
         body = text[pos:end] if end >= 0 else None
         return None if body is None or self._marked(body) else (body, end)
 
+    def _plain(self, text: str) -> WholeReading | None:
+        """A reply of text alone (then maybe the stop token): content, where it is one run of the
+        grammar's TEXT that starts with no blank and none of a header's words and holds no
+        recipient (which a header may be read around)."""
+        m = self.m
+        end = len(text) - len(m.stop) if text.endswith(m.stop) else len(text)
+        if not end or text[0].isspace() or text.startswith(self.plain_starts) or m.to in text:
+            return None
+        found = self.text.match(text)
+        return (text[:end], "", []) if found is not None and found.end() == end else None
+
     def __call__(self, text: str, tools: ToolsByName | None) -> WholeReading | None:
         m = self.m
         if not text.startswith(m.channel):
-            return None
+            return self._plain(text)
         pos, reasoning, content = len(m.channel), "", ""
         head = m.reasoning_channel + m.message
         if text.startswith(head, pos):
@@ -508,8 +523,9 @@ def reply_syntax(m: Markers) -> Syntax:
     longest = max(len(token) for token in (*m.tokens, m.role + max(m.channels, key=len)))
     # (In the stripped form, the role's name glued to a channel's may start inside text.)
     starts = [token[0] for token in m.tokens] + ([m.role[0]] if m.stripped else [])
+    grammar = family_grammar("wire/harmony", grammar_values(m))
     return Syntax(
-        grammar=family_grammar("wire/harmony", grammar_values(m)),
+        grammar=grammar,
         builder=builder,
         text_terminals={"TEXT": CONTENT, "BODY": BODY, "S_BODY": BODY},
         blocks={"CALL_START": None, "CALL_CHANNEL": None, "RECIPIENT0": None, "S_CALL": None},
@@ -534,7 +550,7 @@ def reply_syntax(m: Markers) -> Syntax:
         # A stripped reply's first channel name, and a recipient written before the first
         # message's channel, outrank the text they start.
         preempt_starts="".join(dict.fromkeys([" ", "\t", m.to[0], *(c[0] for c in m.channels)])),
-        whole=WholeReplies(m),
+        whole=WholeReplies(m, grammar.pattern("TEXT")),
     )
 
 
