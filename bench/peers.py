@@ -15,9 +15,10 @@ special token one id and every other character its code point); SGLang's
 ``Format.stream(...).feed`` per delta then ``close``, argument deltas on.
 
 Correctness comes first: a peer counts for a reply only where it gives the same calls as codec
-(names and arguments, whole and reassembled from its stream); one that does not is shown as
-``differs``. Timing is interleaved: each round times codec, then every peer, once each, and the
-best of the rounds is kept, so that a change of the machine's load hits all alike.
+(names and arguments, whole and reassembled from its stream) within ``PEER_LIMIT`` seconds; one
+that does not is shown as ``differs``. Timing is interleaved: each round times codec, then every
+peer, once each, and the best of the rounds is kept, so that a change of the machine's load hits
+all alike.
 
 Reply shapes (speed II): no call, a typical reply (about 500 B, one call), parallel calls (1 KB,
 20 KB, 200 KB), one big argument (20 KB, 200 KB), values spanning lines, markup characters in
@@ -32,6 +33,7 @@ import argparse
 import json
 import random
 import re
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -314,11 +316,32 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int, budget: float
     return best
 
 
+#: Seconds a peer may take to give its calls for one reply before it counts as not giving them
+#: (SGLang's pythonic detector backtracks for minutes on a 1 KB list of calls).
+PEER_LIMIT = 10.0
+
+
+class _TimedOut(Exception):
+    """A peer ran past :data:`PEER_LIMIT` on one reply."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _TimedOut
+
+
 def _agrees(fn: Callable[[], list[Call]], expected: list[Call]) -> bool:
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, PEER_LIMIT)
     try:
         return fn() == expected
+    except _TimedOut:
+        print(f"  a peer ran past {PEER_LIMIT:g} s on one reply: it does not count", flush=True)
+        return False
     except Exception:  # a peer that raises on a reply does not give the same calls
         return False
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def measure(name: str, kind: str, text: str, rounds: int) -> dict[str, Any]:
