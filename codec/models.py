@@ -79,19 +79,27 @@ def built(cls: type[_M], **fields: Any) -> _M:
     attributes each, a million of them in a long reply); assigning an attribute gives the model
     copies of its own first (``_Model.__setattr__``), and copies and unpickled models have their
     own. Read ``model_fields_set`` of such a model, do not change it in place."""
-    model = cls.__new__(cls)
-    _set(model, "__dict__", fields)
+    model = _new(cls)
+    _set_dict(model, fields)
     key = (cls, *fields)
     names = _FIELD_NAMES.get(key)
     if names is None:
         names = _FIELD_NAMES[key] = set(fields)
-    _set(model, "__pydantic_fields_set__", names)
-    _set(model, "__pydantic_extra__", _NO_EXTRAS)  # (extra="allow": model_construct's empty extras)
-    _set(model, "__pydantic_private__", None)
+    _set_fields_set(model, names)
+    _set_extra(model, _NO_EXTRAS)  # (extra="allow": model_construct's empty extras)
+    _set_private(model, None)
     return model
 
 
 _set = object.__setattr__
+# The slots every pydantic model has, set through their descriptors (object.__setattr__ finds
+# each along the class's MRO first: twice the cost of a parse's smallest result); a model is
+# made as object.__new__ makes it, as no model here has a __new__ of its own.
+_new = object.__new__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 #: The field-name sets :func:`built` models share, by class and field names in order.
 _FIELD_NAMES: dict[tuple[Any, ...], set[str]] = {}
 #: The empty extras :func:`built` models share (never changed: see ``_Model.__setattr__``).

@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from codec.literals import json_value, nesting, python_literal
+
 _TYPE_CHECKS = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
@@ -198,8 +200,6 @@ def declared_types(schema: Any) -> list[str]:
 
 
 def _decode_container(raw: str, kind: type) -> Any:
-    from codec.literals import json_value, nesting, python_literal
-
     value: Any = _NO_VALUE
     for decode in (json_value, python_literal):
         try:

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from codec._lark import Token
 from codec.formats._calls import ProseText, reads_as_text
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, value_text
-from codec.schema import declared_types, type_text
+from codec.schema import declared_types, tool_parameters, type_text
 from codec.stream import Builder, BuildError
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
 from codec.wire._xml_params_builder import schema_properties
@@ -436,8 +436,6 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
     their tags) whose values are each one run of the grammar's VALUE (markup the rules read as
     text among it), typed as the builder types them with nothing to report,
     then nothing or the reply's end marker; anything else (reasoning among it) is the grammar's."""
-    from codec.schema import tool_parameters
-
     tags = shape.tags
     end = len(text)
     for marker in tags.ends:

@@ -32,13 +32,16 @@ kept with what was read of it, reported).
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from codec.formats._calls import ProseText
+from codec.formats._calls import MARKUP, ProseText, before_stop, leading_reasoning, reads_as_text
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, value_text
+from codec.schema import declared_types, tool_parameters, type_text
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
+from codec.wire._xml_params_builder import schema_properties
 from codec.wire.xml_params import _proper_prefixes
 
 if TYPE_CHECKING:
@@ -355,12 +358,6 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
     block, prose, then one call wrapper whose invokes hold parameters with no markup of the call's
     in their values, typed as the builder types them with nothing to report; anything else is the
     grammar's (layout, markup in a value, a repeated or wrapped parameter, a value that fits no type)."""
-    import json
-
-    from codec.formats._calls import MARKUP, before_stop, leading_reasoning, reads_as_text
-    from codec.schema import declared_types, tool_parameters, type_text
-    from codec.wire._xml_params_builder import schema_properties
-
     tags = shape.tags
     lead = leading_reasoning(text, f"{tags.think_open}\n", f"\n{tags.think_close}\n\n")
     if lead is None:

@@ -48,7 +48,9 @@ from codec.errors import RenderError
 from codec.formats._calls import ProseText
 from codec.formats._chatml import read_whole_reply
 from codec.formats._render import attr, concat, defined, is_iterable, is_mapping, items, string, tojson
+from codec.schema import tool_parameters, type_text
 from codec.wire import Family, WireSpec, family_grammar, lark_literal, regex_literal
+from codec.wire._xml_params_builder import schema_properties
 
 if TYPE_CHECKING:
     from codec._lark import CompiledGrammar
@@ -323,9 +325,6 @@ def whole_reply(shape: _WholeShape, text: str, tools: ToolsByName | None) -> Who
     them (:func:`~codec.schema.type_text`) with nothing to report; anything else is the grammar's
     (indented markup, a value the rules stop inside, a closer written otherwise, a repeated or,
     with tools, undeclared parameter)."""
-    from codec.schema import tool_parameters, type_text
-    from codec.wire._xml_params_builder import schema_properties
-
     value_run, close = shape.value.match, shape.close
 
     def read_block(text: str, pos: int) -> tuple[tuple[str, dict[str, Any]], int] | None:
