@@ -70,7 +70,7 @@ def _call(index: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 #: The replies read back: none of them a probe of codec.derive.
 CHECKS: dict[str, list[dict[str, Any]]] = {
     "two tools": [_call(0, "lookup", {"word": "tide", "lang": "en"}), _call(1, "store", {"n": 7})],
-    "a hard string": [_call(0, "store", {"note": "a \"quote\", a \\ and\nline two <i>x</i> & {y}"})],
+    "a hard string": [_call(0, "store", {"note": 'a "quote", a \\ and\nline two <i>x</i> & {y}'})],
     "numbers and null": [_call(0, "store", {"n": -15, "values": [None, 2.5, "z"]})],
     "nested": [_call(0, "store", {"settings": {"mode": "fast", "limits": {"max": 3}}, "on": False})],
 }

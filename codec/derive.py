@@ -762,19 +762,26 @@ def _proposals(rendered: _Rendered) -> Iterator[WireSpec]:
                 holes = _Holes()
                 shape = make(holes)
                 spec = dataclasses.replace(shape, family=family, stop="\uf8ff", reasoning=("\uf8fd", "\uf8fe"))
-                solved = _solve(spec, holes, rendered, stop, tokens)
-                if solved is None:
+                found = _solve(spec, holes, rendered, stop, tokens)
+                if found is None:
                     continue
-                # The template's reasoning markers; where it writes none, none, or (for a family that
-                # needs them) the common ones, which no probe contradicts.
-                readers = "reasoning" in _parameters(family)
-                choices = [rendered.reasoning] if rendered.reasoning else [None, ("<think>", "</think>")]
-                for reasoning in choices if readers else [None]:
-                    spec = dataclasses.replace(solved, stop=stop, reasoning=reasoning)
-                    if "special_tokens" in _parameters(family) and rendered.added_tokens:
-                        markers = [t for t in _markers(spec) if t in rendered.added_tokens]
-                        spec = dataclasses.replace(spec, special_tokens=tuple(markers))
-                    yield spec
+                moved = _blanks_moved(found)
+                for solved in (found,) if moved is None else (moved, found):
+                    yield from _instances(solved, family, rendered, stop)
+
+
+def _instances(solved: WireSpec, family: str, rendered: _Rendered, stop: str) -> Iterator[WireSpec]:
+    """``solved`` with the stop token, the reasoning markers and the special tokens it may take."""
+    # The template's reasoning markers; where it writes none, none, or (for a family that needs
+    # them) the common ones, which no probe contradicts.
+    readers = "reasoning" in _parameters(family)
+    choices = [rendered.reasoning] if rendered.reasoning else [None, ("<think>", "</think>")]
+    for reasoning in choices if readers else [None]:
+        spec = dataclasses.replace(solved, stop=stop, reasoning=reasoning)
+        if "special_tokens" in _parameters(family) and rendered.added_tokens:
+            markers = [t for t in _markers(spec) if t in rendered.added_tokens]
+            spec = dataclasses.replace(spec, special_tokens=tuple(markers))
+        yield spec
 
 
 def _stops(rendered: _Rendered, tokens: _Tokens) -> list[str]:
@@ -956,7 +963,7 @@ def _arg_pairs(split: bool) -> Callable[[_Holes], WireSpec]:
     return make
 
 
-def _named_json(block: bool, ids: bool, closed: bool, prefixed: bool) -> Callable[[_Holes], WireSpec]:
+def _named_json(block: bool, ids: bool, closed: bool, prefixed: bool, separated: bool) -> Callable[[_Holes], WireSpec]:
     def make(h: _Holes) -> WireSpec:
         return WireSpec(
             "named_json",
@@ -964,9 +971,28 @@ def _named_json(block: bool, ids: bool, closed: bool, prefixed: bool) -> Callabl
             call=(h(), h() if closed else ""),
             name=(h() if prefixed else "", h()),
             call_id=(h(), "{id}") if ids else ("", ""),
+            separator=h() if separated else "",
         )
 
     return make
+
+
+def _blanks_moved(spec: WireSpec) -> WireSpec | None:
+    """A named_json spec whose call opener starts with blanks (and, where it has a section, whose
+    section closer starts with the same) written instead at the end of the section opener and of the
+    call closer: the same bytes, read off the turns the other way (``<tool_calls>\\n`` and ``}\\n``, not
+    ``\\n{"name": "`` and ``\\n</tool_calls>``), the way the stream reads, which takes a blank as layout
+    as soon as it arrives; None where the call opener starts with no blank or the two differ."""
+    if spec.family != "named_json" or not spec.call[1]:
+        return None
+    opener = spec.call[0]
+    blank = opener[: len(opener) - len(opener.lstrip())]
+    if not blank or blank == opener or (spec.block[1] and not spec.block[1].startswith(blank)):
+        return None
+    if spec.block[1] == blank:
+        return None
+    block = (spec.block[0] + blank, spec.block[1][len(blank) :]) if spec.block[0] else spec.block
+    return dataclasses.replace(spec, block=block, call=(opener[len(blank) :], spec.call[1] + blank))
 
 
 def _call_list(values: str, block: bool) -> Callable[[_Holes], WireSpec]:
@@ -995,7 +1021,8 @@ _SHAPES: dict[str, list[Callable[[_Holes], WireSpec]]] = {
     "invoke": [_invoke(v) for v in ("text", "flagged")],
     "arg_pairs": [_arg_pairs(split) for split in (False, True)],
     "named_json": [
-        _named_json(block, ids, closed, prefixed)
+        _named_json(block, ids, closed, prefixed, separated)
+        for separated in (False, True)
         for block in (True, False)
         for ids in (False, True)
         for closed in (True, False)

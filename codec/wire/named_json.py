@@ -22,6 +22,9 @@ A member's spec sets:
   template of ``{name}`` and ``{id}`` (Kimi's ``functions.{name}:{id}``, Mistral's ``{id}``); the
   id written is the call's id (no ``call_id`` function makes one), and the reply renderer writes a
   message's id back where it has that shape. Empty: calls write no id.
+* ``separator``: what stands between two calls (xLAM's ``, `` in ``[{"name": ...}, {"name": ...}]``);
+  empty for nothing. A blank one is layout, as any blank between a section's markers is; another is
+  read only between two calls of a section, and is text anywhere else.
 * ``stop``, ``reasoning``, ``special_tokens``; ``recover``: the deviations of :data:`RECOVERIES`.
 
 Arguments are JSON and keep their JSON types. Tolerated, each reported: arguments given as a JSON
@@ -150,6 +153,8 @@ class Markers:
     lists: bool = False
     #: Whether a JSON object of calls at the start of the reply is read (``calls_in_text``).
     lead: bool = False
+    #: What stands between two calls ("" for nothing).
+    separator: str = ""
 
     @classmethod
     def of(cls, spec: WireSpec) -> Markers:
@@ -169,6 +174,7 @@ class Markers:
             "lost_args_opener" in spec.recover,
             "call_lists" in spec.recover,
             "calls_in_text" in spec.recover,
+            spec.separator,
         )
 
     @functools.cached_property
@@ -189,6 +195,12 @@ class Markers:
         return loose if loose != self.name_open else ""
 
     @functools.cached_property
+    def read_separator(self) -> str:
+        """The separator the grammar reads as a terminal of its own: one that is not blank (a blank
+        one is layout, as the blanks between a section's markers are); "" for none."""
+        return self.separator if self.separator.strip() else ""
+
+    @functools.cached_property
     def strays(self) -> tuple[str, ...]:
         """The markers that mean nothing outside a call or a section: reported where they stand."""
         return tuple(m for m in (*self.section_closes, self.call_close, self.args_open) if m)
@@ -197,7 +209,7 @@ class Markers:
     def frame(self) -> tuple[str, ...]:
         """The markers free text stops before."""
         opens = (*self.section_opens, self.call_open, self.stop, *self.strays, *self.foreign, self.think_close)
-        return tuple(dict.fromkeys(m for m in opens if m))
+        return tuple(dict.fromkeys(m for m in (*opens, self.read_separator) if m))
 
     @functools.cached_property
     def thought_ends(self) -> tuple[str, ...]:
@@ -293,6 +305,9 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
         ("LISTED_RULE", "listed: call_opener JSON_CONTAINER" if m.lists else ""),
         ("LEAD", "lead?" if m.lead else ""),
         ("LEAD_RULE", "lead: LEAD_CALLS\n%declare LEAD_CALLS" if m.lead else ""),
+        ("SEPARATOR_ITEM", "| separator" if m.read_separator else ""),
+        ("SEPARATOR_RULE", "separator: SEPARATOR" if m.read_separator else ""),
+        ("SEPARATOR", _marker(m.read_separator)),
     )
 
 
@@ -409,6 +424,12 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         if self._in_section:
             self._in_section = False
             self.sink.issue("missing_closer", f"missing {self.markers.section_close!r} inserted", pos, call=LAST)
+
+    def separator(self, token: Token) -> None:
+        """The spec's separator: between two calls of a section, nothing; anywhere else, text."""
+        if self._in_section and self._section_calls and self._call is None and not self._blanks:
+            return
+        self.on_text(CONTENT, str(token), token.start_pos)
 
     def section_open(self, token: Token) -> None:
         self._in_section, self._section_at, self._orphan_section = True, token.start_pos, None
@@ -747,8 +768,8 @@ def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReadin
 
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
         opener = m.section_open or m.call_open  # without a section, the first call opens the calls
-        if not opener:
-            return None
+        if not opener or (m.separator and not m.section_open):
+            return None  # (a separator outside a section is text between calls: the grammar's to place)
         end = len(text) - len(m.stop) if text.endswith(m.stop) else len(text)
         start = text.find(opener, 0, end)
         content = text[: end if start < 0 else start]
@@ -775,6 +796,8 @@ def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReadin
             call_name, call_id = read
             calls.append((call_name, arguments) if call_id is None else (call_name, arguments, call_id))
             pos = after + len(m.call_close)
+            if m.separator and text.startswith(m.separator + m.call_open, pos):
+                pos += len(m.separator)
         if not calls or pos + len(m.section_close) != end or not text.startswith(m.section_close, pos):
             return None
         return content, "", calls
@@ -789,7 +812,9 @@ class NamedJson(Family):
     """The ``named_json`` family compiled for one spec."""
 
     name = "named_json"
-    parameters = frozenset({"block", "call", "name", "call_id", "stop", "reasoning", "special_tokens", "recover"})
+    parameters = frozenset(
+        {"block", "call", "name", "call_id", "stop", "reasoning", "special_tokens", "recover", "separator"}
+    )
 
     @classmethod
     def check(cls, spec: WireSpec) -> None:
@@ -810,6 +835,8 @@ class NamedJson(Family):
         if unknown:
             known = ", ".join(RECOVERIES)
             raise ValueError(f"the named_json family recovers no {', '.join(unknown)}; it knows {known}")
+        if spec.separator.strip() and spec.separator[0].isspace():
+            raise ValueError("a named_json member's separator is blank, or starts with other than a blank")
 
     def __init__(self, spec: WireSpec) -> None:
         super().__init__(spec)
@@ -839,7 +866,7 @@ class NamedJson(Family):
         calls = message.get("tool_calls")
         if calls:
             out.append(m.section_open)
-            out.extend(self.call_text(call, i) for i, call in enumerate(iterate(calls)))
+            out.append(m.separator.join(self.call_text(call, i) for i, call in enumerate(iterate(calls))))
             out.append(m.section_close)
         out.append(m.stop)
         return "".join(out)
@@ -875,7 +902,7 @@ class NamedJson(Family):
         first = (m.section_open, call) if m.section_open else (m.call_open, body)
         return CallSyntax(
             triggers=(first,),
-            more=call,
+            more=seq(m.separator, call) if m.separator else call,
             tail=Marker(m.section_close) if m.section_close else EMPTY,
             text_forbid_markers=tuple(x for x in (m.section_open, m.call_open, m.stop) if x),
             reasoning=(
