@@ -207,7 +207,9 @@ class _Rendered:
         if self.tail and text.endswith(self.tail):
             text = text[: len(text) - len(self.tail)]
         text = text.strip()
-        return text.removesuffix(stop).rstrip() if stop else text
+        if stop and stop in text:  # (the model stops there: what a template writes after it is no reply's)
+            text = text[: text.index(stop)]
+        return text.rstrip()
 
 
 # --------------------------------------------------------------------------- the outcome
@@ -586,6 +588,7 @@ def _verify(spec: WireSpec, rendered: _Rendered) -> Derivation | tuple[int, str]
         return 0, f"ends a turn with {spec.stop!r}, where the template's turns end with {ending!r}"
     after = tail.lstrip()[len(spec.stop) :] if tail.lstrip().startswith(spec.stop) else ""
     passed = 0
+    notes: list[str] = []
     for probe, turn in rendered.turns.items():
         if probe in rendered.skipped:
             continue
@@ -594,6 +597,15 @@ def _verify(spec: WireSpec, rendered: _Rendered) -> Derivation | tuple[int, str]
         if message.get("tool_calls"):
             written = kit.reply_text(_calls_only(message))
             before = _before(turn.text, written, spec, after, content)
+            ended = _ended_at_stop(turn.text, written, spec) if before is None else None
+            if ended is not None:
+                # The model stops at the stop token: what the template writes after it is not the reply's.
+                before = _before(ended, written, spec, "", content)
+                if before is not None:
+                    past = turn.text[len(ended) :]
+                    turn = dataclasses.replace(turn, text=ended, reply=turn.reply[: len(turn.reply) - len(past)])
+                    note = f"after a turn's calls and its stop token the template writes {past!r} (not the model's)"
+                    notes.extend([note] if note not in notes else [])
             if before is None:
                 shown = written.removesuffix(spec.stop)
                 return passed, f"writes the probe {probe!r} as {shown!r}, where the template writes {turn.text!r}"
@@ -616,8 +628,23 @@ def _verify(spec: WireSpec, rendered: _Rendered) -> Derivation | tuple[int, str]
     if rendered.reasoning is not None and spec.reasoning != rendered.reasoning:
         return passed, f"has reasoning markers {spec.reasoning!r}, where the template writes {rendered.reasoning!r}"
     probes = tuple(p for p in rendered.turns if p not in rendered.skipped)
-    notes = rendered.notes + tuple(f"{p}: {why}" for p, why in rendered.skipped.items())
-    return Derivation(spec, (), rendered.arguments, probes, tuple(rendered.skipped), notes)
+    notes = [*rendered.notes, *notes, *(f"{p}: {why}" for p, why in rendered.skipped.items())]
+    return Derivation(spec, (), rendered.arguments, probes, tuple(rendered.skipped), tuple(notes))
+
+
+def _ended_at_stop(text: str, written: str, spec: WireSpec) -> str | None:
+    """``text`` (a turn with calls) up to the stop token after the calls ``written``, where the template
+    goes on writing after it (DeepSeek R1 Distill's history adds an empty turn of text after a turn of
+    calls: ``<｜end▁of▁sentence｜><｜Assistant｜><｜end▁of▁sentence｜>``); None where it does not."""
+    bare = written.removesuffix(spec.stop) if spec.stop else ""
+    at = text.find(bare) if bare else -1
+    if at < 0:
+        return None
+    rest = text[at + len(bare) :]
+    going_on = rest.lstrip()
+    if not going_on.startswith(spec.stop) or not going_on[len(spec.stop) :].strip():
+        return None
+    return text[: len(text) - len(going_on) + len(spec.stop)]
 
 
 def _before(text: str, written: str, spec: WireSpec, after: str, content: str) -> str | None:
@@ -679,7 +706,9 @@ def _read_back(fmt: Format, reply: str, prompt: str, rendered: _Rendered, messag
         stream.feed(reply[start : start + 5])
     stream.close()
     if stream.result.model_dump() != whole.model_dump():
-        return "the stream reads it otherwise than the whole reply"
+        led = [m for m in _markers(fmt.wire) if m[:1].isspace() and m.strip()]
+        why = f" (a marker that starts with a blank, {led[0]!r}, which the stream reads as layout)" if led else ""
+        return "the stream reads it otherwise than the whole reply" + why
     return _compare(whole, message, content, rendered.reasoning is not None)
 
 
@@ -765,9 +794,33 @@ def _proposals(rendered: _Rendered) -> Iterator[WireSpec]:
                 found = _solve(spec, holes, rendered, stop, tokens)
                 if found is None:
                     continue
-                moved = _blanks_moved(found)
-                for solved in (found,) if moved is None else (moved, found):
+                for solved in _readings(found, tokens):
                     yield from _instances(solved, family, rendered, stop)
+
+
+def _readings(found: WireSpec, tokens: _Tokens) -> list[WireSpec]:
+    """The ways to read the markers of a solved named_json spec, most natural first: what its
+    separator and section closer both start with is the call's closer (the placeholders are solved
+    lazily, which leaves the closer empty: xLAM's ``}`` of ``}, `` and ``}]``), with or without the
+    blanks it ends with; the call opener's leading blanks moved to the section opener and the call
+    closer; and the spec as solved."""
+    out: list[WireSpec] = []
+    if found.family == "named_json" and found.separator and found.block[1] and not found.call[1]:
+        shared = tokens.decode(_common_prefix([tokens.encode(found.separator), tokens.encode(found.block[1])]))
+        for closer in dict.fromkeys([shared, shared.rstrip()]):
+            if closer:
+                rest = (found.separator[len(closer) :], found.block[1][len(closer) :])
+                out.append(
+                    dataclasses.replace(
+                        found, call=(found.call[0], closer), separator=rest[0], block=(found.block[0], rest[1])
+                    )
+                )
+    out.append(found)
+    for spec in list(out):
+        moved = _blanks_moved(spec)
+        if moved is not None:
+            out.insert(out.index(spec), moved)
+    return [spec for i, spec in enumerate(out) if spec not in out[:i]]
 
 
 def _instances(solved: WireSpec, family: str, rendered: _Rendered, stop: str) -> Iterator[WireSpec]:

@@ -90,6 +90,64 @@ PAIRS_TOY = """\
 """
 
 #: Turns of text only: calls are never written.
+#: The whole turn one JSON list of call objects, ", " apart, its content left out (named_json with a
+#: separator: a bare list).
+BARE_LIST_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{% if m.tool_calls %}[{% for c in m.tool_calls %}
+{%- set a = c.function.arguments | tojson -%}
+{"fn": "{{ c.function.name }}", "args": {{ a }}}
+{%- if not loop.last %}, {% endif %}{% endfor %}]{% else %}{{ m.content }}{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: One call object a line between <acts> lines (the line breaks read as the opener's and each call's).
+LINES_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{{ m.content or '' }}
+{%- if m.tool_calls %}<acts>
+{% for c in m.tool_calls %}{"tool": "{{ c.function.name }}", "input": {{ c.function.arguments | tojson }}}
+{% endfor %}</acts>{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: Each call opened by '<<fn>> ' and closed by nothing, a line apart.
+UNCLOSED_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{{ m.content or '' }}
+{%- for c in m.tool_calls or [] %}{{ '\n<<fn>> ' }}
+{%- set a = c.function.arguments | tojson -%}
+{"name": "{{ c.function.name }}", "arguments": {{ a }}}
+{%- endfor %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: Calls in a section; the history then writes an empty turn of text after a turn of calls.
+AFTER_STOP_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{{ m.content or '' }}
+{%- if m.tool_calls %}<calls>{% for c in m.tool_calls %}@{{ c.function.name }}=>{{ c.function.arguments | tojson }};
+{%- endfor %}</calls><|end|><|turn|>assistant
+{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: Arguments after a line break and a fence: a marker that starts with a blank, which the stream
+#: takes as layout (refused, and the reason says so).
+BLANK_LED_TOY = AFTER_STOP_TOY.replace("=>{{", "\n```\n{{").replace("}};", "}}\n```;")
+
 NO_CALLS = """\
 {%- for m in messages %}<|turn|>{{ m.role }}
 {{ m.content }}<|end|>
@@ -153,6 +211,10 @@ def test_the_families_alone_find_a_builtin_spec_s_markers(name: str) -> None:
         (JSON_TOY, "json_object", {"call": ("<call>", "</call>"), "stop": "<|end|>"}),
         (XML_TOY, "xml_params", {"call": ("<act>", "</act>"), "name": ("<fn=", ">"), "stop": "</turn>"}),
         (LISTED_TOY, "json_object", {"block": ("<calls>", "</calls>"), "separator": ", ", "stop": "<|end|>"}),
+        (BARE_LIST_TOY, "named_json", {"block": ("[", "]"), "call": ('{"fn": "', "}"), "separator": ", "}),
+        (LINES_TOY, "named_json", {"block": ("<acts>\n", "</acts>"), "call": ('{"tool": "', "}\n")}),
+        (UNCLOSED_TOY, "named_json", {"block": ("", ""), "call": ('<<fn>> {"name": "', "}"), "separator": "\n"}),
+        (AFTER_STOP_TOY, "named_json", {"block": ("<calls>", "</calls>"), "call": ("@", ";"), "stop": "<|end|>"}),
         (
             PAIRS_TOY,
             "arg_pairs",
@@ -197,6 +259,7 @@ def test_a_toy_member_derives_and_its_format_works(template: str, family: str, m
         (RAISES, "raises", "no calls here"),
         (HISTORY, "history", "history form differs"),
         (NO_FIT, "no_fit", "closest"),
+        (BLANK_LED_TOY, "no_fit", "starts with a blank"),
     ],
 )
 def test_refusals_say_why(template: str, reason: str, words: str) -> None:
@@ -325,6 +388,27 @@ GOLDEN_REPLIES = [
         [("search_notes", {"query": "x", "limit": 3})],
     ),
     (LISTED_TOY, "No call: a <calls> tag in prose.<|end|>", "No call: a <calls> tag in prose.", []),
+    (
+        BARE_LIST_TOY,
+        '[{"fn": "get_weather", "args": {"city": "Oslo"}}, {"fn": "record", "args": {"items": ["a, b", null]}}]<|end|>',
+        "",
+        [("get_weather", {"city": "Oslo"}), ("record", {"items": ["a, b", None]})],
+    ),
+    (BARE_LIST_TOY, "Yes, it rains, sadly.<|end|>", "Yes, it rains, sadly.", []),
+    (
+        LINES_TOY,
+        'On it.<acts>\n{"tool": "search_notes", "input": {"query": "q"}}\n'
+        '{"tool": "record", "input": {}}\n</acts><|end|>',
+        "On it.",
+        [("search_notes", {"query": "q"}), ("record", {})],
+    ),
+    (
+        UNCLOSED_TOY,
+        '\n<<fn>> {"name": "get_weather", "arguments": {"city": "Rome"}}\n'
+        '<<fn>> {"name": "record", "arguments": {}}<|end|>',
+        "\n\n",  # (without a section, the blanks before and between calls are text: kept, not dropped)
+        [("get_weather", {"city": "Rome"}), ("record", {})],
+    ),
     (
         PAIRS_TOY,
         "<act>get_weather<k>city</k>\n<v>Rome</v><k>days</k>\n<v>4</v></act>\n"

@@ -9,6 +9,7 @@ a call its reply cuts short as damaged.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import re
@@ -137,3 +138,58 @@ def test_formats_with_the_same_spec_share_one_kit() -> None:
     assert codec.get_format("hermes3").syntax() is codec.get_format("hermes").syntax()
     families = {codec.get_format(name).wire.family for name in codec.formats()}
     assert families <= set(wire.FAMILIES) and len(families) < len(codec.formats())
+
+
+# ---------------------------------------------------------------------------- named_json's separator
+
+#: A named_json member whose calls are one JSON list, ``, `` apart (a separator the grammar reads).
+LISTED_CALLS = wire.WireSpec(
+    "named_json",
+    block=("[", "]"),
+    call=('{"fn": "', "}"),
+    name=("", '", "args": '),
+    separator=", ",
+    stop="<eot>",
+)
+#: One whose calls stand on lines of their own in a section (a blank separator: layout).
+LINED_CALLS = wire.WireSpec(
+    "named_json", block=("<calls>\n", "</calls>"), call=("{{", "}}\n"), name=("", "::"), stop="<eot>"
+)
+_SEPARATED_TOOLS = [
+    {"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
+    for n in ("ping", "note")
+]
+
+
+@pytest.mark.parametrize("spec", [LISTED_CALLS, LINED_CALLS, dataclasses.replace(LINED_CALLS, separator="\n")])
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_named_json_calls_a_separator_apart_read_back(spec: wire.WireSpec, count: int) -> None:
+    fmt = wire.reply_format(spec, "separated")
+    calls = [
+        {"type": "function", "function": {"name": ("ping", "note")[i % 2], "arguments": {"n": i, "s": "a, b]"}}}
+        for i in range(count)
+    ]
+    message = {"role": "assistant", "content": "", "tool_calls": calls}
+    reply = fmt.render_reply(message)
+    assert reply.count(spec.separator) >= (count - 1 if spec.separator else 0)
+    assert_round_trip(fmt, message, _SEPARATED_TOOLS)
+    assert_stream_matches_parse(fmt, reply, tools=_SEPARATED_TOOLS)
+
+
+def test_named_json_separator_outside_a_section_is_text() -> None:
+    fmt = wire.reply_format(LISTED_CALLS, "separated")
+    prose = "Apples, pears, plums.<eot>"
+    result = fmt.parse(prose, tools=_SEPARATED_TOOLS)
+    assert result.content == "Apples, pears, plums." and not result.tool_calls and not result.issues
+    assert_stream_matches_parse(fmt, prose, tools=_SEPARATED_TOOLS)
+    # Written twice between two calls, the second is no separator: it is text, not dropped.
+    doubled = '[{"fn": "ping", "args": {}}, , {"fn": "note", "args": {}}]<eot>'
+    result = fmt.parse(doubled, tools=_SEPARATED_TOOLS)
+    assert [c.function.name for c in result.tool_calls] == ["ping", "note"] and result.content.strip() == ","
+    assert_stream_matches_parse(fmt, doubled, tools=_SEPARATED_TOOLS)
+
+
+def test_named_json_refuses_a_separator_that_starts_with_a_blank_and_is_not_one() -> None:
+    with pytest.raises(ValueError, match="separator"):
+        wire.compile_spec(dataclasses.replace(LISTED_CALLS, separator=" ,"))
+    assert "separator" not in wire.WireSpec("named_json").differences()  # (off by default)

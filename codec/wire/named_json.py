@@ -335,6 +335,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         self._reasoning_cut = False  # whether a call ended the reasoning, whose closer has not come since
         #: A section whose opener was kept as content with a first call that was no call: its closer is too.
         self._orphan_section: bool | None = None
+        self._separated = False  # whether the separator stood after the last call
 
     # values
     def string(self, token: Token) -> str:
@@ -426,8 +427,11 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
             self.sink.issue("missing_closer", f"missing {self.markers.section_close!r} inserted", pos, call=LAST)
 
     def separator(self, token: Token) -> None:
-        """The spec's separator: between two calls of a section, nothing; anywhere else, text."""
-        if self._in_section and self._section_calls and self._call is None and not self._blanks:
+        """The spec's separator: once between two calls of a section, nothing; anywhere else (a second
+        one included), text."""
+        between = self._in_section and self._section_calls and self._call is None and not self._blanks
+        if between and not self._separated:
+            self._separated = True
             return
         self.on_text(CONTENT, str(token), token.start_pos)
 
@@ -439,6 +443,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
     def call_opener(self, token: Token) -> None:
         self._opened = token.start_pos
         self._blanks.clear()
+        self._separated = False
 
     def call_head(self, name: Token, args_open: Token) -> None:
         self._start(name, None)
