@@ -199,6 +199,9 @@ class _Rendered:
     #: Probes the template leaves out, with why (a value it does not write, parallel calls it refuses).
     skipped: dict[str, str]
     notes: tuple[str, ...]
+    #: The reasoning markers whose opener the generation prompt writes past what the history does
+    #: (DeepSeek R1 Distill's ``<think>\n``, which its history never writes), or None.
+    opened: tuple[str, str] | None = None
 
     def calls_text(self, turn: _Turn, stop: str = "") -> str:
         """The text of a turn with calls and no content, without the turn's frame, the stop token and
@@ -445,7 +448,21 @@ def _render_probes(
         tokens,
         skipped,
         tuple(notes),
+        _opened_reasoning(generation[len(prompt) :], tokens),
     )
+
+
+def _opened_reasoning(opened: str, tokens: tuple[str, ...]) -> tuple[str, str] | None:
+    """The reasoning markers of a built-in format (or, for a given token ``<x>``, ``<x>`` and ``</x>``)
+    whose opener is what the generation prompt writes past the history, or None."""
+    word = opened.strip()
+    if not word:
+        return None
+    for spec, _ in _builtin_specs():
+        if spec.reasoning and spec.reasoning[0] == word:
+            return spec.reasoning
+    closer = word.replace("<", "</", 1)
+    return (word, closer) if word.startswith("<") and closer in tokens else None
 
 
 def _turn_end(
@@ -706,9 +723,7 @@ def _read_back(fmt: Format, reply: str, prompt: str, rendered: _Rendered, messag
         stream.feed(reply[start : start + 5])
     stream.close()
     if stream.result.model_dump() != whole.model_dump():
-        led = [m for m in _markers(fmt.wire) if m[:1].isspace() and m.strip()]
-        why = f" (a marker that starts with a blank, {led[0]!r}, which the stream reads as layout)" if led else ""
-        return "the stream reads it otherwise than the whole reply" + why
+        return "the stream reads it otherwise than the whole reply"
     return _compare(whole, message, content, rendered.reasoning is not None)
 
 
@@ -828,7 +843,9 @@ def _instances(solved: WireSpec, family: str, rendered: _Rendered, stop: str) ->
     # The template's reasoning markers; where it writes none, none, or (for a family that needs
     # them) the common ones, which no probe contradicts.
     readers = "reasoning" in _parameters(family)
-    choices = [rendered.reasoning] if rendered.reasoning else [None, ("<think>", "</think>")]
+    # A generation prompt that opens reasoning the history leaves out: those markers first.
+    choices = [rendered.reasoning] if rendered.reasoning else [rendered.opened, None, ("<think>", "</think>")]
+    choices = [c for i, c in enumerate(choices) if c not in choices[:i]]
     for reasoning in choices if readers else [None]:
         spec = dataclasses.replace(solved, stop=stop, reasoning=reasoning)
         if "special_tokens" in _parameters(family) and rendered.added_tokens:

@@ -144,9 +144,8 @@ AFTER_STOP_TOY = """\
 {% endif -%}
 """
 
-#: Arguments after a line break and a fence: a marker that starts with a blank, which the stream
-#: takes as layout (refused, and the reason says so).
-BLANK_LED_TOY = AFTER_STOP_TOY.replace("=>{{", "\n```\n{{").replace("}};", "}}\n```;")
+#: Arguments in a code fence after the name's line (markers that start with a line break).
+FENCED_TOY = AFTER_STOP_TOY.replace("=>{{", "\n```\n{{").replace("}};", "}}\n```;")
 
 NO_CALLS = """\
 {%- for m in messages %}<|turn|>{{ m.role }}
@@ -215,6 +214,7 @@ def test_the_families_alone_find_a_builtin_spec_s_markers(name: str) -> None:
         (LINES_TOY, "named_json", {"block": ("<acts>\n", "</acts>"), "call": ('{"tool": "', "}\n")}),
         (UNCLOSED_TOY, "named_json", {"block": ("", ""), "call": ('<<fn>> {"name": "', "}"), "separator": "\n"}),
         (AFTER_STOP_TOY, "named_json", {"block": ("<calls>", "</calls>"), "call": ("@", ";"), "stop": "<|end|>"}),
+        (FENCED_TOY, "named_json", {"call": ("@", "\n```;"), "name": ("", "\n```\n")}),
         (
             PAIRS_TOY,
             "arg_pairs",
@@ -259,7 +259,6 @@ def test_a_toy_member_derives_and_its_format_works(template: str, family: str, m
         (RAISES, "raises", "no calls here"),
         (HISTORY, "history", "history form differs"),
         (NO_FIT, "no_fit", "closest"),
-        (BLANK_LED_TOY, "no_fit", "starts with a blank"),
     ],
 )
 def test_refusals_say_why(template: str, reason: str, words: str) -> None:

@@ -195,6 +195,12 @@ class Markers:
         return loose if loose != self.name_open else ""
 
     @functools.cached_property
+    def blank_led(self) -> bool:
+        """Whether a marker of a call or of its section starts with a blank."""
+        marks = (self.section_open, self.section_close, self.call_open, self.call_close, self.args_open, self.id_open)
+        return any(mark[:1].isspace() for mark in marks)
+
+    @functools.cached_property
     def read_separator(self) -> str:
         """The separator the grammar reads as a terminal of its own: one that is not blank (a blank
         one is layout, as the blanks between a section's markers are); "" for none."""
@@ -308,6 +314,7 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
         ("SEPARATOR_ITEM", "| separator" if m.read_separator else ""),
         ("SEPARATOR_RULE", "separator: SEPARATOR" if m.read_separator else ""),
         ("SEPARATOR", _marker(m.read_separator)),
+        ("MARKS", ".1" if m.blank_led else ""),
     )
 
 
@@ -727,8 +734,11 @@ def reply_syntax(m: Markers) -> Syntax:
         resync_after=(m.call_close,) if m.call_close else (),
         resync_before=tuple(x for x in (m.call_open, m.section_close, m.stop) if x),
         delimiters=(Delimiter('"', '"', "\\"),),
+        # Blanks are taken as soon as they arrive, unless a marker starts with one: they then wait to
+        # be told from that marker.
         closed_terminals=frozenset(
-            {"STRING", "CALL_OPEN", "SECTION_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP", "WS", *CLOSED_PUNCTUATION}
+            {"STRING", "CALL_OPEN", "SECTION_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP", *CLOSED_PUNCTUATION}
+            | (set() if m.blank_led else {"WS"})
         ),
         holdback=m.holdback,
         marker_starts="".join(dict.fromkeys(marker[0] for marker in markers if marker)),
