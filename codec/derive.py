@@ -800,11 +800,15 @@ def _probe_calls(rendered: _Rendered) -> list[_Turn]:
 def _proposals(rendered: _Rendered) -> Iterator[WireSpec]:
     """Instantiations of the families read off the template's turns, to be verified."""
     tokens = _Tokens(_snapping(rendered))
+    # (Arguments as Python's str() of the dict, proposed only where the probe's are written so.)
+    python_written = "{'city': 'Paris'" in rendered.turns["one call"].text
     for stop in _stops(rendered, tokens):
         for family, shapes in _SHAPES.items():
             for make in shapes:
                 holes = _Holes()
                 shape = make(holes)
+                if shape.values == "python_repr" and not python_written:
+                    continue
                 spec = dataclasses.replace(shape, family=family, stop="\uf8ff", reasoning=("\uf8fd", "\uf8fe"))
                 found = _solve(spec, holes, rendered, stop, tokens)
                 if found is None:
@@ -1033,10 +1037,13 @@ def _arg_pairs(split: bool) -> Callable[[_Holes], WireSpec]:
     return make
 
 
-def _named_json(block: bool, ids: bool, closed: bool, prefixed: bool, separated: bool) -> Callable[[_Holes], WireSpec]:
+def _named_json(
+    block: bool, ids: bool, closed: bool, prefixed: bool, separated: bool, values: str = "json"
+) -> Callable[[_Holes], WireSpec]:
     def make(h: _Holes) -> WireSpec:
         return WireSpec(
             "named_json",
+            values=values,
             block=h.pair() if block else ("", ""),
             call=(h(), h() if closed else ""),
             name=(h() if prefixed else "", h()),
@@ -1091,7 +1098,8 @@ _SHAPES: dict[str, list[Callable[[_Holes], WireSpec]]] = {
     "invoke": [_invoke(v) for v in ("text", "flagged")],
     "arg_pairs": [_arg_pairs(split) for split in (False, True)],
     "named_json": [
-        _named_json(block, ids, closed, prefixed, separated)
+        _named_json(block, ids, closed, prefixed, separated, values)
+        for values in ("json", "python_repr")
         for separated in (False, True)
         for block in (True, False)
         for ids in (False, True)

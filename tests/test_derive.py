@@ -144,6 +144,17 @@ AFTER_STOP_TOY = """\
 {% endif -%}
 """
 
+#: Arguments written as Python's str() of the dict ({'city': 'Paris'}), each call in <run> tags.
+PY_ARGS_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{{ m.content or '' }}
+{%- for c in m.tool_calls or [] %}<run>{{ c.function.name }}: {{ c.function.arguments|string }}</run>{% endfor %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
 #: Arguments in a code fence after the name's line (markers that start with a line break).
 FENCED_TOY = AFTER_STOP_TOY.replace("=>{{", "\n```\n{{").replace("}};", "}}\n```;")
 
@@ -215,6 +226,7 @@ def test_the_families_alone_find_a_builtin_spec_s_markers(name: str) -> None:
         (UNCLOSED_TOY, "named_json", {"block": ("", ""), "call": ('<<fn>> {"name": "', "}"), "separator": "\n"}),
         (AFTER_STOP_TOY, "named_json", {"block": ("<calls>", "</calls>"), "call": ("@", ";"), "stop": "<|end|>"}),
         (FENCED_TOY, "named_json", {"call": ("@", "\n```;"), "name": ("", "\n```\n")}),
+        (PY_ARGS_TOY, "named_json", {"call": ("<run>", "</run>"), "name": ("", ": "), "values": "python_repr"}),
         (
             PAIRS_TOY,
             "arg_pairs",
@@ -394,6 +406,12 @@ GOLDEN_REPLIES = [
         [("get_weather", {"city": "Oslo"}), ("record", {"items": ["a, b", None]})],
     ),
     (BARE_LIST_TOY, "Yes, it rains, sadly.<|end|>", "Yes, it rains, sadly.", []),
+    (
+        PY_ARGS_TOY,
+        "<run>record: {'text': 'it\\'s \"so\"\\n', 'items': [None, True, 1.5]}</run><|end|>",
+        "",
+        [("record", {"text": 'it\'s "so"\n', "items": [None, True, 1.5]})],
+    ),
     (
         LINES_TOY,
         'On it.<acts>\n{"tool": "search_notes", "input": {"query": "q"}}\n'

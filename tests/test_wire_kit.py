@@ -193,3 +193,58 @@ def test_named_json_refuses_a_separator_that_starts_with_a_blank_and_is_not_one(
     with pytest.raises(ValueError, match="separator"):
         wire.compile_spec(dataclasses.replace(LISTED_CALLS, separator=" ,"))
     assert "separator" not in wire.WireSpec("named_json").differences()  # (off by default)
+
+
+# ---------------------------------------------------------------------------- named_json's Python arguments
+
+#: A named_json member whose arguments are Python's str() of the dict (values "python_repr").
+PYTHON_ARGS = wire.WireSpec(
+    "named_json", call=("<<act>>", "<</act>>"), name=("", "::"), values="python_repr", stop="<eot>"
+)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"text": 'say "hi" \\ it\'s\nline two <b>&amp;</b> {x} café'},
+        {"n": 12345678901234567890, "ratio": -0.25, "on": True, "off": False, "none": None},
+        {"items": [1, "two", None, [False]], "nested": {"k": {"deep": "v'\"", "e": []}}},
+        {},
+    ],
+)
+def test_named_json_python_arguments_read_back(arguments: dict[str, Any]) -> None:
+    fmt = wire.reply_format(PYTHON_ARGS, "python_args")
+    message = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"type": "function", "function": {"name": "note", "arguments": arguments}}],
+    }
+    reply = fmt.render_reply(message)
+    assert repr(arguments) in reply  # (the arguments as str() writes them, which the templates write)
+    assert_round_trip(fmt, message, _SEPARATED_TOOLS)
+    assert_stream_matches_parse(fmt, reply, tools=_SEPARATED_TOOLS)
+
+
+def test_named_json_python_arguments_are_not_json() -> None:
+    fmt = wire.reply_format(PYTHON_ARGS, "python_args")
+    # JSON's true is no Python literal: the call is not read as if it were True.
+    result = fmt.parse("<<act>>note::{'on': true}<</act>><eot>", tools=_SEPARATED_TOOLS)
+    assert not any(c.function.arguments == {"on": True} for c in result.tool_calls)
+    assert result.issues
+    with pytest.raises(ValueError, match="'json' or 'python_repr'"):
+        wire.compile_spec(dataclasses.replace(PYTHON_ARGS, values="python"))
+
+
+def test_named_json_python_arguments_constrained_as_written() -> None:
+    fmt = wire.reply_format(PYTHON_ARGS, "python_args")
+    params = {"type": "object", "properties": {"on": {"type": "boolean"}, "s": {"type": "string"}}, "required": ["on"]}
+    tools = [{"type": "function", "function": {"name": "flag", "parameters": params}}]
+    call = {"type": "function", "function": {"name": "flag", "arguments": {"on": True, "s": "it's"}}}
+    reply = grammars.reply_without_stop(fmt, fmt.render_reply({"role": "assistant", "tool_calls": [call]}))
+    assert "'on': True" in reply
+    if not grammars.available():
+        pytest.skip("llguidance is not installed")
+    assert grammars.llguidance_accepts(fmt.grammar(tools, tool_choice="required"), reply, ())
+    assert not grammars.llguidance_accepts(
+        fmt.grammar(tools, tool_choice="required"), reply.replace("True", "true"), ()
+    )

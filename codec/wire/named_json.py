@@ -25,6 +25,10 @@ A member's spec sets:
 * ``separator``: what stands between two calls (xLAM's ``, `` in ``[{"name": ...}, {"name": ...}]``);
   empty for nothing. A blank one is layout, as any blank between a section's markers is; another is
   read only between two calls of a section, and is text anywhere else.
+* ``values``: ``"json"``, or ``"python_repr"`` for arguments written as Python's ``str()`` of the
+  dict (InternLM2's and Apriel 1.5's ``{'city': 'Paris', 'days': 3}``): strings between ``'`` (or
+  ``"``) with Python's escapes, ``True``, ``False``, ``None``; each string read by Python's literal
+  rules (:func:`codec.literals.python_literal`), the rest by the grammar.
 * ``stop``, ``reasoning``, ``special_tokens``; ``recover``: the deviations of :data:`RECOVERIES`.
 
 Arguments are JSON and keep their JSON types. Tolerated, each reported: arguments given as a JSON
@@ -77,6 +81,8 @@ from codec.sink import CONTENT, LAST, NEXT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, JsonScan, Watch
 from codec.wire import Family, WireSpec, family_grammar, regex_literal
+from codec.wire._call_list_python import PythonValues
+from codec.wire._call_list_values import quoted_string_value
 from codec.wire._json_object_builder import CLOSED_PUNCTUATION
 from codec.wire._json_object_values import (
     arguments_text,
@@ -155,6 +161,8 @@ class Markers:
     lead: bool = False
     #: What stands between two calls ("" for nothing).
     separator: str = ""
+    #: Whether arguments are Python's ``str()`` of the dict (``values="python_repr"``), else JSON.
+    python: bool = False
 
     @classmethod
     def of(cls, spec: WireSpec) -> Markers:
@@ -175,6 +183,7 @@ class Markers:
             "call_lists" in spec.recover,
             "calls_in_text" in spec.recover,
             spec.separator,
+            spec.values == "python_repr",
         )
 
     @functools.cached_property
@@ -315,7 +324,27 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
         ("SEPARATOR_RULE", "separator: SEPARATOR" if m.read_separator else ""),
         ("SEPARATOR", _marker(m.read_separator)),
         ("MARKS", ".1" if m.blank_led else ""),
+        ("STRING", _PY_STRING if m.python else _JSON_STRING),
+        ("TRUE", '"True"' if m.python else '"true"'),
+        ("FALSE", '"False"' if m.python else '"false"'),
+        ("NULL", '"None"' if m.python else '"null"'),
     )
+
+
+#: A JSON string, and a string as Python's ``repr`` writes it (between either quote, backslash
+#: escapes, no raw line break).
+_JSON_STRING = r'"[^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*"'
+_PY_STRING = r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'|\"[^\"\\\n]*(?:\\.[^\"\\\n]*)*\""
+
+
+def _string(m: Markers, token: Token) -> str:
+    """A string token's value: JSON's, or (``python_repr``) Python's literal reading."""
+    if not m.python:
+        return string_value(token)
+    try:
+        return quoted_string_value(str(token))
+    except ValueError as exc:
+        raise BuildError(f"invalid Python string: {exc}", token.start_pos) from None
 
 
 # ---------------------------------------------------------------------------- parse
@@ -346,7 +375,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
 
     # values
     def string(self, token: Token) -> str:
-        return string_value(token)
+        return _string(self.markers, token)
 
     def number(self, token: Token) -> Any:
         try:
@@ -361,7 +390,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         return list(children[1:-1:2])  # [ value , value ... ]
 
     def pair(self, key: Token, colon: Token, value: Any) -> tuple[str, Any, int]:
-        return string_value(key), value, key.start_pos
+        return _string(self.markers, key), value, key.start_pos
 
     def object(self, *children: Any) -> dict[str, Any]:
         return self.mapping(children[1:-1:2])  # { pair , pair ... }
@@ -621,7 +650,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
 
     def arg(self, key: Token, colon: Token, value: Any) -> None:
         assert self._call is not None
-        self._call.argument(string_value(key), value, key.start_pos)
+        self._call.argument(_string(self.markers, key), value, key.start_pos)
 
     def args_string(self, token: Token) -> None:
         try:
@@ -733,7 +762,8 @@ def reply_syntax(m: Markers) -> Syntax:
         reasoning_closer="THINK_CLOSE" if reasoning else None,
         resync_after=(m.call_close,) if m.call_close else (),
         resync_before=tuple(x for x in (m.call_open, m.section_close, m.stop) if x),
-        delimiters=(Delimiter('"', '"', "\\"),),
+        # (Python's strings open with either quote.)
+        delimiters=(Delimiter('"', '"', "\\"), *([Delimiter("'", "'", "\\")] if m.python else [])),
         # Blanks are taken as soon as they arrive, unless a marker starts with one: they then wait to
         # be told from that marker.
         closed_terminals=frozenset(
@@ -783,7 +813,7 @@ def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReadin
 
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
         opener = m.section_open or m.call_open  # without a section, the first call opens the calls
-        if not opener or (m.separator and not m.section_open):
+        if not opener or m.python or (m.separator and not m.section_open):
             return None  # (a separator outside a section is text between calls: the grammar's to place)
         end = len(text) - len(m.stop) if text.endswith(m.stop) else len(text)
         start = text.find(opener, 0, end)
@@ -828,7 +858,7 @@ class NamedJson(Family):
 
     name = "named_json"
     parameters = frozenset(
-        {"block", "call", "name", "call_id", "stop", "reasoning", "special_tokens", "recover", "separator"}
+        {"block", "call", "name", "call_id", "stop", "reasoning", "special_tokens", "recover", "separator", "values"}
     )
 
     @classmethod
@@ -850,6 +880,8 @@ class NamedJson(Family):
         if unknown:
             known = ", ".join(RECOVERIES)
             raise ValueError(f"the named_json family recovers no {', '.join(unknown)}; it knows {known}")
+        if spec.values not in ("json", "python_repr"):
+            raise ValueError(f"a named_json member writes values as 'json' or 'python_repr', not {spec.values!r}")
         if spec.separator.strip() and spec.separator[0].isspace():
             raise ValueError("a named_json member's separator is blank, or starts with other than a blank")
 
@@ -871,7 +903,9 @@ class NamedJson(Family):
         head = concat(m.call_open + m.name_open, name)
         if m.id_form:
             head += m.id_open + m.written_id(attr(call, "id"), name, index)
-        return head + m.args_open + arguments_json(attr(function, "arguments")) + m.call_close
+        arguments = attr(function, "arguments")
+        written = repr(arguments) if m.python and isinstance(arguments, dict) else arguments_json(arguments)
+        return head + m.args_open + written + m.call_close
 
     def reply_text(self, message: dict[str, Any]) -> str:
         """The content, then the calls in their section, then the stop token."""
@@ -903,7 +937,7 @@ class NamedJson(Family):
         id: letters and digits), the arguments opener, JSON arguments constrained by the tool's parameters,
         the call closer. Reasoning is a leading reasoning block."""
         m = self.markers
-        values = JsonValues(builder)
+        values = PythonValues(builder) if m.python else JsonValues(builder)
         bodies = []
         for tool in tools:
             head: Expr = seq(m.name_open + (tool_name(tool) or ""))
