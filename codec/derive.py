@@ -1072,10 +1072,11 @@ def _blanks_moved(spec: WireSpec) -> WireSpec | None:
     return dataclasses.replace(spec, block=block, call=(opener[len(blank) :], spec.call[1] + blank))
 
 
-def _call_list(values: str, block: bool) -> Callable[[_Holes], WireSpec]:
+def _call_list(values: str, block: bool, brackets: bool = True) -> Callable[[_Holes], WireSpec]:
     def make(h: _Holes) -> WireSpec:
         return WireSpec(
             "call_list",
+            brackets=brackets,
             block=h.pair() if block else ("", ""),
             arguments="python",
             values=values,
@@ -1085,6 +1086,9 @@ def _call_list(values: str, block: bool) -> Callable[[_Holes], WireSpec]:
 
     return make
 
+
+#: How a call list's values may be written, in the order they are tried.
+_CALL_VALUES = ("json", "json_raw", "python", "python_str", "raw_single")
 
 #: The shapes each family proposes, in the order they are tried.
 _SHAPES: dict[str, list[Callable[[_Holes], WireSpec]]] = {
@@ -1107,7 +1111,9 @@ _SHAPES: dict[str, list[Callable[[_Holes], WireSpec]]] = {
         for prefixed in (False, True)
     ],
     "call_list": [
-        _call_list(v, block) for block in (True, False) for v in ("json", "json_raw", "python", "python_str")
+        *(_call_list(v, block) for block in (True, False) for v in _CALL_VALUES),
+        # Calls one after another in the block, without the list's brackets (MiniCPM3's one a line).
+        *(_call_list(v, True, brackets=False) for v in _CALL_VALUES),
     ],
 }
 

@@ -155,6 +155,22 @@ PY_ARGS_TOY = """\
 {% endif -%}
 """
 
+#: Python-style calls one a line in a <do> block, no list brackets, strings between ' as they are and
+#: every other value JSON (a call_list member without brackets, values "raw_single").
+LINED_CALLS_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{{ m.content or '' }}
+{%- if m.tool_calls %}<do>
+{% for c in m.tool_calls %}{{ c.function.name }}(
+{%- for k, v in c.function.arguments.items() %}{{ k }}={{ "'" + v + "'" if v is string else v | tojson }}
+{%- if not loop.last %}, {% endif %}{% endfor %})
+{% endfor %}</do>{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
 #: Arguments in a code fence after the name's line (markers that start with a line break).
 FENCED_TOY = AFTER_STOP_TOY.replace("=>{{", "\n```\n{{").replace("}};", "}}\n```;")
 
@@ -227,6 +243,7 @@ def test_the_families_alone_find_a_builtin_spec_s_markers(name: str) -> None:
         (AFTER_STOP_TOY, "named_json", {"block": ("<calls>", "</calls>"), "call": ("@", ";"), "stop": "<|end|>"}),
         (FENCED_TOY, "named_json", {"call": ("@", "\n```;"), "name": ("", "\n```\n")}),
         (PY_ARGS_TOY, "named_json", {"call": ("<run>", "</run>"), "name": ("", ": "), "values": "python_repr"}),
+        (LINED_CALLS_TOY, "call_list", {"block": ("<do>\n", "\n</do>"), "brackets": False, "values": "raw_single"}),
         (
             PAIRS_TOY,
             "arg_pairs",

@@ -248,3 +248,42 @@ def test_named_json_python_arguments_constrained_as_written() -> None:
     assert not grammars.llguidance_accepts(
         fmt.grammar(tools, tool_choice="required"), reply.replace("True", "true"), ()
     )
+
+
+# ---------------------------------------------------------------------------- call_list without brackets
+
+#: A call_list member whose calls stand one a line in a block, no list brackets, strings between '
+#: with nothing escaped and every other value JSON (values "raw_single").
+LINED_LIST = wire.WireSpec(
+    "call_list",
+    block=("<acts>\n", "\n</acts>"),
+    arguments="python",
+    values="raw_single",
+    separator="\n",
+    argument_separator=", ",
+    brackets=False,
+    stop="<eot>",
+)
+
+
+@pytest.mark.parametrize("values", ["raw_single", "json"])
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_call_list_calls_without_brackets_read_back(values: str, count: int) -> None:
+    fmt = wire.reply_format(dataclasses.replace(LINED_LIST, values=values), "lined")
+    arguments = {"s": 'a "b" \\ c\nd, e)', "n": -3, "on": False, "none": None, "items": [1, "x", True], "o": {"k": 1}}
+    calls = [{"type": "function", "function": {"name": "note", "arguments": arguments}} for _ in range(count)]
+    message = {"role": "assistant", "content": "", "tool_calls": calls}
+    reply = fmt.render_reply(message)
+    assert "[" + "note(" not in reply and reply.count("\nnote(") == count
+    if values == "raw_single":
+        assert "'a \"b\" \\ c\nd, e)'" in reply and "on=false" in reply and "none=null" in reply
+    assert_round_trip(fmt, message, _SEPARATED_TOOLS)
+    assert_stream_matches_parse(fmt, reply, tools=_SEPARATED_TOOLS)
+
+
+def test_call_list_without_brackets_needs_a_block_and_a_separator() -> None:
+    with pytest.raises(ValueError, match="without brackets"):
+        wire.compile_spec(dataclasses.replace(LINED_LIST, block=("", "")))
+    with pytest.raises(ValueError, match="without brackets"):
+        wire.compile_spec(dataclasses.replace(LINED_LIST, separator=""))
+    assert "brackets" not in wire.WireSpec("call_list").differences()  # (brackets by default)
