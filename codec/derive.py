@@ -385,6 +385,9 @@ def _render_probes(
     prompt = _snap_cut(generation, len(_common_prefix([generation, *histories.values()])), tokens)
     notes = []
     opened = generation[len(prompt) :]
+    #: A reasoning opener only the generation prompt writes, the history writing the reasoning right at
+    #: the turn's start and a closer after it (Apriel 1.6's "Here are my reasoning steps:"), or "".
+    prompt_opener = ""
     if opened:
         # The generation prompt asks for more than the history writes: acceptable only where that is
         # whitespace (as text or as an escape) or the opening of reasoning the history leaves out.
@@ -394,6 +397,8 @@ def _render_probes(
         reasoned = "Thinking it over." in reasoning_turn
         openers = {spec.reasoning[0] for spec, _ in _builtin_specs() if spec.reasoning} | set(tokens)
         opener = reasoning_turn.lstrip().startswith(word) if reasoned else word in openers
+        if unescaped.strip() and not opener and reasoned and _reasoning_first(reasoning_turn):
+            opener, prompt_opener = True, word
         if unescaped.strip() and not opener:
             probe = next(p for p, h in histories.items() if not h.startswith(generation))
             at = len(prompt)
@@ -408,6 +413,8 @@ def _render_probes(
     turns = {}
     for probe, text in histories.items():
         after_prompt = (text[len(generation) :], generation) if text.startswith(generation) else None
+        if prompt_opener and probe == "reasoning":  # (the model reasons after the prompt's opener)
+            after_prompt = (text[len(prompt) :], generation)
         reply, reply_prompt = after_prompt or (text[len(prompt) :], prompt)
         turns[probe] = _Turn(probe, PROBE_REPLIES[probe], text[len(prompt) :], reply, reply_prompt)
     texts = [turns[probe].text for probe in _TEXT_PROBES]
@@ -433,6 +440,8 @@ def _render_probes(
     elif tools is UNTYPED_NULL_TOOLS:
         skipped["null"] = "the template raises on a parameter of type null: no null-typed parameter probed"
     reasoning = _reasoning_markers(turns["reasoning"].text, prompt, tokens)
+    if reasoning is None and prompt_opener:
+        reasoning = (prompt_opener, _reasoning_first(turns["reasoning"].text, tokens))
     ending = tail if tail.strip() else _turn_end(template, arguments, tools, thinking, prompt) or tail
     return _Rendered(
         template,
@@ -463,6 +472,17 @@ def _opened_reasoning(opened: str, tokens: tuple[str, ...]) -> tuple[str, str] |
             return spec.reasoning
     closer = word.replace("<", "</", 1)
     return (word, closer) if word.startswith("<") and closer in tokens else None
+
+
+def _reasoning_first(turn: str, tokens: tuple[str, ...] = ()) -> str:
+    """The closer a turn writes between the reasoning probe's reasoning, which it starts with, and its
+    content ("" where it does not start with the reasoning or writes nothing between them)."""
+    reasoning, content = "Thinking it over.", "Sunny."
+    if not turn.lstrip().startswith(reasoning):
+        return ""
+    start = turn.index(reasoning) + len(reasoning)
+    end = turn.find(content, start)
+    return _snap(turn[start:end], tokens) if end > start else ""
 
 
 def _turn_end(

@@ -171,6 +171,26 @@ LINED_CALLS_TOY = """\
 {% endif -%}
 """
 
+#: The generation prompt opens reasoning with a phrase ("Let me think:") its history never writes; the
+#: history writes the reasoning first, then "[ANSWER]", then the content and the calls.
+PROMPT_REASONS_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{% if m.reasoning_content %}{{ m.reasoning_content }}
+[ANSWER]
+{% endif %}{{ m.content or '' }}
+{%- if m.tool_calls %}<calls>[
+{%- for c in m.tool_calls %}{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}
+{%- if not loop.last %}, {% endif %}{% endfor %}]</calls>{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+Let me think:
+{% endif -%}
+"""
+
+#: As above, but the history leaves reasoning out: the phrase opens nothing the history shows.
+PROMPT_ONLY_TOY = PROMPT_REASONS_TOY.replace("{% if m.reasoning_content %}", "{% if false %}")
+
 #: Arguments in a code fence after the name's line (markers that start with a line break).
 FENCED_TOY = AFTER_STOP_TOY.replace("=>{{", "\n```\n{{").replace("}};", "}}\n```;")
 
@@ -245,6 +265,11 @@ def test_the_families_alone_find_a_builtin_spec_s_markers(name: str) -> None:
         (PY_ARGS_TOY, "named_json", {"call": ("<run>", "</run>"), "name": ("", ": "), "values": "python_repr"}),
         (LINED_CALLS_TOY, "call_list", {"block": ("<do>\n", "\n</do>"), "brackets": False, "values": "raw_single"}),
         (
+            PROMPT_REASONS_TOY,
+            "json_object",
+            {"block": ("<calls>", "</calls>"), "reasoning": ("Let me think:", "[ANSWER]")},
+        ),
+        (
             PAIRS_TOY,
             "arg_pairs",
             {
@@ -287,6 +312,7 @@ def test_a_toy_member_derives_and_its_format_works(template: str, family: str, m
         (NO_CALLS, "no_calls", "renders no tool calls"),
         (RAISES, "raises", "no calls here"),
         (HISTORY, "history", "history form differs"),
+        (PROMPT_ONLY_TOY, "history", "Let me think:"),
         (NO_FIT, "no_fit", "closest"),
     ],
 )
@@ -464,5 +490,20 @@ def test_a_derived_format_reads_golden_replies(
     stream = fmt.stream(tools=PROBE_TOOLS)
     for start in range(0, len(reply), 3):
         stream.feed(reply[start : start + 3])
+    stream.close()
+    assert stream.result.model_dump() == whole.model_dump()
+
+
+def test_a_reasoning_opener_only_the_generation_prompt_writes_is_read_after_it() -> None:
+    fmt = codec.derive(PROMPT_REASONS_TOY)
+    prompt = fmt.render([{"role": "user", "content": "Hi"}], PROBE_TOOLS, add_generation_prompt=True)
+    assert prompt.endswith("Let me think:\n")
+    reply = 'It rains.\n[ANSWER]\nSure.<calls>[{"name": "record", "arguments": {"count": 2}}]</calls><|end|>'
+    whole = fmt.parse(reply, tools=PROBE_TOOLS, prompt=prompt)
+    assert (whole.reasoning, whole.content) == ("It rains.", "Sure.")
+    assert [(c.function.name, c.function.arguments) for c in whole.tool_calls] == [("record", {"count": 2})]
+    stream = fmt.stream(tools=PROBE_TOOLS, prompt=prompt)
+    for char in reply:
+        stream.feed(char)
     stream.close()
     assert stream.result.model_dump() == whole.model_dump()
