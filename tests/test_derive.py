@@ -507,3 +507,24 @@ def test_a_reasoning_opener_only_the_generation_prompt_writes_is_read_after_it()
         stream.feed(char)
     stream.close()
     assert stream.result.model_dump() == whole.model_dump()
+
+
+def test_the_outcome_table_script_derives_a_folder(tmp_path: Path) -> None:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "derive_table.py"
+    spec = importlib.util.spec_from_file_location("derive_table", path)
+    assert spec is not None and spec.loader is not None
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    (tmp_path / "lists.jinja").write_text(BARE_LIST_TOY, encoding="utf-8")
+    (tmp_path / "none.jinja").write_text(NO_CALLS, encoding="utf-8")
+    (tmp_path / "index.json").write_text(json.dumps({"lists.jinja": {"source": "a toy"}}), encoding="utf-8")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        status = table.main([str(tmp_path), "--json"])
+    rows = {row["name"]: row for row in json.loads(out.getvalue())}
+    assert status == 0 and set(rows) == {"lists", "none"}
+    assert rows["lists"]["outcome"] == "derived" and rows["lists"]["source"] == "a toy"
+    assert (rows["lists"]["whole"], rows["lists"]["streamed"]) == ("ok", "ok")
+    assert (rows["none"]["outcome"], rows["none"]["reason"]) == ("refused", "no_calls")
