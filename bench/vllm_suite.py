@@ -146,6 +146,63 @@ def pytest_collection_modifyitems(items):
 
 REGISTER = "from codec.integrations.vllm import register as _codec_register\n_codec_register()\n"
 
+#: The added tokens of each model family's tokenizer the tests load: (special, the first of them its
+#: end of sequence; plain). Special ones
+#: are dropped from decoded text with ``skip_special_tokens``; plain ones (Qwen's ``<think>``,
+#: ``<tool_call>``) are kept.
+QWEN = (("<|im_end|>", "<|endoftext|>", "<|im_start|>"), ("<tool_call>", "</tool_call>", "<think>", "</think>"))
+DEEPSEEK_R1_DISTILL = (
+    ("<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>"),
+    ("<think>", "</think>"),
+)
+GEMMA4 = (
+    (
+        *("<eos>", "<bos>", "<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|tool>", "<tool|>"),
+        *("<|tool_call>", "<tool_call|>", "<|tool_response>", "<tool_response|>", '<|"|>'),
+    ),
+    (),
+)
+GPT2 = (("<|endoftext|>",), ())
+
+#: The tokenizers the tests load from the model hub, by the name they give, and the added tokens
+#: of each. The hub is out of reach here, so each gets a stand-in in the test tree, under that
+#: name as a local folder (vLLM's and transformers' loaders take a path that exists as local):
+#: a byte-level BPE trained on the test files themselves (so that their texts split into tokens
+#: of several characters, as a real vocabulary splits them), with the family's added tokens.
+#: Token ids differ from the real model's; a test that depends on them is a stub difference.
+STAND_INS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "Qwen/Qwen3-32B": QWEN,
+    "Qwen/Qwen3-0.6B": QWEN,
+    "Qwen/Qwen3.5-397B-A17B": QWEN,
+    "Qwen/Qwen3-4B-Thinking-2507": QWEN,
+    "Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8": QWEN,
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B": DEEPSEEK_R1_DISTILL,
+    "google/gemma-4-E2B-it": GEMMA4,
+    "openai-community/gpt2": GPT2,
+}
+
+
+def stand_in_tokenizers(tree: Path) -> None:
+    """A stand-in tokenizer per model the tests name (:data:`STAND_INS`), in ``tree``."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    corpus = [(tree / path).read_text() for path in TESTS]
+    for name, (special, plain) in STAND_INS.items():
+        tokenizer = Tokenizer(models.BPE())
+        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tokenizer.decoder = decoders.ByteLevel()
+        alphabet = pre_tokenizers.ByteLevel.alphabet()
+        trainer = trainers.BpeTrainer(vocab_size=4096, initial_alphabet=alphabet, show_progress=False)
+        tokenizer.train_from_iterator(corpus, trainer)
+        tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in special])
+        tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in plain])
+        folder = tree / name
+        folder.mkdir(parents=True, exist_ok=True)
+        tokenizer.save(str(folder / "tokenizer.json"))
+        config: dict[str, object] = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 131072}
+        config["eos_token"] = special[0]
+        (folder / "tokenizer_config.json").write_text(json.dumps(config))
+
 
 def fetch(work: Path) -> Path:
     """vLLM's source release, downloaded into ``work`` once (pip reads its metadata from the
@@ -229,6 +286,7 @@ def main() -> None:
         tree = args.work / name
         shutil.rmtree(tree, ignore_errors=True)
         unpack(sdist, tree)
+        stand_in_tokenizers(tree)
         if name != "vllm":
             for path, lookups in TESTS.items():
                 point_at_codec(tree / path, lookups)

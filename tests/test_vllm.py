@@ -191,22 +191,7 @@ def test_golden_streamed_like_parse(name: str, case: Any, sizes: list[int]) -> N
     check_stream(name, case.text, case.tools, sizes, case.prompt)
 
 
-#: Known bugs of the plugin's whole-reply path, each a golden case the stream reads right.
-WHOLE_BUGS = {
-    "kimi_k2/calls_in_reasoning_closed_after_the_section": "the reasoning parser's whole path takes the"
-    " reasoning up to the late </think>, calls included, where the parse ends it at the call section",
-}
-
-
-@pytest.mark.parametrize(
-    ("name", "case"),
-    [
-        pytest.param(n, c, id=c.id, marks=[pytest.mark.xfail(strict=True, reason=WHOLE_BUGS[c.id])])
-        if c.id in WHOLE_BUGS
-        else pytest.param(n, c, id=c.id)
-        for n, c in GOLDEN
-    ],
-)
+@pytest.mark.parametrize(("name", "case"), GOLDEN, ids=[c.id for _, c in GOLDEN])
 def test_golden_whole_like_parse(name: str, case: Any) -> None:
     cls = parser_class(name, reasoning=True)
     req = request(case.tools)
@@ -614,37 +599,37 @@ def test_reasoning_ends_wherever_no_block_is_open(name: str) -> None:
     assert parser.is_reasoning_end(ids(f"{markers.open}{markers.open_rest}x{markers.close}y"))
 
 
-#: A known bug of the gpt_oss reasoning parser driven alone (as vLLM's own reasoning tests drive
-#: it): after one analysis message it sends the next message's header as content, as the whole
-#: path hands it to the tool parser; after two, or in a stripped reply, only the message's text.
-HANDOVER_BUG = "the reasoning parser alone sends the next header after one analysis message, not after two"
 HARMONY_REPLIES = [
     "<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>rest<|return|>",
-    pytest.param(
-        "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>analysis<|message|>b<|end|>"
-        "<|start|>assistant<|channel|>final<|message|>rest",
-        marks=pytest.mark.xfail(strict=True, reason=HANDOVER_BUG),
-    ),
-    pytest.param(
-        # Decoded without its special tokens (a channel's name followed by a small letter would be
-        # a word of prose, "analysist", so the reasoning starts with a capital, as models write it).
-        "analysisHmm.assistantfinalrest",
-        marks=pytest.mark.xfail(strict=True, reason=HANDOVER_BUG),
-    ),
+    "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>analysis<|message|>b<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>rest",
+    "<|channel|>analysis<|message|>hm<|end|><|channel|>final<|message|>rest, and more of the answer",
+    # Decoded without its special tokens (a channel's name followed by a small letter would be
+    # a word of prose, "analysist", so the reasoning starts with a capital, as models write it);
+    # an answer long enough that the stream hands it over before the reply ends.
+    "analysisHmm.assistantfinalrest",
+    "analysisHmm.assistantfinalrest of the answer, written out at some length",
 ]
 
 
 @pytest.mark.parametrize("reply", HARMONY_REPLIES)
 def test_gpt_oss_reasoning_is_the_leading_analysis_messages(reply: str) -> None:
+    # The final answer after the reasoning is handed over as its text alone: content as it
+    # stands, whether the tool parser reads it or vLLM sends it on (no tool parser).
     want = codec.get_format("gpt_oss").parse(reply)
+    assert want.content.startswith("rest")
     reasoning, rest = whole_reasoning("gpt_oss", reply)
-    assert reasoning == want.reasoning and rest is not None and "rest" in rest
-    assert not rest.startswith(("analysis", "<|channel|>analysis"))  # the tool parser reads it as a reply of its own
+    assert reasoning == want.reasoning and rest is not None and rest.startswith(want.content)
+    assert codec.get_format("gpt_oss").parse(rest, prompt="").content == want.content
+    cls = parser_class("gpt_oss", reasoning=True)
+    req = request([TIME])
+    assert make_parser(cls, req).parse(reply, req, enable_auto_tools=True)[:2] == (want.reasoning, want.content)
     for size in (1, 3, len(reply)):
         out, _ = stream("gpt_oss", reply, [TIME], [size])
-        assert (out.reasoning, out.content) == (want.reasoning, "rest")
-    reasoning_alone, content = streamed_reasoning("gpt_oss", reply, 2)
-    assert reasoning_alone == want.reasoning and content == rest
+        assert (out.reasoning, out.content) == (want.reasoning, want.content)
+    for size in (1, 2, 5, len(reply)):  # the reasoning parser driven alone, as vLLM's own tests do
+        reasoning_alone, content = streamed_reasoning("gpt_oss", reply, size)
+        assert reasoning_alone == want.reasoning and content == rest
 
 
 def test_gpt_oss_call_after_analysis_goes_to_the_tool_parser() -> None:

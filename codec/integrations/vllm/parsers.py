@@ -549,23 +549,44 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         # Unclosed: the rest starts where the parse ended the block at a call opener, or else at a
         # marker the block may not hold (a call), if any.
         ended = [issue.pos for issue in result.issues if issue.kind == "unclosed_reasoning"]
-        if ended or self.format.syntax().reasoning_closer is not None:
-            return result.reasoning, (model_output[ended[0] :] if ended else None)
+        if ended:
+            return result.reasoning, self._without_late_closers(model_output, ended[0], result) or None
+        if self.format.syntax().reasoning_closer is not None:
+            return result.reasoning, None
         found = [i for i in (model_output.find(m) for m in self.markers.forbid_markers) if i >= 0]
         return result.reasoning, (model_output[min(found) :] if found else None)
+
+    def _without_late_closers(self, text: str, start: int, result: ParseResult) -> str:
+        """``text[start:]`` (the rest of a reply whose block a call ended) less the closers the parse
+        of the whole reply ignored there: the block's own closer written after its calls (Kimi K2's
+        ``</think>`` after the call section), the block's and not content, which the tool parser,
+        reading the rest as a reply of its own, could not tell."""
+        late = sorted(
+            issue.pos
+            for issue in result.issues
+            if issue.kind == "stray_closer" and issue.text == self.markers.close and issue.pos >= start
+        )
+        pieces, at = [], start
+        for pos in late:
+            pieces.append(text[at:pos])
+            at = pos + len(self.markers.close)
+        return "".join(pieces) + text[at:]
 
     def _closed_block(self, text: str) -> tuple[str, str] | None:
         """The text before the reasoning block ``text`` closes and the block itself (from its opener,
         or from the start where the prompt opened it, to its closer), or None where its first closer
-        ends no block (a closer the parse keeps as text). An empty block is a block."""
+        ends no block (a closer the parse keeps as text, or one written after calls that ended the
+        block: Kimi K2's section opened inside ``<think>``). An empty block is a block."""
         end = text.find(self.markers.close)
         if end < 0:
             return None
         head = text[: end + len(self.markers.close)]
         start = head.rfind(self.markers.open)
         before = head[:start] if start >= 0 else ""
-        # The parse of the text up to the closer is the judge: all of it reasoning but ``before``.
-        if self.format.parse(head, prompt=self._prompt, call_id=_CallIds()).content.strip() != before.strip():
+        # The parse of the text up to the closer is the judge: all of it reasoning but ``before``,
+        # and no call (a call inside the block ended it there, as the stream reads it).
+        parsed = self.format.parse(head, prompt=self._prompt, call_id=_CallIds())
+        if parsed.content.strip() != before.strip() or parsed.tool_calls:
             return None
         return before, head[len(before) :]
 
