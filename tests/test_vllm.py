@@ -641,3 +641,48 @@ def test_gpt_oss_call_after_analysis_goes_to_the_tool_parser() -> None:
         out, _ = stream("gpt_oss", reply, [TIME], [size])
         assert out.reasoning == "Need the time." and out.content == ""
         assert [(c["name"], c["arguments"]) for c in out.calls] == [("get_time", "{}")]
+
+
+# ---------------------------------------------------------------------------- calls that end reasoning
+
+
+def _opened_by_the_prompt(name: str, case: Any) -> tuple[str, str] | None:
+    """A golden reply whose reasoning a call ends, as the prompt opening the block gives it:
+    (prompt, reply less its opener), or None where the reply does not open with the block."""
+    fmt = codec.get_format(name)
+    markers = reasoning_markers(fmt)
+    opens = fmt.syntax().prompt_opens_reasoning
+    if markers is None or opens is None or not case.text.startswith(markers.open + markers.open_rest):
+        return None
+    prompt = (case.prompt or "") + markers.open + markers.open_rest
+    return (prompt, case.text.removeprefix(markers.open + markers.open_rest)) if opens(prompt) else None
+
+
+ENDED_BY_A_CALL = [
+    (name, case)
+    for name, case in GOLDEN
+    if name in plugin.REASONING_FORMATS
+    and case.tools
+    and "unclosed_reasoning" in case.expected["issues"]
+    and case.expected["tool_calls"]
+    and _opened_by_the_prompt(name, case) is not None
+]
+
+
+def test_replies_whose_reasoning_a_call_ends_exist() -> None:
+    assert ENDED_BY_A_CALL, "no golden reply whose reasoning a call ends: the test below would test nothing"
+
+
+@pytest.mark.parametrize("size", [1, 7, 100_000], ids=lambda s: str(s))
+@pytest.mark.parametrize(("name", "case"), ENDED_BY_A_CALL, ids=[c.id for _, c in ENDED_BY_A_CALL])
+def test_a_call_that_ends_reasoning_the_prompt_opened_is_sent(name: str, case: Any, size: int) -> None:
+    # The reasoning parser reads the reply (the prompt opened the block) and hands the call over to
+    # the tool parser: in one chunk or many, with the closer written after the calls (Kimi K2's
+    # late </think>) read as the format reads it there, not sent as content.
+    opened = _opened_by_the_prompt(name, case)
+    assert opened is not None
+    prompt, reply = opened
+    want = codec.get_format(name).parse(reply, tools=case.tools, prompt=prompt)
+    out, _ = stream(name, reply, case.tools, [size], prompt=prompt)
+    assert (out.reasoning, out.content) == (want.reasoning, want.content)
+    assert [(c["name"], c["arguments"]) for c in out.calls] == expected_calls(want)

@@ -550,27 +550,19 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         # marker the block may not hold (a call), if any.
         ended = [issue.pos for issue in result.issues if issue.kind == "unclosed_reasoning"]
         if ended:
-            return result.reasoning, self._without_late_closers(model_output, ended[0], result) or None
+            return result.reasoning, self._reopened(model_output[ended[0] :])
         if self.format.syntax().reasoning_closer is not None:
             return result.reasoning, None
         found = [i for i in (model_output.find(m) for m in self.markers.forbid_markers) if i >= 0]
         return result.reasoning, (model_output[min(found) :] if found else None)
 
-    def _without_late_closers(self, text: str, start: int, result: ParseResult) -> str:
-        """``text[start:]`` (the rest of a reply whose block a call ended) less the closers the parse
-        of the whole reply ignored there: the block's own closer written after its calls (Kimi K2's
-        ``</think>`` after the call section), the block's and not content, which the tool parser,
-        reading the rest as a reply of its own, could not tell."""
-        late = sorted(
-            issue.pos
-            for issue in result.issues
-            if issue.kind == "stray_closer" and issue.text == self.markers.close and issue.pos >= start
-        )
-        pieces, at = [], start
-        for pos in late:
-            pieces.append(text[at:pos])
-            at = pos + len(self.markers.close)
-        return "".join(pieces) + text[at:]
+    def _reopened(self, rest: str) -> str:
+        """``rest``, the raw text from the call that ended an unclosed reasoning block, after the
+        block's opener written again: the tool parser, reading it as a reply of its own, then reads
+        what follows the call as the whole reply's parse does (an empty block the call ends, sent
+        as nothing; a closer written after the calls, Kimi K2's late ``</think>``, as the format
+        reads one there), where without the opener it could not tell that a block was open."""
+        return self.markers.open + self.markers.open_rest + rest
 
     def _closed_block(self, text: str) -> tuple[str, str] | None:
         """The text before the reasoning block ``text`` closes and the block itself (from its opener,
@@ -648,11 +640,17 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         if self._open:
             end = self._raw.find(self.markers.close)
             rest = self._raw[end + len(self.markers.close) :]
+            other = any(not isinstance(e, ReasoningDelta) for e in events)
+            # A call that ended the block unclosed, as the parse of the text so far reads it (a
+            # closer may follow the calls, in the same chunk): the rest starts at the call.
+            ended = self._ended_by_call() if other else None
+            if ended is not None:
+                self._end(self._reopened(self._raw[ended:]))
             # Wait for the first text after the closer: the whitespace before it may be the block's.
-            if end >= 0 and rest.strip():
+            elif end >= 0 and rest.strip():
                 self._end(self._after_block(self._raw[: end + len(self.markers.close)], rest))
-            elif end < 0 and any(not isinstance(e, ReasoningDelta) for e in events):
-                # The block ends unclosed, at a marker it may not hold (a call): the rest starts there.
+            elif end < 0 and other:
+                # The block ends unclosed, at a marker it may not hold: the rest starts there.
                 found = [i for i in (self._raw.find(m) for m in self.markers.forbid_markers) if i >= 0]
                 self._end(self._raw[min(found) :] if found else "")
             return
@@ -661,6 +659,13 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         other = any(not isinstance(e, ReasoningDelta) for e in events)
         if (prompt_known and text and not reply_opens) or other:
             self._end(self._raw)
+
+    def _ended_by_call(self) -> int | None:
+        """Where a call ended the reasoning block unclosed in the raw text so far (an
+        ``unclosed_reasoning`` issue of its parse), or None."""
+        parsed = self.format.parse(self._raw, prompt=self._prompt, call_id=_CallIds())
+        ended = [issue.pos for issue in parsed.issues if issue.kind == "unclosed_reasoning"]
+        return ended[0] if ended else None
 
     def _after_block(self, head: str, rest: str) -> str:
         """``rest``, the raw text after a reasoning block ``head``, less the whitespace the format
