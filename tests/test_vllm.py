@@ -40,6 +40,7 @@ from vllm.tool_parsers import ToolParser, ToolParserManager
 import codec
 from codec import export
 from codec.integrations import vllm as plugin
+from codec.integrations.vllm.handover import harmony_markers
 from codec.integrations.vllm.parsers import reasoning_markers
 
 load_general_plugins()
@@ -587,16 +588,77 @@ def test_whole_replies_read_reasoning_as_the_stream_does(name: str, reply: str, 
 
 
 @pytest.mark.parametrize("name", sorted(plugin.REASONING_FORMATS))
-def test_reasoning_ends_wherever_no_block_is_open(name: str) -> None:
-    # vLLM asks this of the prompt before it applies a forced call's grammar: a prompt with no
-    # open reasoning block (gemma4 with thinking off) must let the grammar apply from the start.
+def test_reasoning_ends_where_a_block_closed(name: str) -> None:
     markers = reasoning_markers(codec.get_format(name))
     assert markers is not None
+    opener = markers.open + markers.open_rest
     parser = ReasoningParserManager.get_reasoning_parser(plugin.parser_name(name))(CharTokenizer())
-    assert parser.is_reasoning_end(ids("<start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n"))
-    assert parser.is_reasoning_end(ids(""))
-    assert not parser.is_reasoning_end(ids(f"prompt{markers.open}{markers.open_rest}thinking"))
-    assert parser.is_reasoning_end(ids(f"{markers.open}{markers.open_rest}x{markers.close}y"))
+    assert not parser.is_reasoning_end(ids(""))
+    assert not parser.is_reasoning_end(ids("<start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n"))
+    assert not parser.is_reasoning_end(ids(f"prompt{opener}thinking"))
+    assert parser.is_reasoning_end(ids(f"{opener}x{markers.close}y"))
+    assert not parser.is_reasoning_end(ids(f"{opener}x{markers.close}y{opener}z"))
+
+
+@pytest.mark.parametrize("name", sorted(plugin.REASONING_FORMATS))
+def test_of_its_prompt_reasoning_has_ended_only_where_the_prompt_closed_a_block(name: str) -> None:
+    # vLLM's serving layer skips the reasoning parser where this is True of the prompt: a reply
+    # after a prompt whose history closed a block may still open one of its own.
+    markers = reasoning_markers(codec.get_format(name))
+    assert markers is not None
+    opener = markers.open + markers.open_rest
+    rcls = ReasoningParserManager.get_reasoning_parser(plugin.parser_name(name))
+    for prompt, ended in [
+        ("user: hi\nassistant:", False),
+        (f"assistant: {opener}old{markers.close}answer\nuser: q\nassistant:", False),
+        (f"user: q\nassistant: {opener}{markers.close}\n\n", True),  # thinking off
+        (f"user: q\nassistant: {opener}", False),
+    ]:
+        parser = rcls(CharTokenizer())
+        parser.set_prompt_token_ids(ids(prompt))
+        assert parser.is_reasoning_end(ids(prompt)) is ended, prompt
+
+
+def reasoning_parser_alone(name: str, reply: str, prompt: str, size: int) -> tuple[str, str]:
+    """``reply`` through vLLM's stream processor with a reasoning parser and no tool parser."""
+    cls = ParserManager.get_parser(
+        tool_parser_name=None, reasoning_parser_name=plugin.parser_name(name), enable_auto_tools=False
+    )
+    req = request(None)
+    processor = ChatStreamProcessor(req, make_parser(cls, req), enable_auto_tools=False, parser_cls=cls)
+    reasoning = content = ""
+    for at in range(0, len(reply), size):
+        chunk = reply[at : at + size]
+        step = processor.step(chunk, ids(chunk), "stop" if at + size >= len(reply) else None, ids(prompt))
+        if step.delta is not None:
+            reasoning, content = reasoning + (step.delta.reasoning or ""), content + (step.delta.content or "")
+    return reasoning, content
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+@pytest.mark.parametrize("name", sorted(plugin.REASONING_FORMATS))
+def test_a_reasoning_parser_without_a_tool_parser_sends_reasoning_as_reasoning(name: str, size: int) -> None:
+    # (it was skipped where the prompt opened no block: the block went out as content)
+    fmt = codec.get_format(name)
+    markers = reasoning_markers(fmt)
+    assert markers is not None
+    reply = f"{markers.open}{markers.open_rest}Let me think.{markers.close}The answer."
+    if harmony_markers(fmt) is not None:
+        reply = f"{markers.open}Let me think.{markers.close}{markers.open.replace('analysis', 'final')}The answer."
+    want = fmt.parse(reply, prompt="")
+    assert want.reasoning == "Let me think." and want.content == "The answer."
+    assert reasoning_parser_alone(name, reply, "", size) == (want.reasoning, want.content)
+
+
+def test_forced_calls_are_constrained_from_the_first_token() -> None:
+    # codec's grammars allow a reasoning block before the calls: vLLM is told to apply them at once.
+    for choice in ["required", {"type": "function", "function": {"name": "get_time"}}]:
+        req = adjusted("qwen3", tool_choice=choice)
+        parser = make_parser(parser_class("qwen3", reasoning=True), req)
+        assert req.resolve_reasoning_ended(parser, ids("user: q\nassistant:")) is True
+    auto = adjusted("qwen3", tool_choice="auto")
+    parser = make_parser(parser_class("qwen3", reasoning=True), auto)
+    assert auto.resolve_reasoning_ended(parser, ids("user: q\nassistant:")) is False
 
 
 HARMONY_REPLIES = [
