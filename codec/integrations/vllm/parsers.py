@@ -550,8 +550,8 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
         """The reasoning of a whole reply (None where it has none, or an empty block) and the raw
-        text around it (the tool parser reads that): the text before the block, if any, then the
-        text after it."""
+        text around it (the tool parser reads that; None where there is none): the text before
+        the block, if any, then the text after it."""
         result = self.format.parse(model_output, prompt=self._prompt, call_id=_CallIds())
         block = self._closed_block(model_output)
         if block is not None:
@@ -559,7 +559,7 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
             rest = before + self._after_block(head, model_output[len(before) + len(head) :])
             return result.reasoning or None, rest or None
         if not result.reasoning:
-            return None, model_output
+            return None, model_output or None
         # Unclosed: the rest starts where the parse ended the block at a call opener, or else at a
         # marker the block may not hold (a call), if any.
         ended = [issue.pos for issue in result.issues if issue.kind == "unclosed_reasoning"]
@@ -761,7 +761,7 @@ class CodecHarmonyReasoningParser(CodecReasoningParser):
         raw text after them, from the next message on."""
         split = leading_reasoning(self.format, model_output, prompt=self._prompt)
         if split is None:
-            return None, model_output
+            return None, model_output or None
         return split.reasoning, model_output[split.rest :] or None
 
     def _decide(self, events: list[Event]) -> None:
