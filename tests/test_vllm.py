@@ -588,13 +588,14 @@ def test_whole_replies_read_reasoning_as_the_stream_does(name: str, reply: str, 
 
 
 @pytest.mark.parametrize("name", sorted(plugin.REASONING_FORMATS))
-def test_reasoning_ends_where_a_block_closed(name: str) -> None:
+def test_reasoning_ends_where_a_block_closed_or_none_opened(name: str) -> None:
     markers = reasoning_markers(codec.get_format(name))
     assert markers is not None
     opener = markers.open + markers.open_rest
     parser = ReasoningParserManager.get_reasoning_parser(plugin.parser_name(name))(CharTokenizer())
-    assert not parser.is_reasoning_end(ids(""))
-    assert not parser.is_reasoning_end(ids("<start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n"))
+    assert not parser.is_reasoning_end(ids(""))  # nothing read yet
+    # (no opener: the text reads as content, as a reply with no marker and no prompt does)
+    assert parser.is_reasoning_end(ids("<start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n"))
     assert not parser.is_reasoning_end(ids(f"prompt{opener}thinking"))
     assert parser.is_reasoning_end(ids(f"{opener}x{markers.close}y"))
     assert not parser.is_reasoning_end(ids(f"{opener}x{markers.close}y{opener}z"))
@@ -656,9 +657,8 @@ def test_forced_calls_are_constrained_from_the_first_token() -> None:
         req = adjusted("qwen3", tool_choice=choice)
         parser = make_parser(parser_class("qwen3", reasoning=True), req)
         assert req.resolve_reasoning_ended(parser, ids("user: q\nassistant:")) is True
-    auto = adjusted("qwen3", tool_choice="auto")
-    parser = make_parser(parser_class("qwen3", reasoning=True), auto)
-    assert auto.resolve_reasoning_ended(parser, ids("user: q\nassistant:")) is False
+        assert req._grammar_from_parser is True
+    assert adjusted("qwen3", tool_choice="auto")._grammar_from_parser is False  # nothing constrained
 
 
 HARMONY_REPLIES = [

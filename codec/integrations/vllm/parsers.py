@@ -505,7 +505,8 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
 
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         """Whether reasoning has ended in the text of ``input_ids`` (a prompt, or a prompt and what
-        followed): where a block was closed and none opened after it.
+        followed): where a block was closed and none opened after it, or where the text holds no
+        opener and reads as content (as a reply with no marker and no prompt does).
 
         Of the prompt given to :meth:`set_prompt_token_ids` (vLLM's serving layer asks this of it
         before the reply's first chunk, and skips the reasoning parser where it is True), only
@@ -516,6 +517,8 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         text = self._text(input_ids)
         if self._prompt_ids is not None and list(input_ids) == self._prompt_ids:
             return text.rstrip().endswith(self.markers.close) and not self._open_in(text)
+        if self.markers.open not in text:
+            return bool(text.strip())
         return text.rfind(self.markers.close) > text.rfind(self.markers.open)
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
