@@ -386,11 +386,10 @@ class CompiledGrammar:
 
         Asked of the last token a chunk holds, so that a token is committed as soon as it cannot
         change, not only once the longest marker's worth of text has followed it. Each terminal is
-        matched with the ``regex`` module's partial matching, its match required to end past
-        ``text``: a partial match means more text could make it."""
-        beyond = len(text) + 1
+        matched with the ``regex`` module's partial matching, every complete match refused: a
+        partial match means more text could make it."""
         for name in self._lexed(state):
-            if _past_end(self.terminals[name].pattern.to_regexp(), beyond).match(text, partial=True) is not None:
+            if _past_end(self.terminals[name].pattern.to_regexp()).match(text, partial=True) is not None:
                 return False
         return True
 
@@ -565,9 +564,14 @@ class Parser:
 
 
 @functools.lru_cache(maxsize=4096)
-def _past_end(pattern: str, length: int) -> regex.Pattern[str]:
-    """``pattern`` with its match required to end at ``length`` or later (for :meth:`CompiledGrammar.decided`)."""
-    return regex.compile(f"(?:{pattern})(?<=\\A[\\s\\S]{{{length},}})")
+def _past_end(pattern: str) -> regex.Pattern[str]:
+    """``pattern`` with every complete match refused, so that only a partial match (one the end
+    of the text cut short) is found (for :meth:`CompiledGrammar.decided`).
+
+    Refusing with ``(?!)`` costs one step per place the match could end; requiring the match to
+    end past the text with a lookbehind (``(?<=\\A[\\s\\S]{n,})``) cost a walk back to the start at
+    each of them, quadratic on a long value, and a compile per length."""
+    return regex.compile(f"(?:{pattern})(?!)")
 
 
 @cache

@@ -42,7 +42,7 @@ from codec.errors import RenderError, parse_error_at
 from codec.format import Format, Functions
 from codec.formats._pythonic import decoded_call, decoded_tool, json_readings
 from codec.formats._reading import find_all
-from codec.formats._render import attr, call_method, default, defined, lookup, string, tojson
+from codec.formats._render import attr, call_method, default, defined, length, lookup, string, tojson
 from codec.models import Conversation, Message
 from codec.wire import WireSpec
 
@@ -68,14 +68,6 @@ RESULT_HEAD = "Function result for "
 NO_NAME = "function"
 
 # ---------------------------------------------------------------------------- render
-
-
-def _length(value: Any) -> int:
-    """``value | length``: Python's ``len()``, its error the template's (F2)."""
-    try:
-        return len(value)
-    except TypeError as exc:
-        raise RenderError(str(exc)) from None
 
 
 def tools_text(tools: list[dict[str, Any]]) -> str:
@@ -110,7 +102,7 @@ def prompt_text(
     variables: dict[str, Any],
 ) -> str:
     """The prompt, as the reference template renders it (it reads no variables)."""
-    has_tools = _length(tools) > 0  # F2
+    has_tools = length(tools) > 0  # F2
     out: list[str] = []
     for message in messages:
         role = attr(message, "role")
@@ -122,7 +114,7 @@ def prompt_text(
             out.append(USER_OPEN + content + TURN_CLOSE)
         elif role == "assistant":
             calls = attr(message, "tool_calls")
-            if defined(calls) and _length(calls) > 0:  # F4
+            if defined(calls) and length(calls) > 0:  # F4
                 out.append(MODEL_OPEN + "".join(render_call(call) for call in calls) + TURN_CLOSE)
             else:  # F6
                 out.append(MODEL_OPEN + "\n" + content + TURN_CLOSE)

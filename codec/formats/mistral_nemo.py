@@ -222,13 +222,16 @@ def prompt_conversation(prompt: str) -> Conversation:
     messages: list[dict[str, Any]] = []
     tools: list[dict[str, Any]] | None = None
     content_turns: list[str] = []
+    told: list[int] = []  # the user messages a tools block comes before (N3)
     eos: str | None = None
     pos = first
     while pos < len(prompt):
         if prompt.startswith(EMPTY_TOOLS, pos):
             tools, pos = [], pos + len(EMPTY_TOOLS)
+            told.append(len(messages))
         elif prompt.startswith(TOOLS_OPEN, pos):
             tools, pos = _read_tools(prompt, pos)
+            told.append(len(messages))
         elif prompt.startswith(INST_OPEN, pos):
             end = prompt.find(INST_CLOSE, pos)
             if end < 0:
@@ -242,9 +245,7 @@ def prompt_conversation(prompt: str) -> Conversation:
             end = _next_turn(prompt, pos)
             messages.append({"role": "assistant", "content": None, "tool_calls": calls})
             if not calls:
-                if end != pos:
-                    raise parse_error_at(prompt, pos, "an empty list of calls is followed by nothing")
-                continue
+                continue  # N4: nothing follows an empty list; what does is the next turn
             # What follows the list: eos_token, then maybe an answer and eos_token again (N4, N5).
             found = eos if eos is not None else _end_token(prompt[pos:end])
             if not prompt.startswith(found, pos):
@@ -269,9 +270,25 @@ def prompt_conversation(prompt: str) -> Conversation:
             message["content"] = turn[: len(turn) - len(eos)]
     if eos is not None:
         variables["eos_token"] = eos
+    _take_system_out(messages, told)
     if not messages:  # the template wrote nothing but the BOS token: a lone system message
         messages.append({"role": "system", "content": ""})
     return Conversation.model_validate({"messages": messages, "tools": tools, "variables": variables})
+
+
+def _take_system_out(messages: list[dict[str, Any]], told: list[int]) -> None:
+    """Give the system text back where the tools show it (``N1``, ``N3``): a tools block before an
+    earlier user message says that message equals the last one, so a last user text that is
+    ``system + "\\n\\n" + `` that message's text holds a system message written into it."""
+    users = [i for i, message in enumerate(messages) if message["role"] == "user"]
+    earlier = [i for i in told if i in users[:-1]]
+    if not earlier:
+        return
+    last, text = messages[users[-1]], messages[earlier[0]]["content"]
+    written = last["content"]
+    if written != text and written.endswith("\n\n" + text):
+        last["content"] = text
+        messages.insert(0, {"role": "system", "content": written[: len(written) - len(text) - 2]})
 
 
 def _end_token(text: str) -> str:
@@ -334,7 +351,7 @@ def _read_calls(prompt: str, pos: int) -> tuple[list[dict[str, Any]], int]:
     try:
         calls, end = json.JSONDecoder(object_pairs_hook=_Pairs).raw_decode(prompt, pos)
     except (ValueError, RecursionError):
-        if _next_turn(prompt, pos + 1) == pos + 1:  # [TOOL_CALLS][ with nothing in it
+        if not prompt.startswith("{", pos + 1):  # [TOOL_CALLS][ with no call in it, then the next turn
             return [], pos + 1
         raise parse_error_at(prompt, pos, "the calls are not a JSON list as the template writes them") from None
     if not isinstance(calls, list) or not calls:

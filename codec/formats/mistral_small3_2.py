@@ -270,6 +270,7 @@ def prompt_conversation(prompt: str) -> Conversation:
     else:
         messages.append({"role": "system", "content": system})
     tools: list[dict[str, Any]] | None = None
+    told: set[int] = set()  # the user messages the tools block comes before (S4)
     pos = end + len(SYSTEM_CLOSE)
     eos: str | None = None
     while pos < len(prompt):
@@ -283,6 +284,7 @@ def prompt_conversation(prompt: str) -> Conversation:
             except (ValueError, RecursionError):
                 raise parse_error_at(prompt, pos, "the tools are not JSON as the template writes them") from None
             pos = expect(prompt, pos, TOOLS_CLOSE)
+            told.add(len(messages))
         elif prompt.startswith(INST_OPEN, pos):
             end = _until(prompt, pos, INST_CLOSE)
             messages.append({"role": "user", "content": prompt[pos + len(INST_OPEN) : end]})
@@ -331,9 +333,21 @@ def prompt_conversation(prompt: str) -> Conversation:
             message["content"] = message["content"][: len(message["content"]) - len(eos)]
     if eos != STOP:
         variables["eos_token"] = eos
+    if tools is not None:
+        _unequal_to_the_last(messages, told)
     if not messages:
         raise parse_error_at(prompt, 0, "a prompt of the default system prompt alone names no conversation")
     return Conversation.model_validate({"messages": messages, "tools": tools, "variables": variables})
+
+
+def _unequal_to_the_last(messages: list[dict[str, Any]], told: set[int]) -> None:
+    """An earlier user message with the last one's text but no tools block before it was not equal
+    to the last one (S4: dict equality), though it wrote the same text: give it back as that text's
+    one part, which writes the same and is not equal to a string content."""
+    users = [i for i, message in enumerate(messages) if message["role"] == "user"]
+    for i in users[:-1]:
+        if i not in told and messages[i]["content"] == messages[users[-1]]["content"]:
+            messages[i]["content"] = [{"type": "text", "text": messages[i]["content"]}]
 
 
 # ---------------------------------------------------------------------------- wire

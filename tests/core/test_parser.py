@@ -176,3 +176,49 @@ def test_a_handler_that_cannot_take_its_rules_children_is_refused(builder: type[
     grammar = CompiledGrammar(toy.GRAMMAR)  # a fresh grammar: handlers are checked once per class and grammar
     with pytest.raises(TypeError, match=builder.__name__):
         Syntax(grammar=grammar, builder=builder, text_terminals={"TEXT": CONTENT}, blocks={})
+
+
+# --------------------------------------------------------------------------- decided: partial matches
+
+
+def _ends_past(pattern: str, text: str) -> bool:
+    """The definition ``decided`` answers by: some match of ``pattern`` at the start of ``text``
+    could end past its end (a lookbehind requiring the match to be longer than ``text``)."""
+    import regex
+
+    return regex.compile(f"(?:{pattern})(?<=\\A[\\s\\S]{{{len(text) + 1},}})").match(text, partial=True) is not None
+
+
+def _terminal_patterns() -> list[str]:
+    import codec
+
+    patterns = {
+        terminal.pattern.to_regexp()
+        for name in codec.formats()
+        for terminal in codec.get_format(name).syntax().grammar.terminals.values()
+    }
+    return sorted(patterns)
+
+
+def test_partial_matching_answers_what_a_match_past_the_end_would() -> None:
+    """``_past_end`` (a complete match refused) finds a partial match exactly where the definition
+    (a match required to end past the text) does, for every terminal of every format's grammar, on
+    pieces of golden replies: what they start with, and cuts inside them."""
+    import random
+    from pathlib import Path
+
+    from codec._lark import _past_end
+
+    golden = sorted((Path(__file__).parents[1] / "golden").rglob("*.txt"))
+    texts = [path.read_text(encoding="utf-8") for path in golden]
+    rng = random.Random(0)
+    compared = 0
+    for pattern in _terminal_patterns():
+        for text in rng.sample(texts, min(3, len(texts))):
+            for _ in range(3):
+                start = rng.randrange(len(text) + 1)
+                piece = text[start : start + rng.choice([0, 1, 3, 12, 80])]
+                got = _past_end(pattern).match(piece, partial=True) is not None
+                assert got == _ends_past(pattern, piece), (pattern, piece)
+                compared += 1
+    assert compared > 1000

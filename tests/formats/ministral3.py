@@ -179,6 +179,9 @@ def _normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
             out.append({"role": "tool", "content": str(message.get("content", ""))})
     if not eos or any(m["role"] == "assistant" and eos in (m["content"] or "") for m in out):
         return None  # the turns' end reads as their content's
+    answers = [m for m in out if m["role"] == "assistant"]
+    if answers and eos != STOP and not any(m.get("tool_calls") for m in answers):
+        return None  # no turn of calls shows where a turn's text ends and another eos_token starts (T9)
     variables: dict[str, Any] = {}
     if case["variables"].get("bos_token"):
         variables["bos_token"] = case["variables"]["bos_token"]

@@ -128,10 +128,15 @@ def nemo_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
     eos = case["variables"].get("eos_token", STOP)  # the tokenizer's where none is given
     content_turns = 0
     call_turns = 0
+    # The tools before an earlier user message equal to the last one (N3) show where the system
+    # text written into the last one ends: the decoder gives it back as the system message.
+    shown = tools is not None and bool(loop) and loop[-1].get("role") == "user" and loop[-1] in loop[:-1]
+    if system is not None and shown:
+        out.append({"role": "system", "content": system})
     for i, message in enumerate(loop):
         if message.get("role") == "user":
             content = message["content"]
-            if i == len(loop) - 1 and system is not None:
+            if i == len(loop) - 1 and system is not None and not shown:
                 content = f"{system}\n\n{content}"
             out.append({"role": "user", "content": content})
         elif "tool_calls" in message:
@@ -143,6 +148,8 @@ def nemo_normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
         elif message.get("role") == "assistant":
             if out and out[-1].get("tool_calls"):
                 return None  # the answer right after the calls: where eos_token ends reads several ways
+            if out and out[-1].get("tool_calls") == [] and str(message["content"]).startswith("{"):
+                return None  # an empty list of calls, then text that could be a call in it
             content_turns += 1
             out.append({"role": "assistant", "content": message["content"]})
         else:

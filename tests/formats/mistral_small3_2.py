@@ -141,6 +141,12 @@ def _normal_form(case: dict[str, Any], text: str) -> dict[str, Any] | None:
     if content_turns and not call_turns and eos != STOP:
         return None  # the turns' end reads as their content's
     users = any(m["role"] == "user" for m in out)
+    if tools is not None:  # S4: an earlier user text like the last one, with no tools before it, as a part
+        originals = [m for m in loop if m.get("role") == "user"]
+        given = [m for m in out if m["role"] == "user"]
+        for original, read in zip(originals[:-1], given[:-1], strict=True):
+            if original != originals[-1] and read["content"] == given[-1]["content"]:
+                read["content"] = [{"type": "text", "text": read["content"]}]
     variables: dict[str, Any] = {}
     if loop is messages:  # the default system prompt, with its day
         variables["current_date"] = case["variables"].get("current_date") or date.today().isoformat()
