@@ -12,8 +12,10 @@ are fetched and unpacked into a work folder, never into the project. Three runs:
   parser, its delta appended to the last one: ``vllm.parser.abstract_parser``).
 
 A test "reaches a parser" where its run against vLLM's parsers passes or fails (a test that errors
-before it, loading a tokenizer from the model hub that this machine cannot reach, says nothing
-about a parser). Run in the environment ``tests/vllm-env.sh`` builds::
+before it says nothing about a parser). The tokenizers the tests load from the model hub, which
+this machine cannot reach, are stand-ins built in the work folder (:data:`STAND_INS`). Each test
+vLLM passes and codec does not is printed with its kind and reason (:data:`DIFFERENCES`). Run in
+the environment ``tests/vllm-env.sh`` builds::
 
     PYTHONPATH=. ../vllm-venv/bin/python bench/vllm_suite.py [--work DIR] [--json FILE]
 """
