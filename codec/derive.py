@@ -199,6 +199,9 @@ class _Rendered:
     #: Probes the template leaves out, with why (a value it does not write, parallel calls it refuses).
     skipped: dict[str, str]
     notes: tuple[str, ...]
+    #: The reasoning markers whose opener the generation prompt writes past what the history does
+    #: (DeepSeek R1 Distill's ``<think>\n``, which its history never writes), or None.
+    opened: tuple[str, str] | None = None
 
     def calls_text(self, turn: _Turn, stop: str = "") -> str:
         """The text of a turn with calls and no content, without the turn's frame, the stop token and
@@ -207,7 +210,9 @@ class _Rendered:
         if self.tail and text.endswith(self.tail):
             text = text[: len(text) - len(self.tail)]
         text = text.strip()
-        return text.removesuffix(stop).rstrip() if stop else text
+        if stop and stop in text:  # (the model stops there: what a template writes after it is no reply's)
+            text = text[: text.index(stop)]
+        return text.rstrip()
 
 
 # --------------------------------------------------------------------------- the outcome
@@ -380,6 +385,9 @@ def _render_probes(
     prompt = _snap_cut(generation, len(_common_prefix([generation, *histories.values()])), tokens)
     notes = []
     opened = generation[len(prompt) :]
+    #: A reasoning opener only the generation prompt writes, the history writing the reasoning right at
+    #: the turn's start and a closer after it (Apriel 1.6's "Here are my reasoning steps:"), or "".
+    prompt_opener = ""
     if opened:
         # The generation prompt asks for more than the history writes: acceptable only where that is
         # whitespace (as text or as an escape) or the opening of reasoning the history leaves out.
@@ -389,6 +397,8 @@ def _render_probes(
         reasoned = "Thinking it over." in reasoning_turn
         openers = {spec.reasoning[0] for spec, _ in _builtin_specs() if spec.reasoning} | set(tokens)
         opener = reasoning_turn.lstrip().startswith(word) if reasoned else word in openers
+        if unescaped.strip() and not opener and reasoned and _reasoning_first(reasoning_turn):
+            opener, prompt_opener = True, word
         if unescaped.strip() and not opener:
             probe = next(p for p, h in histories.items() if not h.startswith(generation))
             at = len(prompt)
@@ -403,6 +413,8 @@ def _render_probes(
     turns = {}
     for probe, text in histories.items():
         after_prompt = (text[len(generation) :], generation) if text.startswith(generation) else None
+        if prompt_opener and probe == "reasoning":  # (the model reasons after the prompt's opener)
+            after_prompt = (text[len(prompt) :], generation)
         reply, reply_prompt = after_prompt or (text[len(prompt) :], prompt)
         turns[probe] = _Turn(probe, PROBE_REPLIES[probe], text[len(prompt) :], reply, reply_prompt)
     texts = [turns[probe].text for probe in _TEXT_PROBES]
@@ -428,6 +440,8 @@ def _render_probes(
     elif tools is UNTYPED_NULL_TOOLS:
         skipped["null"] = "the template raises on a parameter of type null: no null-typed parameter probed"
     reasoning = _reasoning_markers(turns["reasoning"].text, prompt, tokens)
+    if reasoning is None and prompt_opener:
+        reasoning = (prompt_opener, _reasoning_first(turns["reasoning"].text, tokens))
     ending = tail if tail.strip() else _turn_end(template, arguments, tools, thinking, prompt) or tail
     return _Rendered(
         template,
@@ -443,7 +457,32 @@ def _render_probes(
         tokens,
         skipped,
         tuple(notes),
+        _opened_reasoning(generation[len(prompt) :], tokens),
     )
+
+
+def _opened_reasoning(opened: str, tokens: tuple[str, ...]) -> tuple[str, str] | None:
+    """The reasoning markers of a built-in format (or, for a given token ``<x>``, ``<x>`` and ``</x>``)
+    whose opener is what the generation prompt writes past the history, or None."""
+    word = opened.strip()
+    if not word:
+        return None
+    for spec, _ in _builtin_specs():
+        if spec.reasoning and spec.reasoning[0] == word:
+            return spec.reasoning
+    closer = word.replace("<", "</", 1)
+    return (word, closer) if word.startswith("<") and closer in tokens else None
+
+
+def _reasoning_first(turn: str, tokens: tuple[str, ...] = ()) -> str:
+    """The closer a turn writes between the reasoning probe's reasoning, which it starts with, and its
+    content ("" where it does not start with the reasoning or writes nothing between them)."""
+    reasoning, content = "Thinking it over.", "Sunny."
+    if not turn.lstrip().startswith(reasoning):
+        return ""
+    start = turn.index(reasoning) + len(reasoning)
+    end = turn.find(content, start)
+    return _snap(turn[start:end], tokens) if end > start else ""
 
 
 def _turn_end(
@@ -586,6 +625,7 @@ def _verify(spec: WireSpec, rendered: _Rendered) -> Derivation | tuple[int, str]
         return 0, f"ends a turn with {spec.stop!r}, where the template's turns end with {ending!r}"
     after = tail.lstrip()[len(spec.stop) :] if tail.lstrip().startswith(spec.stop) else ""
     passed = 0
+    notes: list[str] = []
     for probe, turn in rendered.turns.items():
         if probe in rendered.skipped:
             continue
@@ -594,6 +634,15 @@ def _verify(spec: WireSpec, rendered: _Rendered) -> Derivation | tuple[int, str]
         if message.get("tool_calls"):
             written = kit.reply_text(_calls_only(message))
             before = _before(turn.text, written, spec, after, content)
+            ended = _ended_at_stop(turn.text, written, spec) if before is None else None
+            if ended is not None:
+                # The model stops at the stop token: what the template writes after it is not the reply's.
+                before = _before(ended, written, spec, "", content)
+                if before is not None:
+                    past = turn.text[len(ended) :]
+                    turn = dataclasses.replace(turn, text=ended, reply=turn.reply[: len(turn.reply) - len(past)])
+                    note = f"after a turn's calls and its stop token the template writes {past!r} (not the model's)"
+                    notes.extend([note] if note not in notes else [])
             if before is None:
                 shown = written.removesuffix(spec.stop)
                 return passed, f"writes the probe {probe!r} as {shown!r}, where the template writes {turn.text!r}"
@@ -616,8 +665,23 @@ def _verify(spec: WireSpec, rendered: _Rendered) -> Derivation | tuple[int, str]
     if rendered.reasoning is not None and spec.reasoning != rendered.reasoning:
         return passed, f"has reasoning markers {spec.reasoning!r}, where the template writes {rendered.reasoning!r}"
     probes = tuple(p for p in rendered.turns if p not in rendered.skipped)
-    notes = rendered.notes + tuple(f"{p}: {why}" for p, why in rendered.skipped.items())
-    return Derivation(spec, (), rendered.arguments, probes, tuple(rendered.skipped), notes)
+    notes = [*rendered.notes, *notes, *(f"{p}: {why}" for p, why in rendered.skipped.items())]
+    return Derivation(spec, (), rendered.arguments, probes, tuple(rendered.skipped), tuple(notes))
+
+
+def _ended_at_stop(text: str, written: str, spec: WireSpec) -> str | None:
+    """``text`` (a turn with calls) up to the stop token after the calls ``written``, where the template
+    goes on writing after it (DeepSeek R1 Distill's history adds an empty turn of text after a turn of
+    calls: ``<｜end▁of▁sentence｜><｜Assistant｜><｜end▁of▁sentence｜>``); None where it does not."""
+    bare = written.removesuffix(spec.stop) if spec.stop else ""
+    at = text.find(bare) if bare else -1
+    if at < 0:
+        return None
+    rest = text[at + len(bare) :]
+    going_on = rest.lstrip()
+    if not going_on.startswith(spec.stop) or not going_on[len(spec.stop) :].strip():
+        return None
+    return text[: len(text) - len(going_on) + len(spec.stop)]
 
 
 def _before(text: str, written: str, spec: WireSpec, after: str, content: str) -> str | None:
@@ -756,25 +820,62 @@ def _probe_calls(rendered: _Rendered) -> list[_Turn]:
 def _proposals(rendered: _Rendered) -> Iterator[WireSpec]:
     """Instantiations of the families read off the template's turns, to be verified."""
     tokens = _Tokens(_snapping(rendered))
+    # (Arguments as Python's str() of the dict, proposed only where the probe's are written so.)
+    python_written = "{'city': 'Paris'" in rendered.turns["one call"].text
     for stop in _stops(rendered, tokens):
         for family, shapes in _SHAPES.items():
             for make in shapes:
                 holes = _Holes()
                 shape = make(holes)
-                spec = dataclasses.replace(shape, family=family, stop="\uf8ff", reasoning=("\uf8fd", "\uf8fe"))
-                solved = _solve(spec, holes, rendered, stop, tokens)
-                if solved is None:
+                if shape.values == "python_repr" and not python_written:
                     continue
-                # The template's reasoning markers; where it writes none, none, or (for a family that
-                # needs them) the common ones, which no probe contradicts.
-                readers = "reasoning" in _parameters(family)
-                choices = [rendered.reasoning] if rendered.reasoning else [None, ("<think>", "</think>")]
-                for reasoning in choices if readers else [None]:
-                    spec = dataclasses.replace(solved, stop=stop, reasoning=reasoning)
-                    if "special_tokens" in _parameters(family) and rendered.added_tokens:
-                        markers = [t for t in _markers(spec) if t in rendered.added_tokens]
-                        spec = dataclasses.replace(spec, special_tokens=tuple(markers))
-                    yield spec
+                spec = dataclasses.replace(shape, family=family, stop="\uf8ff", reasoning=("\uf8fd", "\uf8fe"))
+                found = _solve(spec, holes, rendered, stop, tokens)
+                if found is None:
+                    continue
+                for solved in _readings(found, tokens):
+                    yield from _instances(solved, family, rendered, stop)
+
+
+def _readings(found: WireSpec, tokens: _Tokens) -> list[WireSpec]:
+    """The ways to read the markers of a solved named_json spec, most natural first: what its
+    separator and section closer both start with is the call's closer (the placeholders are solved
+    lazily, which leaves the closer empty: xLAM's ``}`` of ``}, `` and ``}]``), with or without the
+    blanks it ends with; the call opener's leading blanks moved to the section opener and the call
+    closer; and the spec as solved."""
+    out: list[WireSpec] = []
+    if found.family == "named_json" and found.separator and found.block[1] and not found.call[1]:
+        shared = tokens.decode(_common_prefix([tokens.encode(found.separator), tokens.encode(found.block[1])]))
+        for closer in dict.fromkeys([shared, shared.rstrip()]):
+            if closer:
+                rest = (found.separator[len(closer) :], found.block[1][len(closer) :])
+                out.append(
+                    dataclasses.replace(
+                        found, call=(found.call[0], closer), separator=rest[0], block=(found.block[0], rest[1])
+                    )
+                )
+    out.append(found)
+    for spec in list(out):
+        moved = _blanks_moved(spec)
+        if moved is not None:
+            out.insert(out.index(spec), moved)
+    return [spec for i, spec in enumerate(out) if spec not in out[:i]]
+
+
+def _instances(solved: WireSpec, family: str, rendered: _Rendered, stop: str) -> Iterator[WireSpec]:
+    """``solved`` with the stop token, the reasoning markers and the special tokens it may take."""
+    # The template's reasoning markers; where it writes none, none, or (for a family that needs
+    # them) the common ones, which no probe contradicts.
+    readers = "reasoning" in _parameters(family)
+    # A generation prompt that opens reasoning the history leaves out: those markers first.
+    choices = [rendered.reasoning] if rendered.reasoning else [rendered.opened, None, ("<think>", "</think>")]
+    choices = [c for i, c in enumerate(choices) if c not in choices[:i]]
+    for reasoning in choices if readers else [None]:
+        spec = dataclasses.replace(solved, stop=stop, reasoning=reasoning)
+        if "special_tokens" in _parameters(family) and rendered.added_tokens:
+            markers = [t for t in _markers(spec) if t in rendered.added_tokens]
+            spec = dataclasses.replace(spec, special_tokens=tuple(markers))
+        yield spec
 
 
 def _stops(rendered: _Rendered, tokens: _Tokens) -> list[str]:
@@ -956,23 +1057,46 @@ def _arg_pairs(split: bool) -> Callable[[_Holes], WireSpec]:
     return make
 
 
-def _named_json(block: bool, ids: bool, closed: bool, prefixed: bool) -> Callable[[_Holes], WireSpec]:
+def _named_json(
+    block: bool, ids: bool, closed: bool, prefixed: bool, separated: bool, values: str = "json"
+) -> Callable[[_Holes], WireSpec]:
     def make(h: _Holes) -> WireSpec:
         return WireSpec(
             "named_json",
+            values=values,
             block=h.pair() if block else ("", ""),
             call=(h(), h() if closed else ""),
             name=(h() if prefixed else "", h()),
             call_id=(h(), "{id}") if ids else ("", ""),
+            separator=h() if separated else "",
         )
 
     return make
 
 
-def _call_list(values: str, block: bool) -> Callable[[_Holes], WireSpec]:
+def _blanks_moved(spec: WireSpec) -> WireSpec | None:
+    """A named_json spec whose call opener starts with blanks (and, where it has a section, whose
+    section closer starts with the same) written instead at the end of the section opener and of the
+    call closer: the same bytes, read off the turns the other way (``<tool_calls>\\n`` and ``}\\n``, not
+    ``\\n{"name": "`` and ``\\n</tool_calls>``), the way the stream reads, which takes a blank as layout
+    as soon as it arrives; None where the call opener starts with no blank or the two differ."""
+    if spec.family != "named_json" or not spec.call[1]:
+        return None
+    opener = spec.call[0]
+    blank = opener[: len(opener) - len(opener.lstrip())]
+    if not blank or blank == opener or (spec.block[1] and not spec.block[1].startswith(blank)):
+        return None
+    if spec.block[1] == blank:
+        return None
+    block = (spec.block[0] + blank, spec.block[1][len(blank) :]) if spec.block[0] else spec.block
+    return dataclasses.replace(spec, block=block, call=(opener[len(blank) :], spec.call[1] + blank))
+
+
+def _call_list(values: str, block: bool, brackets: bool = True) -> Callable[[_Holes], WireSpec]:
     def make(h: _Holes) -> WireSpec:
         return WireSpec(
             "call_list",
+            brackets=brackets,
             block=h.pair() if block else ("", ""),
             arguments="python",
             values=values,
@@ -982,6 +1106,9 @@ def _call_list(values: str, block: bool) -> Callable[[_Holes], WireSpec]:
 
     return make
 
+
+#: How a call list's values may be written, in the order they are tried.
+_CALL_VALUES = ("json", "json_raw", "python", "python_str", "raw_single")
 
 #: The shapes each family proposes, in the order they are tried.
 _SHAPES: dict[str, list[Callable[[_Holes], WireSpec]]] = {
@@ -995,14 +1122,18 @@ _SHAPES: dict[str, list[Callable[[_Holes], WireSpec]]] = {
     "invoke": [_invoke(v) for v in ("text", "flagged")],
     "arg_pairs": [_arg_pairs(split) for split in (False, True)],
     "named_json": [
-        _named_json(block, ids, closed, prefixed)
+        _named_json(block, ids, closed, prefixed, separated, values)
+        for values in ("json", "python_repr")
+        for separated in (False, True)
         for block in (True, False)
         for ids in (False, True)
         for closed in (True, False)
         for prefixed in (False, True)
     ],
     "call_list": [
-        _call_list(v, block) for block in (True, False) for v in ("json", "json_raw", "python", "python_str")
+        *(_call_list(v, block) for block in (True, False) for v in _CALL_VALUES),
+        # Calls one after another in the block, without the list's brackets (MiniCPM3's one a line).
+        *(_call_list(v, True, brackets=False) for v in _CALL_VALUES),
     ],
 }
 

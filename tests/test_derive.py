@@ -90,6 +90,110 @@ PAIRS_TOY = """\
 """
 
 #: Turns of text only: calls are never written.
+#: The whole turn one JSON list of call objects, ", " apart, its content left out (named_json with a
+#: separator: a bare list).
+BARE_LIST_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{% if m.tool_calls %}[{% for c in m.tool_calls %}
+{%- set a = c.function.arguments | tojson -%}
+{"fn": "{{ c.function.name }}", "args": {{ a }}}
+{%- if not loop.last %}, {% endif %}{% endfor %}]{% else %}{{ m.content }}{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: One call object a line between <acts> lines (the line breaks read as the opener's and each call's).
+LINES_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{{ m.content or '' }}
+{%- if m.tool_calls %}<acts>
+{% for c in m.tool_calls %}{"tool": "{{ c.function.name }}", "input": {{ c.function.arguments | tojson }}}
+{% endfor %}</acts>{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: Each call opened by '<<fn>> ' and closed by nothing, a line apart.
+UNCLOSED_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{{ m.content or '' }}
+{%- for c in m.tool_calls or [] %}{{ '\n<<fn>> ' }}
+{%- set a = c.function.arguments | tojson -%}
+{"name": "{{ c.function.name }}", "arguments": {{ a }}}
+{%- endfor %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: Calls in a section; the history then writes an empty turn of text after a turn of calls.
+AFTER_STOP_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{{ m.content or '' }}
+{%- if m.tool_calls %}<calls>{% for c in m.tool_calls %}@{{ c.function.name }}=>{{ c.function.arguments | tojson }};
+{%- endfor %}</calls><|end|><|turn|>assistant
+{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: Arguments written as Python's str() of the dict ({'city': 'Paris'}), each call in <run> tags.
+PY_ARGS_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{{ m.content or '' }}
+{%- for c in m.tool_calls or [] %}<run>{{ c.function.name }}: {{ c.function.arguments|string }}</run>{% endfor %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: Python-style calls one a line in a <do> block, no list brackets, strings between ' as they are and
+#: every other value JSON (a call_list member without brackets, values "raw_single").
+LINED_CALLS_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{{ m.content or '' }}
+{%- if m.tool_calls %}<do>
+{% for c in m.tool_calls %}{{ c.function.name }}(
+{%- for k, v in c.function.arguments.items() %}{{ k }}={{ "'" + v + "'" if v is string else v | tojson }}
+{%- if not loop.last %}, {% endif %}{% endfor %})
+{% endfor %}</do>{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+{% endif -%}
+"""
+
+#: The generation prompt opens reasoning with a phrase ("Let me think:") its history never writes; the
+#: history writes the reasoning first, then "[ANSWER]", then the content and the calls.
+PROMPT_REASONS_TOY = """\
+{%- for m in messages -%}
+<|turn|>{{ m.role }}
+{% if m.reasoning_content %}{{ m.reasoning_content }}
+[ANSWER]
+{% endif %}{{ m.content or '' }}
+{%- if m.tool_calls %}<calls>[
+{%- for c in m.tool_calls %}{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}
+{%- if not loop.last %}, {% endif %}{% endfor %}]</calls>{% endif %}<|end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|turn|>assistant
+Let me think:
+{% endif -%}
+"""
+
+#: As above, but the history leaves reasoning out: the phrase opens nothing the history shows.
+PROMPT_ONLY_TOY = PROMPT_REASONS_TOY.replace("{% if m.reasoning_content %}", "{% if false %}")
+
+#: Arguments in a code fence after the name's line (markers that start with a line break).
+FENCED_TOY = AFTER_STOP_TOY.replace("=>{{", "\n```\n{{").replace("}};", "}}\n```;")
+
 NO_CALLS = """\
 {%- for m in messages %}<|turn|>{{ m.role }}
 {{ m.content }}<|end|>
@@ -153,6 +257,18 @@ def test_the_families_alone_find_a_builtin_spec_s_markers(name: str) -> None:
         (JSON_TOY, "json_object", {"call": ("<call>", "</call>"), "stop": "<|end|>"}),
         (XML_TOY, "xml_params", {"call": ("<act>", "</act>"), "name": ("<fn=", ">"), "stop": "</turn>"}),
         (LISTED_TOY, "json_object", {"block": ("<calls>", "</calls>"), "separator": ", ", "stop": "<|end|>"}),
+        (BARE_LIST_TOY, "named_json", {"block": ("[", "]"), "call": ('{"fn": "', "}"), "separator": ", "}),
+        (LINES_TOY, "named_json", {"block": ("<acts>\n", "</acts>"), "call": ('{"tool": "', "}\n")}),
+        (UNCLOSED_TOY, "named_json", {"block": ("", ""), "call": ('<<fn>> {"name": "', "}"), "separator": "\n"}),
+        (AFTER_STOP_TOY, "named_json", {"block": ("<calls>", "</calls>"), "call": ("@", ";"), "stop": "<|end|>"}),
+        (FENCED_TOY, "named_json", {"call": ("@", "\n```;"), "name": ("", "\n```\n")}),
+        (PY_ARGS_TOY, "named_json", {"call": ("<run>", "</run>"), "name": ("", ": "), "values": "python_repr"}),
+        (LINED_CALLS_TOY, "call_list", {"block": ("<do>\n", "\n</do>"), "brackets": False, "values": "raw_single"}),
+        (
+            PROMPT_REASONS_TOY,
+            "json_object",
+            {"block": ("<calls>", "</calls>"), "reasoning": ("Let me think:", "[ANSWER]")},
+        ),
         (
             PAIRS_TOY,
             "arg_pairs",
@@ -196,6 +312,7 @@ def test_a_toy_member_derives_and_its_format_works(template: str, family: str, m
         (NO_CALLS, "no_calls", "renders no tool calls"),
         (RAISES, "raises", "no calls here"),
         (HISTORY, "history", "history form differs"),
+        (PROMPT_ONLY_TOY, "history", "Let me think:"),
         (NO_FIT, "no_fit", "closest"),
     ],
 )
@@ -326,6 +443,33 @@ GOLDEN_REPLIES = [
     ),
     (LISTED_TOY, "No call: a <calls> tag in prose.<|end|>", "No call: a <calls> tag in prose.", []),
     (
+        BARE_LIST_TOY,
+        '[{"fn": "get_weather", "args": {"city": "Oslo"}}, {"fn": "record", "args": {"items": ["a, b", null]}}]<|end|>',
+        "",
+        [("get_weather", {"city": "Oslo"}), ("record", {"items": ["a, b", None]})],
+    ),
+    (BARE_LIST_TOY, "Yes, it rains, sadly.<|end|>", "Yes, it rains, sadly.", []),
+    (
+        PY_ARGS_TOY,
+        "<run>record: {'text': 'it\\'s \"so\"\\n', 'items': [None, True, 1.5]}</run><|end|>",
+        "",
+        [("record", {"text": 'it\'s "so"\n', "items": [None, True, 1.5]})],
+    ),
+    (
+        LINES_TOY,
+        'On it.<acts>\n{"tool": "search_notes", "input": {"query": "q"}}\n'
+        '{"tool": "record", "input": {}}\n</acts><|end|>',
+        "On it.",
+        [("search_notes", {"query": "q"}), ("record", {})],
+    ),
+    (
+        UNCLOSED_TOY,
+        '\n<<fn>> {"name": "get_weather", "arguments": {"city": "Rome"}}\n'
+        '<<fn>> {"name": "record", "arguments": {}}<|end|>',
+        "\n\n",  # (without a section, the blanks before and between calls are text: kept, not dropped)
+        [("get_weather", {"city": "Rome"}), ("record", {})],
+    ),
+    (
         PAIRS_TOY,
         "<act>get_weather<k>city</k>\n<v>Rome</v><k>days</k>\n<v>4</v></act>\n"
         "<act>record<k>items</k><v>[1, null]</v></act><|end|>",
@@ -348,3 +492,39 @@ def test_a_derived_format_reads_golden_replies(
         stream.feed(reply[start : start + 3])
     stream.close()
     assert stream.result.model_dump() == whole.model_dump()
+
+
+def test_a_reasoning_opener_only_the_generation_prompt_writes_is_read_after_it() -> None:
+    fmt = codec.derive(PROMPT_REASONS_TOY)
+    prompt = fmt.render([{"role": "user", "content": "Hi"}], PROBE_TOOLS, add_generation_prompt=True)
+    assert prompt.endswith("Let me think:\n")
+    reply = 'It rains.\n[ANSWER]\nSure.<calls>[{"name": "record", "arguments": {"count": 2}}]</calls><|end|>'
+    whole = fmt.parse(reply, tools=PROBE_TOOLS, prompt=prompt)
+    assert (whole.reasoning, whole.content) == ("It rains.", "Sure.")
+    assert [(c.function.name, c.function.arguments) for c in whole.tool_calls] == [("record", {"count": 2})]
+    stream = fmt.stream(tools=PROBE_TOOLS, prompt=prompt)
+    for char in reply:
+        stream.feed(char)
+    stream.close()
+    assert stream.result.model_dump() == whole.model_dump()
+
+
+def test_the_outcome_table_script_derives_a_folder(tmp_path: Path) -> None:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "derive_table.py"
+    spec = importlib.util.spec_from_file_location("derive_table", path)
+    assert spec is not None and spec.loader is not None
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    (tmp_path / "lists.jinja").write_text(BARE_LIST_TOY, encoding="utf-8")
+    (tmp_path / "none.jinja").write_text(NO_CALLS, encoding="utf-8")
+    (tmp_path / "index.json").write_text(json.dumps({"lists.jinja": {"source": "a toy"}}), encoding="utf-8")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        status = table.main([str(tmp_path), "--json"])
+    rows = {row["name"]: row for row in json.loads(out.getvalue())}
+    assert status == 0 and set(rows) == {"lists", "none"}
+    assert rows["lists"]["outcome"] == "derived" and rows["lists"]["source"] == "a toy"
+    assert (rows["lists"]["whole"], rows["lists"]["streamed"]) == ("ok", "ok")
+    assert (rows["none"]["outcome"], rows["none"]["reason"]) == ("refused", "no_calls")

@@ -9,6 +9,7 @@ a call its reply cuts short as damaged.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import re
@@ -137,3 +138,152 @@ def test_formats_with_the_same_spec_share_one_kit() -> None:
     assert codec.get_format("hermes3").syntax() is codec.get_format("hermes").syntax()
     families = {codec.get_format(name).wire.family for name in codec.formats()}
     assert families <= set(wire.FAMILIES) and len(families) < len(codec.formats())
+
+
+# ---------------------------------------------------------------------------- named_json's separator
+
+#: A named_json member whose calls are one JSON list, ``, `` apart (a separator the grammar reads).
+LISTED_CALLS = wire.WireSpec(
+    "named_json",
+    block=("[", "]"),
+    call=('{"fn": "', "}"),
+    name=("", '", "args": '),
+    separator=", ",
+    stop="<eot>",
+)
+#: One whose calls stand on lines of their own in a section (a blank separator: layout).
+LINED_CALLS = wire.WireSpec(
+    "named_json", block=("<calls>\n", "</calls>"), call=("{{", "}}\n"), name=("", "::"), stop="<eot>"
+)
+_SEPARATED_TOOLS = [
+    {"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
+    for n in ("ping", "note")
+]
+
+
+@pytest.mark.parametrize("spec", [LISTED_CALLS, LINED_CALLS, dataclasses.replace(LINED_CALLS, separator="\n")])
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_named_json_calls_a_separator_apart_read_back(spec: wire.WireSpec, count: int) -> None:
+    fmt = wire.reply_format(spec, "separated")
+    calls = [
+        {"type": "function", "function": {"name": ("ping", "note")[i % 2], "arguments": {"n": i, "s": "a, b]"}}}
+        for i in range(count)
+    ]
+    message = {"role": "assistant", "content": "", "tool_calls": calls}
+    reply = fmt.render_reply(message)
+    assert reply.count(spec.separator) >= (count - 1 if spec.separator else 0)
+    assert_round_trip(fmt, message, _SEPARATED_TOOLS)
+    assert_stream_matches_parse(fmt, reply, tools=_SEPARATED_TOOLS)
+
+
+def test_named_json_separator_outside_a_section_is_text() -> None:
+    fmt = wire.reply_format(LISTED_CALLS, "separated")
+    prose = "Apples, pears, plums.<eot>"
+    result = fmt.parse(prose, tools=_SEPARATED_TOOLS)
+    assert result.content == "Apples, pears, plums." and not result.tool_calls and not result.issues
+    assert_stream_matches_parse(fmt, prose, tools=_SEPARATED_TOOLS)
+    # Written twice between two calls, the second is no separator: it is text, not dropped.
+    doubled = '[{"fn": "ping", "args": {}}, , {"fn": "note", "args": {}}]<eot>'
+    result = fmt.parse(doubled, tools=_SEPARATED_TOOLS)
+    assert [c.function.name for c in result.tool_calls] == ["ping", "note"] and result.content.strip() == ","
+    assert_stream_matches_parse(fmt, doubled, tools=_SEPARATED_TOOLS)
+
+
+def test_named_json_refuses_a_separator_that_starts_with_a_blank_and_is_not_one() -> None:
+    with pytest.raises(ValueError, match="separator"):
+        wire.compile_spec(dataclasses.replace(LISTED_CALLS, separator=" ,"))
+    assert "separator" not in wire.WireSpec("named_json").differences()  # (off by default)
+
+
+# ---------------------------------------------------------------------------- named_json's Python arguments
+
+#: A named_json member whose arguments are Python's str() of the dict (values "python_repr").
+PYTHON_ARGS = wire.WireSpec(
+    "named_json", call=("<<act>>", "<</act>>"), name=("", "::"), values="python_repr", stop="<eot>"
+)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"text": 'say "hi" \\ it\'s\nline two <b>&amp;</b> {x} café'},
+        {"n": 12345678901234567890, "ratio": -0.25, "on": True, "off": False, "none": None},
+        {"items": [1, "two", None, [False]], "nested": {"k": {"deep": "v'\"", "e": []}}},
+        {},
+    ],
+)
+def test_named_json_python_arguments_read_back(arguments: dict[str, Any]) -> None:
+    fmt = wire.reply_format(PYTHON_ARGS, "python_args")
+    message = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"type": "function", "function": {"name": "note", "arguments": arguments}}],
+    }
+    reply = fmt.render_reply(message)
+    assert repr(arguments) in reply  # (the arguments as str() writes them, which the templates write)
+    assert_round_trip(fmt, message, _SEPARATED_TOOLS)
+    assert_stream_matches_parse(fmt, reply, tools=_SEPARATED_TOOLS)
+
+
+def test_named_json_python_arguments_are_not_json() -> None:
+    fmt = wire.reply_format(PYTHON_ARGS, "python_args")
+    # JSON's true is no Python literal: the call is not read as if it were True.
+    result = fmt.parse("<<act>>note::{'on': true}<</act>><eot>", tools=_SEPARATED_TOOLS)
+    assert not any(c.function.arguments == {"on": True} for c in result.tool_calls)
+    assert result.issues
+    with pytest.raises(ValueError, match="'json' or 'python_repr'"):
+        wire.compile_spec(dataclasses.replace(PYTHON_ARGS, values="python"))
+
+
+def test_named_json_python_arguments_constrained_as_written() -> None:
+    fmt = wire.reply_format(PYTHON_ARGS, "python_args")
+    params = {"type": "object", "properties": {"on": {"type": "boolean"}, "s": {"type": "string"}}, "required": ["on"]}
+    tools = [{"type": "function", "function": {"name": "flag", "parameters": params}}]
+    call = {"type": "function", "function": {"name": "flag", "arguments": {"on": True, "s": "it's"}}}
+    reply = grammars.reply_without_stop(fmt, fmt.render_reply({"role": "assistant", "tool_calls": [call]}))
+    assert "'on': True" in reply
+    if not grammars.available():
+        pytest.skip("llguidance is not installed")
+    assert grammars.llguidance_accepts(fmt.grammar(tools, tool_choice="required"), reply, ())
+    assert not grammars.llguidance_accepts(
+        fmt.grammar(tools, tool_choice="required"), reply.replace("True", "true"), ()
+    )
+
+
+# ---------------------------------------------------------------------------- call_list without brackets
+
+#: A call_list member whose calls stand one a line in a block, no list brackets, strings between '
+#: with nothing escaped and every other value JSON (values "raw_single").
+LINED_LIST = wire.WireSpec(
+    "call_list",
+    block=("<acts>\n", "\n</acts>"),
+    arguments="python",
+    values="raw_single",
+    separator="\n",
+    argument_separator=", ",
+    brackets=False,
+    stop="<eot>",
+)
+
+
+@pytest.mark.parametrize("values", ["raw_single", "json"])
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_call_list_calls_without_brackets_read_back(values: str, count: int) -> None:
+    fmt = wire.reply_format(dataclasses.replace(LINED_LIST, values=values), "lined")
+    arguments = {"s": 'a "b" \\ c\nd, e)', "n": -3, "on": False, "none": None, "items": [1, "x", True], "o": {"k": 1}}
+    calls = [{"type": "function", "function": {"name": "note", "arguments": arguments}} for _ in range(count)]
+    message = {"role": "assistant", "content": "", "tool_calls": calls}
+    reply = fmt.render_reply(message)
+    assert "[" + "note(" not in reply and reply.count("\nnote(") == count
+    if values == "raw_single":
+        assert "'a \"b\" \\ c\nd, e)'" in reply and "on=false" in reply and "none=null" in reply
+    assert_round_trip(fmt, message, _SEPARATED_TOOLS)
+    assert_stream_matches_parse(fmt, reply, tools=_SEPARATED_TOOLS)
+
+
+def test_call_list_without_brackets_needs_a_block_and_a_separator() -> None:
+    with pytest.raises(ValueError, match="without brackets"):
+        wire.compile_spec(dataclasses.replace(LINED_LIST, block=("", "")))
+    with pytest.raises(ValueError, match="without brackets"):
+        wire.compile_spec(dataclasses.replace(LINED_LIST, separator=""))
+    assert "brackets" not in wire.WireSpec("call_list").differences()  # (brackets by default)

@@ -118,6 +118,9 @@ class WireSpec:
     #: :attr:`argument_separator` (arg_pairs: GLM-4.5's ``</arg_key>\n<arg_value>`` after no line
     #: break before ``<arg_key>``); None where it is the same.
     value_separator: str | None = None
+    #: Whether a call list is written between ``[`` and ``]`` (call_list); False: its calls one after
+    #: another in the block, :attr:`separator` apart (MiniCPM3's one call a line in a fence).
+    brackets: bool = True
     #: Whether an argument's value is written on lines of its own: a line break after its key's tag
     #: and another before its closer (Qwen3-Coder's ``<parameter=k>\nv\n</parameter>``), else inline.
     value_lines: bool = False

@@ -12,7 +12,7 @@ Two encodings (:attr:`~codec.wire.WireSpec.values`):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from codec import jinja
@@ -90,26 +90,31 @@ def _quoted(quote: str) -> Regex:
     return rseq(quote, star(ralt(charset(quote + "\\\n", negate=True), rseq("\\", charset("\n", negate=True)))), quote)
 
 
-def python_value(py: PythonValues, js: JsonValues, schema: Any) -> Expr:
+def _python_literal(value: Any) -> str:
+    return render_python(value, "python")
+
+
+def python_value(py: JsonValues, js: JsonValues, schema: Any, literal: Callable[[Any], str] = _python_literal) -> Expr:
     """A top-level argument value as ``values="python"`` writes it: a mapping as JSON, a string between
     ``'`` as it is (line breaks too; no ``'`` or backslash, which would read as the string's end or an
-    escape), anything else as Python writes it."""
+    escape), anything else as Python writes it. With ``py`` the JSON values (and ``literal`` what writes
+    a constant), as ``"raw_single"`` writes them: every value but a string as JSON."""
     if not isinstance(schema, Mapping) or (not schema_types(schema) and not _constrained(schema)):
         scalars = (_top(py, {}, "string"), py.number(), py.true, py.false, py.null)
         return alt(*scalars, py.array(py.any()), js.free_object(js.any()))
     if "const" in schema:
-        return Lit(render_python(schema["const"], "python"))
+        return Lit(literal(schema["const"]))
     if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return alt(*(Lit(render_python(v, "python")) for v in schema["enum"]))
+        return alt(*(Lit(literal(v)) for v in schema["enum"]))
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
-            return alt(*(python_value(py, js, option) for option in options))
+            return alt(*(python_value(py, js, option, literal) for option in options))
     kinds = schema_types(schema)
     return alt(*(js.typed(schema, kind) if kind == "object" else _top(py, schema, kind) for kind in kinds))
 
 
-def _top(py: PythonValues, schema: Mapping[str, Any], kind: str) -> Expr:
+def _top(py: JsonValues, schema: Mapping[str, Any], kind: str) -> Expr:
     """A top-level value of JSON type ``kind``, not a mapping: a string as written (see :func:`python_value`)."""
     if kind == "string":
         return py.b.term("RAW_PY_STRING", rseq("'", star(charset("'\\", negate=True)), "'"))

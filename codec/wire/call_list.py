@@ -118,8 +118,10 @@ RECOVERIES: dict[str, str] = {
 #: The value encodings the family writes (:attr:`WireSpec.values`): ``"json"``, every value as
 #: ``tojson`` writes it; ``"json_raw"``, strings between ``"`` with nothing escaped, other values JSON;
 #: ``"python"``, strings between ``'`` with nothing escaped, mappings JSON, the rest through ``str()``;
-#: ``"python_str"``, every value between ``"``, strings as they are, the rest through ``str()``.
-VALUES = ("json", "json_raw", *PYTHON_VALUES)
+#: ``"python_str"``, every value between ``"``, strings as they are, the rest through ``str()``;
+#: ``"raw_single"``, strings between ``'`` with nothing escaped, every other value JSON (OLMo 3's
+#: template), read as ``"python"`` is (the grammar reads ``true`` and ``True`` alike).
+VALUES = ("json", "json_raw", *PYTHON_VALUES, "raw_single")
 #: The tags the ``python_tag`` recovery reads around a list (Llama's code-interpreter tags).
 PYTHON_TAGS = ("<|python_start|>", "<|python_end|>")
 #: A markdown code fence with a language tag, whose text (calls in it included) is content.
@@ -608,6 +610,7 @@ _HOLDBACK = TEXT_LOOKAHEAD
 def _parsing(spec: WireSpec) -> WireSpec:
     """``spec`` reduced to the fields that change how replies parse: the key members share a syntax by."""
     values = spec.values if spec.values in ("json_raw", *PYTHON_VALUES) else "json"
+    values = "python" if spec.values == "raw_single" else values
     recover = tuple(sorted(spec.recover))
     commas = "," if "," in spec.argument_separator else ""  # whether a missing one is reported
     return WireSpec(
@@ -783,11 +786,18 @@ def render_value(value: Any, values: str) -> str:
     written between ``"`` with nothing escaped, and as Python writes it with ``"python"``."""
     if values in PYTHON_VALUES:
         return render_python(value, values)
+    if values == "raw_single" and isinstance(value, str):
+        return "'" + value + "'"
     return f'"{value}"' if values == "json_raw" and isinstance(value, str) else jinja.tojson(value)
 
 
+def _raw_single(value: Any) -> str:
+    return render_value(value, "raw_single")
+
+
 def render_calls(spec: WireSpec, calls: list[Any]) -> str:
-    """``[name(key=value...), ...]`` between the block's markers, as ``spec`` writes a call list."""
+    """``[name(key=value...), ...]`` between the block's markers, as ``spec`` writes a call list (its
+    calls alone, ``separator`` apart, where it writes no brackets)."""
     rendered = []
     for call in calls:
         function = call.get("function", call)
@@ -796,6 +806,8 @@ def render_calls(spec: WireSpec, calls: list[Any]) -> str:
             arguments = json_value(arguments) if arguments.strip() else {}
         pairs = (f"{key}={render_value(value, spec.values)}" for key, value in arguments.items())
         rendered.append(f"{function['name']}({spec.argument_separator.join(pairs)})")
+    if not spec.brackets:
+        return spec.block[0] + spec.separator.join(rendered) + spec.block[1]
     return spec.block[0] + "[" + spec.separator.join(rendered) + "]" + spec.block[1]
 
 
@@ -932,7 +944,7 @@ class CallList(Family):
 
     name = "call_list"
     parameters = frozenset(
-        {"block", "stop", "reasoning", "arguments", "values", "separator", "argument_separator", "recover"}
+        {"block", "stop", "reasoning", "arguments", "values", "separator", "argument_separator", "recover", "brackets"}
     )
 
     @classmethod
@@ -945,6 +957,8 @@ class CallList(Family):
             raise ValueError("a call_list member needs a stop token")
         if bool(spec.block[0]) != bool(spec.block[1]):
             raise ValueError("a call_list block needs both an opener and a closer, or neither")
+        if not spec.brackets and (not spec.block[0] or not spec.separator):
+            raise ValueError("a call_list member without brackets writes its calls in a block, a separator apart")
         if spec.arguments != "python":
             raise ValueError(f"the call_list family writes arguments as 'python', not {spec.arguments!r}")
         if spec.values not in VALUES:
@@ -995,8 +1009,12 @@ class CallList(Family):
         py = PythonValues(builder)
         for tool in tools:
             head = f"{tool_name(tool)}("
-            if spec.values == "python":
-                python = functools.partial(python_value, py, values)
+            if spec.values in ("python", "raw_single"):
+                # (raw_single: Python's raw strings, every other value JSON's.)
+                if spec.values == "python":
+                    python = functools.partial(python_value, py, values)
+                else:
+                    python = functools.partial(python_value, values, values, literal=_raw_single)
                 arguments = _json_arguments(values, tool, Lit(spec.argument_separator), python)
                 calls.append((head, seq(arguments, ")")))
             elif spec.values == "python_str":
@@ -1013,13 +1031,13 @@ class CallList(Family):
         call = builder.rule("call", alt(*(seq(head, arguments) for head, arguments in calls))) if calls else EMPTY
         opener, closer = spec.block
         if opener:
-            triggers: tuple[tuple[str, Expr], ...] = ((opener + "[", call),)
+            triggers: tuple[tuple[str, Expr], ...] = ((opener + ("[" if spec.brackets else ""), call),)
         else:
             triggers = tuple(("[" + head, arguments) for head, arguments in calls)
         return CallSyntax(
             triggers=triggers,
             more=seq(spec.separator, call),
-            tail=Lit("]" + closer),
+            tail=Lit(("]" if spec.brackets else "") + closer),
             text_forbid_markers=(*((opener.rstrip("\n"),) if opener else ()), spec.stop),
             text_forbid=(CALL_START,),
             reasoning=Reasoning(*spec.reasoning) if spec.reasoning is not None else None,

@@ -22,6 +22,13 @@ A member's spec sets:
   template of ``{name}`` and ``{id}`` (Kimi's ``functions.{name}:{id}``, Mistral's ``{id}``); the
   id written is the call's id (no ``call_id`` function makes one), and the reply renderer writes a
   message's id back where it has that shape. Empty: calls write no id.
+* ``separator``: what stands between two calls (xLAM's ``, `` in ``[{"name": ...}, {"name": ...}]``);
+  empty for nothing. A blank one is layout, as any blank between a section's markers is; another is
+  read only between two calls of a section, and is text anywhere else.
+* ``values``: ``"json"``, or ``"python_repr"`` for arguments written as Python's ``str()`` of the
+  dict (InternLM2's and Apriel 1.5's ``{'city': 'Paris', 'days': 3}``): strings between ``'`` (or
+  ``"``) with Python's escapes, ``True``, ``False``, ``None``; each string read by Python's literal
+  rules (:func:`codec.literals.python_literal`), the rest by the grammar.
 * ``stop``, ``reasoning``, ``special_tokens``; ``recover``: the deviations of :data:`RECOVERIES`.
 
 Arguments are JSON and keep their JSON types. Tolerated, each reported: arguments given as a JSON
@@ -74,6 +81,8 @@ from codec.sink import CONTENT, LAST, NEXT, REASONING, CallWriter, Sink
 from codec.stream import Builder, BuildError, Syntax, ToolsByName, WholeReading
 from codec.watch import Delimiter, JsonScan, Watch
 from codec.wire import Family, WireSpec, family_grammar, regex_literal
+from codec.wire._call_list_python import PythonValues
+from codec.wire._call_list_values import quoted_string_value
 from codec.wire._json_object_builder import CLOSED_PUNCTUATION
 from codec.wire._json_object_values import (
     arguments_text,
@@ -150,6 +159,10 @@ class Markers:
     lists: bool = False
     #: Whether a JSON object of calls at the start of the reply is read (``calls_in_text``).
     lead: bool = False
+    #: What stands between two calls ("" for nothing).
+    separator: str = ""
+    #: Whether arguments are Python's ``str()`` of the dict (``values="python_repr"``), else JSON.
+    python: bool = False
 
     @classmethod
     def of(cls, spec: WireSpec) -> Markers:
@@ -169,6 +182,8 @@ class Markers:
             "lost_args_opener" in spec.recover,
             "call_lists" in spec.recover,
             "calls_in_text" in spec.recover,
+            spec.separator,
+            spec.values == "python_repr",
         )
 
     @functools.cached_property
@@ -189,6 +204,18 @@ class Markers:
         return loose if loose != self.name_open else ""
 
     @functools.cached_property
+    def blank_led(self) -> bool:
+        """Whether a marker of a call or of its section starts with a blank."""
+        marks = (self.section_open, self.section_close, self.call_open, self.call_close, self.args_open, self.id_open)
+        return any(mark[:1].isspace() for mark in marks)
+
+    @functools.cached_property
+    def read_separator(self) -> str:
+        """The separator the grammar reads as a terminal of its own: one that is not blank (a blank
+        one is layout, as the blanks between a section's markers are); "" for none."""
+        return self.separator if self.separator.strip() else ""
+
+    @functools.cached_property
     def strays(self) -> tuple[str, ...]:
         """The markers that mean nothing outside a call or a section: reported where they stand."""
         return tuple(m for m in (*self.section_closes, self.call_close, self.args_open) if m)
@@ -197,7 +224,7 @@ class Markers:
     def frame(self) -> tuple[str, ...]:
         """The markers free text stops before."""
         opens = (*self.section_opens, self.call_open, self.stop, *self.strays, *self.foreign, self.think_close)
-        return tuple(dict.fromkeys(m for m in opens if m))
+        return tuple(dict.fromkeys(m for m in (*opens, self.read_separator) if m))
 
     @functools.cached_property
     def thought_ends(self) -> tuple[str, ...]:
@@ -293,7 +320,31 @@ def grammar_values(m: Markers) -> tuple[tuple[str, str], ...]:
         ("LISTED_RULE", "listed: call_opener JSON_CONTAINER" if m.lists else ""),
         ("LEAD", "lead?" if m.lead else ""),
         ("LEAD_RULE", "lead: LEAD_CALLS\n%declare LEAD_CALLS" if m.lead else ""),
+        ("SEPARATOR_ITEM", "| separator" if m.read_separator else ""),
+        ("SEPARATOR_RULE", "separator: SEPARATOR" if m.read_separator else ""),
+        ("SEPARATOR", _marker(m.read_separator)),
+        ("MARKS", ".1" if m.blank_led else ""),
+        ("STRING", _PY_STRING if m.python else _JSON_STRING),
+        ("TRUE", '"True"' if m.python else '"true"'),
+        ("FALSE", '"False"' if m.python else '"false"'),
+        ("NULL", '"None"' if m.python else '"null"'),
     )
+
+
+#: A JSON string, and a string as Python's ``repr`` writes it (between either quote, backslash
+#: escapes, no raw line break).
+_JSON_STRING = r'"[^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*"'
+_PY_STRING = r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'|\"[^\"\\\n]*(?:\\.[^\"\\\n]*)*\""
+
+
+def _string(m: Markers, token: Token) -> str:
+    """A string token's value: JSON's, or (``python_repr``) Python's literal reading."""
+    if not m.python:
+        return string_value(token)
+    try:
+        return quoted_string_value(str(token))
+    except ValueError as exc:
+        raise BuildError(f"invalid Python string: {exc}", token.start_pos) from None
 
 
 # ---------------------------------------------------------------------------- parse
@@ -320,10 +371,11 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         self._reasoning_cut = False  # whether a call ended the reasoning, whose closer has not come since
         #: A section whose opener was kept as content with a first call that was no call: its closer is too.
         self._orphan_section: bool | None = None
+        self._separated = False  # whether the separator stood after the last call
 
     # values
     def string(self, token: Token) -> str:
-        return string_value(token)
+        return _string(self.markers, token)
 
     def number(self, token: Token) -> Any:
         try:
@@ -338,7 +390,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
         return list(children[1:-1:2])  # [ value , value ... ]
 
     def pair(self, key: Token, colon: Token, value: Any) -> tuple[str, Any, int]:
-        return string_value(key), value, key.start_pos
+        return _string(self.markers, key), value, key.start_pos
 
     def object(self, *children: Any) -> dict[str, Any]:
         return self.mapping(children[1:-1:2])  # { pair , pair ... }
@@ -410,6 +462,15 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
             self._in_section = False
             self.sink.issue("missing_closer", f"missing {self.markers.section_close!r} inserted", pos, call=LAST)
 
+    def separator(self, token: Token) -> None:
+        """The spec's separator: once between two calls of a section, nothing; anywhere else (a second
+        one included), text."""
+        between = self._in_section and self._section_calls and self._call is None and not self._blanks
+        if between and not self._separated:
+            self._separated = True
+            return
+        self.on_text(CONTENT, str(token), token.start_pos)
+
     def section_open(self, token: Token) -> None:
         self._in_section, self._section_at, self._orphan_section = True, token.start_pos, None
         self._section_calls, self._section_text = 0, str(token)
@@ -418,6 +479,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
     def call_opener(self, token: Token) -> None:
         self._opened = token.start_pos
         self._blanks.clear()
+        self._separated = False
 
     def call_head(self, name: Token, args_open: Token) -> None:
         self._start(name, None)
@@ -588,7 +650,7 @@ class NamedJsonBuilder(LiteralHandlers, Builder):
 
     def arg(self, key: Token, colon: Token, value: Any) -> None:
         assert self._call is not None
-        self._call.argument(string_value(key), value, key.start_pos)
+        self._call.argument(_string(self.markers, key), value, key.start_pos)
 
     def args_string(self, token: Token) -> None:
         try:
@@ -700,9 +762,13 @@ def reply_syntax(m: Markers) -> Syntax:
         reasoning_closer="THINK_CLOSE" if reasoning else None,
         resync_after=(m.call_close,) if m.call_close else (),
         resync_before=tuple(x for x in (m.call_open, m.section_close, m.stop) if x),
-        delimiters=(Delimiter('"', '"', "\\"),),
+        # (Python's strings open with either quote.)
+        delimiters=(Delimiter('"', '"', "\\"), *([Delimiter("'", "'", "\\")] if m.python else [])),
+        # Blanks are taken as soon as they arrive, unless a marker starts with one: they then wait to
+        # be told from that marker.
         closed_terminals=frozenset(
-            {"STRING", "CALL_OPEN", "SECTION_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP", "WS", *CLOSED_PUNCTUATION}
+            {"STRING", "CALL_OPEN", "SECTION_OPEN", "CALL_CLOSE", "SECTION_CLOSE", "STOP", *CLOSED_PUNCTUATION}
+            | (set() if m.blank_led else {"WS"})
         ),
         holdback=m.holdback,
         marker_starts="".join(dict.fromkeys(marker[0] for marker in markers if marker)),
@@ -747,8 +813,8 @@ def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReadin
 
     def whole_reply(text: str, tools: ToolsByName | None) -> WholeReading | None:
         opener = m.section_open or m.call_open  # without a section, the first call opens the calls
-        if not opener:
-            return None
+        if not opener or m.python or (m.separator and not m.section_open):
+            return None  # (a separator outside a section is text between calls: the grammar's to place)
         end = len(text) - len(m.stop) if text.endswith(m.stop) else len(text)
         start = text.find(opener, 0, end)
         content = text[: end if start < 0 else start]
@@ -775,6 +841,8 @@ def _whole_reader(m: Markers) -> Callable[[str, ToolsByName | None], WholeReadin
             call_name, call_id = read
             calls.append((call_name, arguments) if call_id is None else (call_name, arguments, call_id))
             pos = after + len(m.call_close)
+            if m.separator and text.startswith(m.separator + m.call_open, pos):
+                pos += len(m.separator)
         if not calls or pos + len(m.section_close) != end or not text.startswith(m.section_close, pos):
             return None
         return content, "", calls
@@ -789,7 +857,9 @@ class NamedJson(Family):
     """The ``named_json`` family compiled for one spec."""
 
     name = "named_json"
-    parameters = frozenset({"block", "call", "name", "call_id", "stop", "reasoning", "special_tokens", "recover"})
+    parameters = frozenset(
+        {"block", "call", "name", "call_id", "stop", "reasoning", "special_tokens", "recover", "separator", "values"}
+    )
 
     @classmethod
     def check(cls, spec: WireSpec) -> None:
@@ -810,6 +880,10 @@ class NamedJson(Family):
         if unknown:
             known = ", ".join(RECOVERIES)
             raise ValueError(f"the named_json family recovers no {', '.join(unknown)}; it knows {known}")
+        if spec.values not in ("json", "python_repr"):
+            raise ValueError(f"a named_json member writes values as 'json' or 'python_repr', not {spec.values!r}")
+        if spec.separator.strip() and spec.separator[0].isspace():
+            raise ValueError("a named_json member's separator is blank, or starts with other than a blank")
 
     def __init__(self, spec: WireSpec) -> None:
         super().__init__(spec)
@@ -829,7 +903,9 @@ class NamedJson(Family):
         head = concat(m.call_open + m.name_open, name)
         if m.id_form:
             head += m.id_open + m.written_id(attr(call, "id"), name, index)
-        return head + m.args_open + arguments_json(attr(function, "arguments")) + m.call_close
+        arguments = attr(function, "arguments")
+        written = repr(arguments) if m.python and isinstance(arguments, dict) else arguments_json(arguments)
+        return head + m.args_open + written + m.call_close
 
     def reply_text(self, message: dict[str, Any]) -> str:
         """The content, then the calls in their section, then the stop token."""
@@ -839,7 +915,7 @@ class NamedJson(Family):
         calls = message.get("tool_calls")
         if calls:
             out.append(m.section_open)
-            out.extend(self.call_text(call, i) for i, call in enumerate(iterate(calls)))
+            out.append(m.separator.join(self.call_text(call, i) for i, call in enumerate(iterate(calls))))
             out.append(m.section_close)
         out.append(m.stop)
         return "".join(out)
@@ -861,7 +937,7 @@ class NamedJson(Family):
         id: letters and digits), the arguments opener, JSON arguments constrained by the tool's parameters,
         the call closer. Reasoning is a leading reasoning block."""
         m = self.markers
-        values = JsonValues(builder)
+        values = PythonValues(builder) if m.python else JsonValues(builder)
         bodies = []
         for tool in tools:
             head: Expr = seq(m.name_open + (tool_name(tool) or ""))
@@ -875,7 +951,7 @@ class NamedJson(Family):
         first = (m.section_open, call) if m.section_open else (m.call_open, body)
         return CallSyntax(
             triggers=(first,),
-            more=call,
+            more=seq(m.separator, call) if m.separator else call,
             tail=Marker(m.section_close) if m.section_close else EMPTY,
             text_forbid_markers=tuple(x for x in (m.section_open, m.call_open, m.stop) if x),
             reasoning=(

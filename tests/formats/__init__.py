@@ -26,10 +26,10 @@ Message = dict[str, Any]
 Tools = list[dict[str, Any]] | None
 
 #: Size of the adversarial inputs: large enough that a quadratic cost dwarfs the linear budgets
-#: (a work of 8 per character): 40,000 characters in the deep profile, a quarter of that in the
-#: default one, where a cost of c·n² is still over the budget for any c above 1/1,250 (a rescan of
+#: (a work of 8 per character): 40,000 characters in the deep profile, an eighth of that in the
+#: default one, where a cost of c·n² is still over the budget for any c above 1/625 (a rescan of
 #: the text per chunk, per call or per line is far above it).
-N = 40_000 if deep() else 10_000
+N = 40_000 if deep() else 5_000
 #: Nesting depth of the adversarial inputs: well past the interpreter's recursion limit.
 DEEP = 5_000
 #: Size of the inputs made of many calls, which cost far more per character than text (events, salvage):

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 import codec
 from codec import jinja
-from formats import DEEP, MANY, PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
+from formats import PLAIN_TEXT, Adversarial, Decode, Message, N, Profile, RoundTrip, Tools
 from formats.hermes import arguments, decoded, message_texts, text_values, tool_names, tools_for
+from formats.mistral_small3_2 import adversarial_texts
 
 STOP = "</s>"
 OPEN = "[TOOL_CALLS]"
@@ -23,27 +24,9 @@ MARKERS = (OPEN, "[ARGS]", THINK_OPEN, THINK_CLOSE, STOP, "[INST]", "[/INST]", "
 AMBIGUOUS = (*MARKERS, "[/SYSTEM_PROMPT]", "[AVAILABLE_TOOLS]", "[/TOOL_RESULTS]", "[IMG]", "[CALL_ID]")
 
 
-def _call(value: str) -> str:
-    return _ARG + value + "}"
-
-
 def _adversarial() -> dict[str, Adversarial]:
-    call = _call
     texts = {
-        "deep_list_in_arguments": call("[" * DEEP + "]" * DEEP),
-        "deep_object_in_arguments": call('{"k": ' * DEEP + "1" + "}" * DEEP),
-        "deep_unclosed_in_arguments": _ARG + "[" * DEEP,
-        "unterminated_string": _ARG + '"' + "x" * N,
-        "unterminated_string_with_markers": _ARG + '"' + "[TOOL_CALLS]</s>" * (N // 16),
-        "partial_call_markers": "[TOOL_CALL" * (N // 10),
-        "call_openers": OPEN * (N // 12),
-        "names_never_ended": OPEN + "x" * N,
-        "backslashes_odd": call('"' + "\\" * (N // 2 + 1) + '"'),
-        "backslashes_even": call('"' + "\\" * (N // 2) + '"') + STOP,
-        "string_full_of_markers": call('"' + "[TOOL_CALLS]f[ARGS]{[/THINK]" * (N // 28) + '"'),
-        "many_calls": call("1") * (MANY // 30) + STOP,
-        "many_arguments": call("0, " + ", ".join(f'"k{i}": {i}' for i in range(N // 30))),
-        "stop_tokens": STOP * (N // 4),
+        **adversarial_texts(_ARG, "[TOOL_CALLS]f[ARGS]{[/THINK]"),
         "unclosed_reasoning": THINK_OPEN + "hmm " * (N // 4),
         "reasoning_closers": THINK_CLOSE * (N // 8),
         "reasoning_openers": THINK_OPEN * (N // 7),

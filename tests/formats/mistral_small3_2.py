@@ -20,28 +20,33 @@ _HEAD = OPEN + "f[CALL_ID]abc123xyz[ARGS]"
 _ARG = _HEAD + '{"a": '  # a call cut where the value of "a" starts
 
 
-def _call(value: str) -> str:
-    return _ARG + value + "}"
+def adversarial_texts(arg: str, markers: str) -> dict[str, str]:
+    """The adversarial inputs of the ``[TOOL_CALLS]NAME...[ARGS]{...}`` formats: ``arg`` is a call
+    cut where the value of ``"a"`` starts, ``markers`` a run of the format's reply markers."""
 
+    def call(value: str) -> str:
+        return arg + value + "}"
 
-def _adversarial() -> dict[str, Adversarial]:
-    call = _call
-    texts = {
+    return {
         "deep_list_in_arguments": call("[" * DEEP + "]" * DEEP),
         "deep_object_in_arguments": call('{"k": ' * DEEP + "1" + "}" * DEEP),
-        "deep_unclosed_in_arguments": _ARG + "[" * DEEP,
-        "unterminated_string": _ARG + '"' + "x" * N,
-        "unterminated_string_with_markers": _ARG + '"' + "[TOOL_CALLS]</s>" * (N // 16),
+        "deep_unclosed_in_arguments": arg + "[" * DEEP,
+        "unterminated_string": arg + '"' + "x" * N,
+        "unterminated_string_with_markers": arg + '"' + "[TOOL_CALLS]</s>" * (N // 16),
         "partial_call_markers": "[TOOL_CALL" * (N // 10),
         "call_openers": OPEN * (N // 12),
         "names_never_ended": OPEN + "x" * N,
         "backslashes_odd": call('"' + "\\" * (N // 2 + 1) + '"'),
         "backslashes_even": call('"' + "\\" * (N // 2) + '"') + STOP,
-        "string_full_of_markers": call('"' + "[TOOL_CALLS]f[ARGS]{" * (N // 20) + '"'),
-        "many_calls": call("1") * (MANY // 40) + STOP,
+        "string_full_of_markers": call('"' + markers * (N // len(markers)) + '"'),
+        "many_calls": call("1") * (MANY // len(call("1"))) + STOP,
         "many_arguments": call("0, " + ", ".join(f'"k{i}": {i}' for i in range(N // 30))),
         "stop_tokens": STOP * (N // 4),
     }
+
+
+def _adversarial() -> dict[str, Adversarial]:
+    texts = adversarial_texts(_ARG, "[TOOL_CALLS]f[ARGS]{")
     return {name: Adversarial(text) for name, text in texts.items()}
 
 
