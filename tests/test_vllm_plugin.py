@@ -120,13 +120,26 @@ def test_harmony_handover_streamed_like_parse(name: str, case: Any) -> None:
         assert (rest.content, calls_of(rest)) == (whole.content, calls_of(whole))
 
 
-def test_harmony_stripped_reply_hands_over_from_the_channel_name() -> None:
+@pytest.mark.parametrize(
+    ("text", "skipped"),
+    [
+        ("analysisThe user greets.assistantfinalHello!", "assistantfinal"),
+        # (a small letter after the channel's name: read alone, "finalhello" would be a word of prose)
+        ("analysisThe user greets.assistantfinalhello there!", "assistantfinal"),
+        ("<|channel|>analysis<|message|>Greets.<|end|><|start|>assistant<|channel|>final<|message|>hello", None),
+        ("<|channel|>analysis<|message|>Greets.<|end|><|channel|>final<|message|>hello<|return|>", None),
+    ],
+)
+def test_harmony_final_answer_is_handed_over_as_its_text(text: str, skipped: str | None) -> None:
+    # The answer's header is left out: the rest is content as it stands, read alone or sent on.
     fmt = codec.get_format("gpt_oss")
-    text = "analysisThe user greets.assistantfinalHello!"
+    whole = fmt.parse(text)
     split = leading_reasoning(fmt, text)
-    assert split is not None and split.reasoning == "The user greets."
-    assert text[split.end : split.rest] == "assistant" and text[split.rest :] == "finalHello!"
-    assert fmt.parse(text[split.rest :], prompt="").content == "Hello!"
+    assert split is not None and split.reasoning == whole.reasoning
+    assert text[split.rest :].removesuffix("<|return|>") == whole.content
+    if skipped is not None:
+        assert text[split.end : split.rest] == skipped
+    assert fmt.parse(text[split.rest :], prompt="").content == whole.content
 
 
 def test_harmony_reasoning_after_a_preamble_is_the_tool_parsers() -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from codec.export import Reasoning
 from codec.format import Format
+from codec.models import ParseResult
 from codec.wire.harmony import Harmony, Markers
 
 __all__ = ["Split", "harmony_markers", "harmony_reasoning", "leading_reasoning"]
@@ -26,7 +27,9 @@ class Split:
     and ``text[rest:]`` is what the tool parser reads as a reply of its own. ``rest`` is past ``end``
     where the reply lost its tokens: the role's name glued to the next channel's
     (``...assistantfinal...``) is left out, so that the rest opens with a channel's name, as a
-    stripped reply does."""
+    stripped reply does. Where the next message is the final answer (the content channel's), its
+    header is left out too: the rest is the answer's text, content as it stands, whether a tool
+    parser reads it or vLLM sends it on as it is (a reasoning parser with no tool parser)."""
 
     end: int
     rest: int
@@ -91,9 +94,34 @@ def leading_reasoning(fmt: Format, text: str, *, prompt: str | None = None) -> S
     best: Split | None = None
     for end, rest in _candidates(m, text):
         head = fmt.parse(text[:end], prompt=prompt)
-        # (a call's header cut before its body reads as no call, but as a truncated one)
-        if head.content or head.tool_calls or any(issue.kind == "truncated_call" for issue in head.issues):
-            break
-        if head.reasoning:
-            best = Split(end, rest, head.reasoning)
+        if _reads_as_reasoning_alone(head):
+            if head.reasoning:
+                best = Split(end, rest, head.reasoning)
+            continue
+        break
+    if best is None:
+        return None
+    body = _answer_body(m, text, best)
+    if body is not None and _reads_as_reasoning_alone(fmt.parse(text[:body], prompt=prompt)):
+        return Split(best.end, body, best.reasoning)
     return best
+
+
+def _reads_as_reasoning_alone(head: ParseResult) -> bool:
+    """Whether a reply's head gives no content and no call (a call's header cut before its body
+    reads as no call, but as a truncated one)."""
+    return not (head.content or head.tool_calls or any(issue.kind == "truncated_call" for issue in head.issues))
+
+
+def _answer_body(m: Markers, text: str, split: Split) -> int | None:
+    """Where the body of the message after ``split`` starts, where that message is the final
+    answer (the content channel's) written with its header as models write it: in full
+    (``<|start|>assistant<|channel|>final<|message|>``), without its opener
+    (``<|channel|>final<|message|>``), or stripped (``final`` after the role's name). None otherwise."""
+    if split.rest > split.end:  # stripped: the rest opens with the channel's name
+        return split.rest + len(m.content_channel) if text.startswith(m.content_channel, split.rest) else None
+    header = m.channel + m.content_channel + m.message
+    for written in (m.start + m.role + header, header):
+        if text.startswith(written, split.rest):
+            return split.rest + len(written)
+    return None

@@ -188,8 +188,12 @@ def _constrain(request: Any, grammar: str) -> None:
     """``grammar`` as ``request``'s structured output, where vLLM reads it for the request's API: a
     chat completion's ``structured_outputs`` (its ``response_format`` dropped, as vLLM's own parsers
     do for forced calls); a Responses request's parser constraint (``_parser_structured_outputs``,
-    which vLLM prefers to ``text.format``), leaving the fields the client sent as they are."""
+    which vLLM prefers to ``text.format``), leaving the fields the client sent as they are; and
+    ``_grammar_from_parser``, so that vLLM constrains the reply from its first token."""
     outputs = StructuredOutputsParams(grammar=grammar)
+    # The grammar allows a reasoning block before the calls: vLLM then applies it from the first
+    # token, not from where the reasoning parser says reasoning ends.
+    request._grammar_from_parser = True
     if isinstance(request, ResponsesRequest):
         request._parser_structured_outputs = outputs
         return
@@ -464,6 +468,7 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
             raise TypeError(f"{self.name}: the format's replies have no reasoning block")
         self.markers = markers
         self._prompt: str | None = None
+        self._prompt_ids: list[int] | None = None
         self._stream: Stream | None = None
         self._raw = ""
         self._open = False  # a reasoning block is open (the prompt's or the reply's)
@@ -499,11 +504,22 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         return text.rfind(self.markers.open) > text.rfind(self.markers.close)
 
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
-        """Whether the text of ``input_ids`` (a prompt, or a prompt and what followed) ends outside
-        any reasoning block: True where none is open, as for a prompt that opens no reasoning
-        (gemma4 with thinking off), so that vLLM applies a forced call's grammar from the first
-        token (codec's grammars allow a reasoning block before the calls)."""
-        return not self._open_in(self._text(input_ids))
+        """Whether reasoning has ended in the text of ``input_ids`` (a prompt, or a prompt and what
+        followed): where a block was closed and none opened after it, or where the text holds no
+        opener and reads as content (as a reply with no marker and no prompt does).
+
+        Of the prompt given to :meth:`set_prompt_token_ids` (vLLM's serving layer asks this of it
+        before the reply's first chunk, and skips the reasoning parser where it is True), only
+        where the prompt ends in a closed block (thinking off): after any other prompt the reply
+        may open a block of its own, which this parser reads, handing the rest over at once where
+        the reply opens none. (A forced call's grammar is applied from the first token whatever
+        this says: :func:`_constrain` tells vLLM that codec's grammars allow a reasoning block.)"""
+        text = self._text(input_ids)
+        if self._prompt_ids is not None and list(input_ids) == self._prompt_ids:
+            return text.rstrip().endswith(self.markers.close) and not self._open_in(text)
+        if self.markers.open not in text:
+            return bool(text.strip())
+        return text.rfind(self.markers.close) > text.rfind(self.markers.open)
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
         """The ids after the first token that completes the reasoning closer (all of them when the
@@ -526,18 +542,19 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
 
     def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
         """The prompt, read from its token ids: the stream is then told whether it opened reasoning."""
+        self._prompt_ids = list(prompt_token_ids)
         self._prompt = self._text(prompt_token_ids)
 
     def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
         """Nothing more than :meth:`set_prompt_token_ids` does: the stream reads the prompt itself."""
-        self._prompt = self._text(prompt_token_ids)
+        self.set_prompt_token_ids(prompt_token_ids)
 
     # -------------------------------------------------------------- whole replies
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
         """The reasoning of a whole reply (None where it has none, or an empty block) and the raw
-        text around it (the tool parser reads that): the text before the block, if any, then the
-        text after it."""
+        text around it (the tool parser reads that; None where there is none): the text before
+        the block, if any, then the text after it."""
         result = self.format.parse(model_output, prompt=self._prompt, call_id=_CallIds())
         block = self._closed_block(model_output)
         if block is not None:
@@ -545,27 +562,40 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
             rest = before + self._after_block(head, model_output[len(before) + len(head) :])
             return result.reasoning or None, rest or None
         if not result.reasoning:
-            return None, model_output
+            return None, model_output or None
         # Unclosed: the rest starts where the parse ended the block at a call opener, or else at a
         # marker the block may not hold (a call), if any.
         ended = [issue.pos for issue in result.issues if issue.kind == "unclosed_reasoning"]
-        if ended or self.format.syntax().reasoning_closer is not None:
-            return result.reasoning, (model_output[ended[0] :] if ended else None)
+        if ended:
+            return result.reasoning, self._reopened(model_output[ended[0] :])
+        if self.format.syntax().reasoning_closer is not None:
+            return result.reasoning, None
         found = [i for i in (model_output.find(m) for m in self.markers.forbid_markers) if i >= 0]
         return result.reasoning, (model_output[min(found) :] if found else None)
+
+    def _reopened(self, rest: str) -> str:
+        """``rest``, the raw text from the call that ended an unclosed reasoning block, after the
+        block's opener written again: the tool parser, reading it as a reply of its own, then reads
+        what follows the call as the whole reply's parse does (an empty block the call ends, sent
+        as nothing; a closer written after the calls, Kimi K2's late ``</think>``, as the format
+        reads one there), where without the opener it could not tell that a block was open."""
+        return self.markers.open + self.markers.open_rest + rest
 
     def _closed_block(self, text: str) -> tuple[str, str] | None:
         """The text before the reasoning block ``text`` closes and the block itself (from its opener,
         or from the start where the prompt opened it, to its closer), or None where its first closer
-        ends no block (a closer the parse keeps as text). An empty block is a block."""
+        ends no block (a closer the parse keeps as text, or one written after calls that ended the
+        block: Kimi K2's section opened inside ``<think>``). An empty block is a block."""
         end = text.find(self.markers.close)
         if end < 0:
             return None
         head = text[: end + len(self.markers.close)]
         start = head.rfind(self.markers.open)
         before = head[:start] if start >= 0 else ""
-        # The parse of the text up to the closer is the judge: all of it reasoning but ``before``.
-        if self.format.parse(head, prompt=self._prompt, call_id=_CallIds()).content.strip() != before.strip():
+        # The parse of the text up to the closer is the judge: all of it reasoning but ``before``,
+        # and no call (a call inside the block ended it there, as the stream reads it).
+        parsed = self.format.parse(head, prompt=self._prompt, call_id=_CallIds())
+        if parsed.content.strip() != before.strip() or parsed.tool_calls:
             return None
         return before, head[len(before) :]
 
@@ -627,11 +657,17 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         if self._open:
             end = self._raw.find(self.markers.close)
             rest = self._raw[end + len(self.markers.close) :]
+            other = any(not isinstance(e, ReasoningDelta) for e in events)
+            # A call that ended the block unclosed, as the parse of the text so far reads it (a
+            # closer may follow the calls, in the same chunk): the rest starts at the call.
+            ended = self._ended_by_call() if other else None
+            if ended is not None:
+                self._end(self._reopened(self._raw[ended:]))
             # Wait for the first text after the closer: the whitespace before it may be the block's.
-            if end >= 0 and rest.strip():
+            elif end >= 0 and rest.strip():
                 self._end(self._after_block(self._raw[: end + len(self.markers.close)], rest))
-            elif end < 0 and any(not isinstance(e, ReasoningDelta) for e in events):
-                # The block ends unclosed, at a marker it may not hold (a call): the rest starts there.
+            elif end < 0 and other:
+                # The block ends unclosed, at a marker it may not hold: the rest starts there.
                 found = [i for i in (self._raw.find(m) for m in self.markers.forbid_markers) if i >= 0]
                 self._end(self._raw[min(found) :] if found else "")
             return
@@ -640,6 +676,13 @@ class CodecReasoningParser(ReasoningParser):  # type: ignore[misc]  # vLLM is un
         other = any(not isinstance(e, ReasoningDelta) for e in events)
         if (prompt_known and text and not reply_opens) or other:
             self._end(self._raw)
+
+    def _ended_by_call(self) -> int | None:
+        """Where a call ended the reasoning block unclosed in the raw text so far (an
+        ``unclosed_reasoning`` issue of its parse), or None."""
+        parsed = self.format.parse(self._raw, prompt=self._prompt, call_id=_CallIds())
+        ended = [issue.pos for issue in parsed.issues if issue.kind == "unclosed_reasoning"]
+        return ended[0] if ended else None
 
     def _after_block(self, head: str, rest: str) -> str:
         """``rest``, the raw text after a reasoning block ``head``, less the whitespace the format
@@ -714,22 +757,70 @@ class CodecHarmonyReasoningParser(CodecReasoningParser):
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
         self._split: Split | None = None
+        self._judged = -1  # the last place a message may start that was judged
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
         """The leading reasoning messages of a whole reply (None where it opens with none) and the
         raw text after them, from the next message on."""
         split = leading_reasoning(self.format, model_output, prompt=self._prompt)
         if split is None:
-            return None, model_output
+            return None, model_output or None
         return split.reasoning, model_output[split.rest :] or None
 
     def _decide(self, events: list[Event]) -> None:
         """Reasoning ends at the first text or call the stream reads: the rest starts at the message
-        that holds it (all of the reply where it opens with no reasoning)."""
+        that holds it (all of the reply where it opens with no reasoning). With the prompt known
+        (and no reasoning message open in it), a reply whose start can be no reasoning message's
+        header (a call's, a preamble's) opens with no reasoning: all of it is handed over at once,
+        so that the tool parser sends its calls as they complete, not at the end of the reply."""
         if all(isinstance(event, ReasoningDelta) for event in events):
+            if self._prompt is not None and not self._open and not self._may_open_reasoning(self._raw):
+                self._split = None
+                self._end(self._raw)
+            else:
+                self._after_a_message()
             return
         self._split = leading_reasoning(self.format, self._raw, prompt=self._prompt)
         self._end(self._raw[self._split.rest :] if self._split is not None else self._raw)
+
+    def _after_a_message(self) -> None:
+        """Reasoning ends where a reasoning message is followed by the header of one that is not
+        (a call's, a preamble's, the answer's), though the stream holds that message back: the
+        split is taken there, once per place a message may start."""
+        m = harmony_markers(self.format)
+        assert m is not None
+        ends = [self._raw.rfind(token) for token in (m.start, m.channel)]
+        closer = self._raw.rfind(m.end)
+        ends.append(closer + len(m.end) if closer >= 0 else -1)
+        role = self._raw.rfind(m.role) if m.stripped else -1
+        boundary = max(*ends, role)
+        tail = self._raw[boundary:]
+        # (judged once the next message's header is whole: where its body starts is then known)
+        if boundary == role:
+            after = tail[len(m.role) :]
+            whole = any(after.startswith(channel) and len(after) > len(channel) for channel in m.channels)
+        else:
+            whole = m.message in tail
+        if boundary <= 0 or boundary == self._judged or not whole or self._may_open_reasoning(tail):
+            return
+        self._judged = boundary
+        split = leading_reasoning(self.format, self._raw, prompt=self._prompt)
+        # (the role's name may be a word of the reasoning in a stripped reply: only a split there counts)
+        if split is not None and (boundary != role or split.end == role):
+            self._split = split
+            self._end(self._raw[split.rest :])
+
+    def _may_open_reasoning(self, text: str) -> bool:
+        """Whether ``text`` (the reply so far, or its last message so far) may still be a reasoning
+        message: it is, or begins, a reasoning message's header, written in full, without its
+        opener, or stripped."""
+        m = harmony_markers(self.format)
+        assert m is not None
+        text = text.lstrip()
+        headers = [m.channel + m.reasoning_channel, m.start + m.role + m.channel + m.reasoning_channel]
+        if m.stripped:
+            headers.append(m.reasoning_channel)
+        return any(header.startswith(text) or text.startswith(header) for header in headers)
 
     def _complete_reasoning(self, reasoning: str) -> str:
         """``reasoning`` with what the stream still held back of the leading reasoning messages."""
