@@ -683,13 +683,16 @@ class Stream:
             if end + hold > n and not final and kind not in closed_terms:
                 if kind not in text_terms:
                     # Committed as soon as no more text could change it, else once the longest
-                    # marker's worth has followed (asked once: the stream waits till then). A
-                    # token as long as that waits for as much again as it has: one that keeps
-                    # growing (a long name still arriving) is lexed again a logarithmic number
-                    # of times, not once per holdback, which would cost its length squared.
+                    # marker's worth has followed. A token shorter than that is asked again at
+                    # every chunk (at most the holdback's worth of work each), so that a closer
+                    # arriving alone after it is read at once. A longer one waits for as much
+                    # again as it has: one that keeps growing (a long name still arriving) is
+                    # lexed again a logarithmic number of times, not once per chunk, which would
+                    # cost its length squared.
                     self.work += n - i
                     if not self._decided(kind, buf, i):
-                        self._need = self._base + end + max(hold, end - i)
+                        if end - i > hold:
+                            self._need = self._base + 2 * end - i
                         break
                 else:
                     end = self._committable_text(buf, i, end, n - hold, state, kind)

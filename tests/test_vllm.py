@@ -750,14 +750,9 @@ def test_a_call_that_ends_reasoning_the_prompt_opened_is_sent(name: str, case: A
     assert [(c["name"], c["arguments"]) for c in out.calls] == expected_calls(want)
 
 
-#: codec's stream, once a token waits for the holdback's worth of text after it, lexes nothing
-#: until that much has come (codec/stream.py, ``_need``): a closer that arrives alone, in a chunk
-#: shorter than the holdback, is read only at the end of the reply.
-CLOSER_ALONE_BUG = "a call's closer fed alone after a pending line break is held until the reply ends"
-
-
-@pytest.mark.xfail(strict=True, reason=CLOSER_ALONE_BUG)
 def test_a_call_is_sent_when_its_closer_arrives() -> None:
+    """A closer that arrives alone, after a line break the stream could not decide yet, ends the call
+    in that delta: a token shorter than the holdback is asked again at every chunk."""
     # As vLLM's test_hermes_parser_streaming_failure_case_bug_19056 feeds it: the closer is a token.
     tools = [{"type": "function", "function": {"name": "final_answer", "parameters": {"type": "object"}}}]
     head = '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}}\n'
