@@ -278,6 +278,7 @@ class CompiledGrammar:
         #: The grammar's rule names (before aliases).
         self.rule_names = frozenset(h.rule.origin.name for h in self._rules)
         self._single: dict[str, re.Pattern[str]] = {}
+        self._partial: dict[Any, regex.Pattern[str] | None] = {}
 
     # ------------------------------------------------------------------ builders
 
@@ -388,10 +389,13 @@ class CompiledGrammar:
         change, not only once the longest marker's worth of text has followed it. Each terminal is
         matched with the ``regex`` module's partial matching, every complete match refused: a
         partial match means more text could make it."""
-        for name in self._lexed(state):
-            if _past_end(self.terminals[name].pattern.to_regexp()).match(text, partial=True) is not None:
-                return False
-        return True
+        try:
+            pattern = self._partial[state]
+        except KeyError:
+            pattern = self._partial[state] = _past_end(
+                tuple(self.terminals[name].pattern.to_regexp() for name in self._lexed(state))
+            )
+        return pattern is None or pattern.match(text, partial=True) is None
 
     def _lexed(self, state: Any) -> list[str]:
         """The terminals ``state``'s scanner tries: those it has an action for, and the ignored ones."""
@@ -564,14 +568,18 @@ class Parser:
 
 
 @functools.lru_cache(maxsize=4096)
-def _past_end(pattern: str) -> regex.Pattern[str]:
-    """``pattern`` with every complete match refused, so that only a partial match (one the end
-    of the text cut short) is found (for :meth:`CompiledGrammar.decided`).
+def _past_end(patterns: tuple[str, ...]) -> regex.Pattern[str] | None:
+    """One pattern matching where any of ``patterns`` would, with every complete match refused,
+    so that only a partial match (one the end of the text cut short) is found (for
+    :meth:`CompiledGrammar.decided`); None for no patterns. One alternation per state, compiled
+    once: a partial match of any alternative is a partial match of the whole.
 
     Refusing with ``(?!)`` costs one step per place the match could end; requiring the match to
     end past the text with a lookbehind (``(?<=\\A[\\s\\S]{n,})``) cost a walk back to the start at
     each of them, quadratic on a long value, and a compile per length."""
-    return regex.compile(f"(?:{pattern})(?!)")
+    if not patterns:
+        return None
+    return regex.compile("|".join(f"(?:{p})(?!)" for p in patterns))
 
 
 @cache

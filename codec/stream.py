@@ -214,6 +214,11 @@ class Syntax:
     #: first of them, so a recovery looking for its end costs the text it searches once, not once
     #: per marker.
     resync: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    #: ``reasoning_close`` and ``reasoning_not_opened`` as one pattern, in that order (derived):
+    #: one search finds the first of them (the first listed where several start at one place),
+    #: and how long its matches can be, so that a search can resume where the last one stopped.
+    reasoning_markers: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    reasoning_span: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         g = self.grammar
@@ -262,6 +267,12 @@ class Syntax:
         # wins (an after-marker before a before-marker), as the block's end is defined.
         markers = tuple(dict.fromkeys(m for m in (*self.resync_after, *self.resync_before) if m))
         object.__setattr__(self, "resync", re.compile("|".join(map(re.escape, markers))) if markers else None)
+        looked_for = (self.reasoning_close, *self.reasoning_not_opened) if self.reasoning_close else ()
+        object.__setattr__(
+            self, "reasoning_markers", re.compile("|".join(map(_alternative, looked_for))) if looked_for else None
+        )  # (the closer, a string, is the first: group 1)
+        spans = (len(m) if isinstance(m, str) else self.reasoning_marker_span for m in looked_for)
+        object.__setattr__(self, "reasoning_span", max(spans, default=0))
 
     def opened_reasoning(self, prompt: str | None) -> bool:
         """Whether ``prompt`` (None: not given) ends inside a reasoning block that the reply goes on."""
@@ -603,21 +614,23 @@ class Stream:
         reply means it did not. The search never looks at a character twice."""
         syntax = self._syntax
         close = syntax.reasoning_close
-        assert close is not None and syntax.reasoning_open is not None
-        markers = (close, *syntax.reasoning_not_opened)
-        longest = max(len(m) if isinstance(m, str) else syntax.reasoning_marker_span for m in markers)
+        markers = syntax.reasoning_markers
+        assert close is not None and markers is not None and syntax.reasoning_open is not None
+        longest = syntax.reasoning_span
         limit = syntax.reasoning_lookahead
         buf = self._buf  # nothing is lexed before the decision: the buffer is the reply's start
         start = max(0, self._searched - longest + 1)
         end = min(len(buf), limit + longest - 1)
         self.work += max(0, end - start)
         self._searched = end
-        found = [(at, m) for m in markers if 0 <= (at := _find(buf, m, start, end)) < limit]
-        if not found and not final and len(buf) < limit + longest - 1:
+        found = markers.search(buf, start, end) if start < end else None
+        if found is not None and found.start() >= limit:
+            found = None
+        if found is None and not final and len(buf) < limit + longest - 1:
             return False  # a marker may still start within the lookahead
         self._undecided = False
-        if found and min(found, key=lambda hit: hit[0])[1] == close:
-            at = min(found, key=lambda hit: hit[0])[0]
+        if found is not None and found.group(1) is not None:
+            at = found.start()
             self._push(Token(syntax.reasoning_open, "", start_pos=0))
             self._out.issue(
                 "reasoning_without_opener",
@@ -1112,9 +1125,14 @@ def _read_alone(syntax: Syntax, text: str) -> ParseResult | None:
     return stream.result
 
 
-def _find(text: str, marker: str | re.Pattern[str], start: int, end: int) -> int:
-    """Where ``marker`` (a string or a pattern) first occurs whole within ``text[start:end]``, or -1."""
+def _alternative(marker: str | re.Pattern[str]) -> str:
+    """``marker`` (a string or a pattern) as one alternative of a pattern, its flags kept: a string
+    as a group (the first alternative's is group 1), a pattern as it is."""
     if isinstance(marker, str):
-        return text.find(marker, start, end)
-    found = marker.search(text, start, end)
-    return -1 if found is None else found.start()
+        return f"({re.escape(marker)})"
+    letters = "".join(c for flag, c in _SCOPED_FLAGS if marker.flags & flag)
+    return f"(?{letters}:{marker.pattern})" if letters else f"(?:{marker.pattern})"
+
+
+#: The flags a pattern can carry into an alternation, as scoped inline flags.
+_SCOPED_FLAGS = ((re.ASCII, "a"), (re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"))
