@@ -219,6 +219,8 @@ class Syntax:
     #: and how long its matches can be, so that a search can resume where the last one stopped.
     reasoning_markers: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     reasoning_span: int = field(init=False, repr=False, compare=False)
+    #: Finds a character of ``marker_starts`` (derived; None: there are none).
+    marker_chars: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         g = self.grammar
@@ -273,6 +275,8 @@ class Syntax:
         )  # (the closer, a string, is the first: group 1)
         spans = (len(m) if isinstance(m, str) else self.reasoning_marker_span for m in looked_for)
         object.__setattr__(self, "reasoning_span", max(spans, default=0))
+        chars = f"[{re.escape(self.marker_starts)}]" if self.marker_starts else None
+        object.__setattr__(self, "marker_chars", re.compile(chars) if chars else None)
 
     def opened_reasoning(self, prompt: str | None) -> bool:
         """Whether ``prompt`` (None: not given) ends inside a reasoning block that the reply goes on."""
@@ -346,6 +350,19 @@ class _Block:
     #: Blanks right before the opener that the grammar ignores as markup: content again if the
     #: block is rejected and kept as content.
     lead: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Prose:
+    """How a stream reads a chunk that only continues the free text it ended with: the text's
+    kind (where it goes) and terminal, the scanner and fast lexers of the parser's state, and
+    whether a marker outranks the text there (see "preempt")."""
+
+    kind: str
+    terminal: str
+    scanner: re.Pattern[str]
+    fast: tuple[tuple[str, FastLexer], ...]
+    preempted: bool
 
 
 @dataclass
@@ -423,6 +440,10 @@ class Stream:
         self._watcher: str | None = None  # the fast terminal whose lexer made the watch (None: a delimiter's)
         self._woken: str | None = None  # the fast terminal told to decide at _watched
         self._need = 0  # reply length before which the lexer cannot decide anything new
+        #: Where everything that arrived was committed and the last token was free text that more
+        #: of it continues without changing the parser: how to read a chunk that only continues
+        #: it (see _continue_text); else None.
+        self._prose: _Prose | None = None
         #: The last text probe's search: the terminal, the hold point it found and how far it read
         #: (reply offsets); see _committable_text.
         self._probe_cache: tuple[str, int, int] | None = None
@@ -487,6 +508,8 @@ class Stream:
             self._buf += self._take_pending()
         else:
             events = self._out.events = self._new_events()
+            if self._prose is not None and self._continue_text(self._prose, chunk):
+                return events
             self._buf += chunk
         if self._length >= self._need:
             try:
@@ -659,7 +682,9 @@ class Stream:
         scanners = self._g.scanners
         fast_by_state = syntax.fast_by_state
         parser = self._parser
+        last: str | None = None  # the last token's terminal, where it was free text taken whole
         while i < n:
+            last = None
             if self._recovery is not None:
                 i = self._recover(buf, i, final)
                 if self._recovery is not None:
@@ -723,8 +748,58 @@ class Stream:
             i = self._take(make_token(kind, value, pos), buf, i)
             if i == end and kind in text_terms:
                 self._builder.on_text(text_terms[kind], value, pos)
+                last = kind
         self._buf = buf[i:]
         self._base += i
+        self._prose = self._text_goes_on(last) if last is not None and i == n and not final else None
+
+    def _text_goes_on(self, kind: str) -> _Prose | None:
+        """After free text of ``kind`` that ended what has arrived, with all of it committed: how
+        to read a next chunk that only continues it, where more of it would not change the
+        parser (free text after free text outside a block), else None."""
+        parser = self._parser
+        if self._block is not None or self._recovery is not None or self._wait is not None:
+            return None
+        if self._reread or self._opener_rest or not parser.repeats(kind):
+            return None
+        state = parser.state
+        syntax = self._syntax
+        scanner = self._g.scanner(state)
+        if scanner is None:
+            return None
+        return _Prose(
+            syntax.text_terminals[kind],
+            kind,
+            scanner,
+            syntax.fast_by_state[state],
+            bool(syntax.preempt_starts) and (state, kind) in syntax.preempted,
+        )
+
+    def _continue_text(self, prose: _Prose, chunk: str) -> bool:
+        """Read ``chunk`` as more of the free text that ended the reply so far, if that is what
+        the lexing loop would make of it (True; the loop is not run): the state's scanner reads
+        all of it as that text, it holds no character that could start a marker, and no fast
+        lexer of the state and no marker outranking the text starts it. Text after text is then
+        committed whole, as the loop commits it, with its event, without a token for the
+        parser, which would leave its stacks as they are."""
+        if self._base == self._watched:  # a watch ended here: its lexer decides here, in the loop
+            return False
+        m = prose.scanner.match(chunk)
+        if m is None or m.end() != len(chunk) or m.lastgroup != prose.terminal or not chunk:
+            return False
+        syntax = self._syntax
+        if syntax.marker_chars is not None and syntax.marker_chars.search(chunk) is not None:
+            return False
+        if prose.preempted and chunk[0] in syntax.preempt_starts:
+            return False
+        for _, lexer in prose.fast:
+            if lexer(chunk, 0, False) is not None:
+                return False
+        pos = self._base
+        self.work += len(chunk) + 1  # what the loop's scan of it counts
+        self._base += len(chunk)
+        self._builder.on_text(prose.kind, chunk, pos)
+        return True
 
     def _decided(self, kind: str, buf: str, i: int) -> bool:
         """Whether the token of ``kind`` at ``buf[i]``, near the end of what arrived, can be taken
