@@ -279,6 +279,7 @@ class CompiledGrammar:
         self.rule_names = frozenset(h.rule.origin.name for h in self._rules)
         self._single: dict[str, re.Pattern[str]] = {}
         self._partial: dict[Any, regex.Pattern[str] | None] = {}
+        self._decided: dict[tuple[Any, str], bool] = {}
 
     # ------------------------------------------------------------------ builders
 
@@ -388,14 +389,26 @@ class CompiledGrammar:
         Asked of the last token a chunk holds, so that a token is committed as soon as it cannot
         change, not only once the longest marker's worth of text has followed it. Each terminal is
         matched with the ``regex`` module's partial matching, every complete match refused: a
-        partial match means more text could make it."""
+        partial match means more text could make it.
+
+        Answers for short texts are remembered (a few thousand of them): the same markers are
+        held at the end of a chunk again and again, in every call of a reply and every reply."""
+        key = (state, text)
+        known = self._decided.get(key)
+        if known is not None:
+            return known
         try:
             pattern = self._partial[state]
         except KeyError:
             pattern = self._partial[state] = _past_end(
                 tuple(self.terminals[name].pattern.to_regexp() for name in self._lexed(state))
             )
-        return pattern is None or pattern.match(text, partial=True) is None
+        known = pattern is None or pattern.match(text, partial=True) is None
+        if len(text) <= _DECIDED_TEXT:
+            if len(self._decided) >= _DECIDED_KEPT:
+                self._decided.clear()
+            self._decided[key] = known
+        return known
 
     def _lexed(self, state: Any) -> list[str]:
         """The terminals ``state``'s scanner tries: those it has an action for, and the ignored ones."""
@@ -565,6 +578,12 @@ class Parser:
                 del values[-size:]
             states.append(goto[1])
             values.append(value)
+
+
+#: How long a text :meth:`CompiledGrammar.decided` remembers its answer for can be, and how many
+#: answers it keeps (all are forgotten when that many are kept).
+_DECIDED_TEXT = 64
+_DECIDED_KEPT = 4096
 
 
 @functools.lru_cache(maxsize=4096)

@@ -756,9 +756,9 @@ class Stream:
     def _text_goes_on(self, kind: str) -> _Prose | None:
         """After free text of ``kind`` that ended what has arrived, with all of it committed: how
         to read a next chunk that only continues it, where more of it would not change the
-        parser (free text after free text outside a block), else None."""
+        parser (free text after free text, a value's text after its text), else None."""
         parser = self._parser
-        if self._block is not None or self._recovery is not None or self._wait is not None:
+        if self._recovery is not None or self._wait is not None:
             return None
         if self._reread or self._opener_rest or not parser.repeats(kind):
             return None
@@ -798,6 +798,8 @@ class Stream:
         pos = self._base
         self.work += len(chunk) + 1  # what the loop's scan of it counts
         self._base += len(chunk)
+        if self._block is not None:
+            self._block.pieces.append(chunk)
         self._builder.on_text(prose.kind, chunk, pos)
         return True
 
@@ -919,8 +921,12 @@ class Stream:
         kind = tok.type
         syntax = self._syntax
         parser = self._parser
-        if kind in syntax.text_terminals and self._block is None and parser.repeats(kind):
-            return  # more free text after free text: the parser would end where it is
+        if kind in syntax.text_terminals and parser.repeats(kind):
+            # More free text after free text: the parser would end where it is (no rule a handler
+            # takes is reduced; what the text is, the builder is told by on_text).
+            if self._block is not None:
+                self._block.pieces.append(str(tok))
+            return
         depth = self._depth
         if kind in syntax.nest_open:
             self._depth += 1
