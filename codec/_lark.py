@@ -498,6 +498,13 @@ class Parser:
         """The LALR state the parser is in (the key of per-state tables such as scanners)."""
         return self._states[-1]
 
+    @property
+    def stack(self) -> list[Any]:
+        """The LALR states, the current one last: the parser's own list, changed in place as it
+        goes (read by the lexing loop once per token, not through :attr:`state`; never to be
+        changed but by the parser)."""
+        return self._states
+
     def feed(self, token: Token) -> None:
         """Take ``token``: its reductions (calling their handlers), then its shift.
 
@@ -523,7 +530,12 @@ class Parser:
 
     def state_after(self, terminal: str) -> Any:
         """The LALR state the parser would be in after taking ``terminal`` (None: it would refuse
-        it), its reductions simulated on a copy of the stack."""
+        it), its reductions simulated on a copy of the stack (none where the state shifts it)."""
+        action = self.grammar.states[self._states[-1]].get(terminal)
+        if action is None:
+            return None
+        if action[0] is Shift:
+            return action[1]
         stack = list(self._states)
         return stack[-1] if self.grammar.simulate(stack, terminal) else None
 

@@ -682,6 +682,7 @@ class Stream:
         scanners = self._g.scanners
         fast_by_state = syntax.fast_by_state
         parser = self._parser
+        stack = parser.stack
         last: str | None = None  # the last token's terminal, where it was free text taken whole
         while i < n:
             last = None
@@ -696,7 +697,7 @@ class Stream:
                     self._reread = ""
                     n = len(buf)
                 continue
-            state = parser.state
+            state = stack[-1]
             fast = fast_by_state[state]
             if fast:
                 woken = self._woken if self._base + i == self._watched else None
