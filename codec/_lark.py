@@ -28,7 +28,6 @@ from typing import Any
 
 import regex
 from lark import Lark, Token
-from lark.exceptions import UnexpectedToken
 from lark.lexer import Lexer
 from lark.parsers.lalr_analysis import Shift
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
@@ -280,6 +279,7 @@ class CompiledGrammar:
         self._single: dict[str, re.Pattern[str]] = {}
         self._partial: dict[Any, regex.Pattern[str] | None] = {}
         self._decided: dict[tuple[Any, str], bool] = {}
+        self._sole: dict[Any, tuple[Any, bool]] = {}
 
     # ------------------------------------------------------------------ builders
 
@@ -410,6 +410,21 @@ class CompiledGrammar:
             self._decided[key] = known
         return known
 
+    def sole_reduction(self, state: Any) -> tuple[Any, bool]:
+        """The rule every action of ``state`` reduces (None: the actions differ, one shifts, or
+        the rule is the start rule, which only the end makes), and whether the reply may end
+        there; asked once per state."""
+        known = self._sole.get(state)
+        if known is None:
+            actions = set(self.states[state].values())
+            rule = None
+            if len(actions) == 1:
+                ((kind, only),) = actions
+                if kind is not Shift and only.origin.name != self.start:
+                    rule = only
+            known = self._sole[state] = (rule, "$END" in self.states[state])
+        return known
+
     def _lexed(self, state: Any) -> list[str]:
         """The terminals ``state``'s scanner tries: those it has an action for, and the ignored ones."""
         names = [n for n in self.states[state] if n in self.terminals]
@@ -508,13 +523,34 @@ class Parser:
     def feed(self, token: Token) -> None:
         """Take ``token``: its reductions (calling their handlers), then its shift.
 
-        Raises :class:`Refused` if the grammar does not allow it here; whatever a handler raises
-        goes through.
+        Raises :class:`Refused` if the grammar does not allow it here (after the reductions made
+        on the way, as lark's ``feed_token`` leaves them); whatever a handler raises goes through.
+        lark's loop, without what a token fed by the stream never needs (terminal callbacks, the
+        end's checks): it runs once per token.
         """
-        try:
-            self._ps.feed_token(token)
-        except UnexpectedToken as exc:
-            raise Refused(token, self.grammar.expected(exc.state.position)) from None
+        states, values = self._states, self._values
+        table = self.grammar.states
+        callbacks = self._ps.parse_conf.callbacks
+        kind = token.type
+        while True:
+            action = table[states[-1]].get(kind)
+            if action is None:
+                raise Refused(token, self.grammar.expected(states[-1]))
+            what, arg = action
+            if what is Shift:
+                states.append(arg)
+                values.append(token)
+                return
+            size = len(arg.expansion)
+            if size:
+                children = values[-size:]
+                del states[-size:]
+                del values[-size:]
+            else:
+                children = []
+            value = callbacks[arg](children)
+            states.append(table[states[-1]][arg.origin.name][1])
+            values.append(value)
 
     def feed_end(self, pos: int) -> None:
         """The end of the reply, at offset ``pos``: the last reductions."""
@@ -571,13 +607,11 @@ class Parser:
         end is left as it is, so that what the end finds missing is found where it is missing)."""
         states, values = self._states, self._values
         callbacks = self._ps.parse_conf.callbacks
-        table = self.grammar.states
+        grammar = self.grammar
+        table = grammar.states
         while True:
-            actions = set(table[states[-1]].values())
-            if len(actions) != 1 or (ending and "$END" not in table[states[-1]]):
-                return
-            ((kind, rule),) = actions
-            if kind is Shift or rule.origin.name == self.grammar.start:  # the start rule: only the end makes it
+            rule, ends = grammar.sole_reduction(states[-1])
+            if rule is None or (ending and not ends):
                 return
             size = len(rule.expansion)
             goto = table[states[-1 - size]].get(rule.origin.name) if size < len(states) else None

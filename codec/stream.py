@@ -731,7 +731,7 @@ class Stream:
                     self.work += n - i
                     if not self._decided(kind, buf, i):
                         if end - i > hold:
-                            self._need = self._base + 2 * end - i
+                            self._need = _again_at(self._base + i, self._base + end)
                         break
                 else:
                     end = self._committable_text(buf, i, end, n - hold, state, kind)
@@ -866,7 +866,7 @@ class Stream:
         base, cached = self._base, self._probe_cache
         if cached is not None and cached[0] == kind and cached[1] >= base + start:
             held, searched = cached[1], cached[2]
-            if base + len(buf) - searched < max(1, searched - held):
+            if base + len(buf) < _again_at(held, searched):
                 return min(held - base, end)
             first = max(first, held - base)
         self.work += len(buf) - first
@@ -1205,6 +1205,15 @@ def _read_alone(syntax: Syntax, text: str) -> ParseResult | None:
     except ParseError:
         return None
     return stream.result
+
+
+def _again_at(start: int, searched: int) -> int:
+    """The reply length from which a search of the reply from ``start`` to ``searched`` (reply
+    offsets) that could not decide is worth running again: once as much more has arrived as it
+    read, and at least one character. A search that keeps failing to decide as its text grows
+    then runs a logarithmic number of times, not once per chunk (which would cost its length
+    squared)."""
+    return searched + max(1, searched - start)
 
 
 def _alternative(marker: str | re.Pattern[str]) -> str:

@@ -218,7 +218,40 @@ def test_partial_matching_answers_what_a_match_past_the_end_would() -> None:
             for _ in range(3):
                 start = rng.randrange(len(text) + 1)
                 piece = text[start : start + rng.choice([0, 1, 3, 12, 80])]
-                got = _past_end(pattern).match(piece, partial=True) is not None
+                got = _past_end((pattern,)).match(piece, partial=True) is not None  # type: ignore[union-attr]
                 assert got == _ends_past(pattern, piece), (pattern, piece)
                 compared += 1
     assert compared > 1000
+
+
+def test_decided_answers_for_all_its_terminals_at_once() -> None:
+    """``decided`` matches one alternation of a state's terminals: it finds a partial match exactly
+    where one of them alone does, in every state of a few formats' grammars, on pieces of their
+    golden replies (and its remembered answers are the same as fresh ones)."""
+    import random
+    from pathlib import Path
+
+    import regex
+
+    import codec
+
+    rng = random.Random(1)
+    compared = 0
+    for name in ("qwen3_coder", "gemma4", "hermes", "glm4_6"):
+        grammar = codec.get_format(name).syntax().grammar
+        texts = [
+            p.read_text(encoding="utf-8") for p in sorted((Path(__file__).parents[1] / "golden" / name).glob("*.txt"))
+        ]
+        assert texts, name
+        for state in grammar.states:
+            terminals = [grammar.terminals[t].pattern.to_regexp() for t in grammar._lexed(state)]
+            alone = [regex.compile(f"(?:{t})(?!)") for t in terminals]
+            for _ in range(4):
+                text = rng.choice(texts)
+                start = rng.randrange(len(text) + 1)
+                piece = text[start : start + rng.choice([1, 3, 12, 40])]
+                expected = not any(p.match(piece, partial=True) is not None for p in alone)
+                assert grammar.decided(state, piece) is expected, (name, state, piece)
+                assert grammar.decided(state, piece) is expected, (name, state, piece)  # remembered
+                compared += 1
+    assert compared > 500
