@@ -3,13 +3,14 @@
 lark's public API parses a whole text. To parse a reply while it streams in, codec lexes the
 text itself, one terminal at a time with a scanner made for the current LALR state (what lark's
 contextual lexer does), and feeds the tokens to a :class:`Parser`: one stream's LALR parser,
-which wraps lark's ``ParserState`` and answers the stream's questions in lark's own words
-(``accepts``: would the parser take this terminal now; ``choices``/``expected``: what it could
-take). Rule callbacks are bound per parser, so that each stream's builder receives its own
-reductions, as named arguments (lark's ``v_args(inline=True)`` style).
+which runs lark's ``ParserState`` loop on the stream's own stacks and answers the stream's
+questions in lark's own words (``accepts``: would the parser take this terminal now;
+``choices``/``expected``: what it could take). Rule callbacks are made once per builder class
+and given the stream's builder at each reduction, so that each stream's builder receives its
+own reductions, as named arguments (lark's ``v_args(inline=True)`` style).
 
-This relies on lark's ``ParserState``/``ParseConf`` and the parse table of its LALR frontend,
-which is why ``pyproject.toml`` pins lark's minor version. No other module reads the parser's
+This relies on the parse table of lark's LALR frontend and the shape of its loop, which is why
+``pyproject.toml`` pins lark's minor version. No other module reads the parser's
 stacks or its configuration (:mod:`codec._grammar_cache` keeps lark's analysis as lark serialises
 it).
 """
@@ -23,14 +24,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from types import MethodType
 from typing import Any
 
 import regex
 from lark import Lark, Token
 from lark.lexer import Lexer
 from lark.parsers.lalr_analysis import Shift
-from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 from codec._grammar_cache import cached_lark
 
@@ -158,7 +157,8 @@ class Splice(list[Any]):
     """The children of an inlined rule (``_name`` or lark's ``__x_star_n`` helpers), spliced into its parent."""
 
 
-Callback = Callable[[list[Any]], Any]
+#: What a reduction calls: with the parser's builder and the rule's children.
+Callback = Callable[[Any, list[Any]], Any]
 
 
 def _splice(children: list[Any]) -> list[Any]:
@@ -173,8 +173,7 @@ def _splice(children: list[Any]) -> list[Any]:
 
 def _unpacking(method: Callable[..., Any], splices: bool) -> Callable[[Any, list[Any]], Any]:
     """``method`` (a builder class's handler) as a function of the builder and the list of children
-    lark gives a callback; bound to each stream's builder with :class:`~types.MethodType`, which
-    costs far less per stream than a closure."""
+    a reduction gives its callback."""
     if not splices:
         return lambda builder, children: method(builder, *children)
 
@@ -186,7 +185,7 @@ def _unpacking(method: Callable[..., Any], splices: bool) -> Callable[[Any, list
     return call
 
 
-def _inline(children: list[Any]) -> Splice:
+def _inline(builder: Any, children: list[Any]) -> Splice:
     # Left-recursive helpers (``x*``) hand back their own list first: extend it in place, so a
     # long repetition costs O(n), not a copy per element.
     first = children[0] if children else None
@@ -200,7 +199,7 @@ def _inline(children: list[Any]) -> Splice:
     return Splice(_splice(children))
 
 
-def _pass_or_drop(children: list[Any]) -> Any:
+def _pass_or_drop(builder: Any, children: list[Any]) -> Any:
     return children[0] if len(children) == 1 else None
 
 
@@ -212,14 +211,6 @@ class _Handler:
     rule: Any
     name: str
     splices: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _Bound:
-    """A rule a builder class handles, and the function lark's callback for it calls (see :func:`_unpacking`)."""
-
-    rule: Any
-    call: Callable[[Any, list[Any]], Any]
 
 
 class CompiledGrammar:
@@ -252,7 +243,8 @@ class CompiledGrammar:
         self.start = start
         self.states: dict[Any, dict[str, Any]] = self.parse_table.states
         self.start_state = self.parse_table.start_states[start]
-        self._end_state = self.parse_table.end_states[start]
+        #: The state the start rule's reduction leads to: the end of a reply.
+        self.end_state = self.parse_table.end_states[start]
         #: The terminals defined by a pattern, by name.
         self.terminals = {t.name: t for t in self.lark.terminals}
         #: Every terminal the rules use: those with a pattern and the declared ones (``%declare``).
@@ -272,7 +264,7 @@ class CompiledGrammar:
         self._defaults = {h.rule: _inline if h.rule.origin.name.startswith("_") else _pass_or_drop for h in self._rules}
         self.scanners: dict[Any, re.Pattern[str] | None] = {}
         self._handled: dict[type, list[_Handler]] = {}
-        self._bound: dict[type, list[_Bound]] = {}
+        self._bound: dict[type, dict[Any, Callback]] = {}
         self._repeats: dict[tuple[type, str, tuple[Any, ...]], bool] = {}
         #: The grammar's rule names (before aliases).
         self.rule_names = frozenset(h.rule.origin.name for h in self._rules)
@@ -295,17 +287,17 @@ class CompiledGrammar:
             self._handled[builder] = found
         return found
 
-    def callbacks(self, builder: object) -> dict[Any, Callback]:
-        """lark's callbacks for a parser whose reductions call ``builder``'s handlers."""
-        kind = type(builder)
-        bound = self._bound.get(kind)
-        if bound is None:
-            bound = self._bound[kind] = [
-                _Bound(h.rule, _unpacking(getattr(kind, h.name), h.splices)) for h in self.handlers(kind)
-            ]
-        callbacks: dict[Any, Callback] = dict(self._defaults)
-        for handler in bound:
-            callbacks[handler.rule] = MethodType(handler.call, builder)
+    def callbacks(self, builder: type) -> dict[Any, Callback]:
+        """Per rule, what its reduction calls with the parser's builder (an instance of
+        ``builder``) and the rule's children: the builder's handler, else the default (pass a
+        single child through, splice an inlined rule's). Made once per builder class and shared
+        by its parsers: a stream is made per reply, and binding each handler to each stream's
+        builder cost more than a short reply's parse."""
+        callbacks = self._bound.get(builder)
+        if callbacks is None:
+            callbacks = self._bound[builder] = dict(self._defaults)
+            for h in self.handlers(builder):
+                callbacks[h.rule] = _unpacking(getattr(builder, h.name), h.splices)
         return callbacks
 
     # ------------------------------------------------------------------ the parse table
@@ -361,7 +353,7 @@ class CompiledGrammar:
             if goto is None:
                 return False
             stack.append(goto[1])
-            if terminal == "$END" and stack[-1] == self._end_state:
+            if terminal == "$END" and stack[-1] == self.end_state:
                 return True
 
     # ------------------------------------------------------------------ lexing
@@ -489,8 +481,8 @@ class Checkpoint:
 
 
 class Parser:
-    """One stream's LALR parser: lark's ``ParserState``, fed one token at a time, whose
-    reductions call ``builder``'s rule handlers.
+    """One stream's LALR parser: lark's ``ParserState`` loop on its own stacks, fed one token at
+    a time, whose reductions call ``builder``'s rule handlers.
 
     Its questions use lark's interactive-parser words: :meth:`accepts` (would it take this
     terminal now, reductions included), :meth:`choices` (what its state has an action for),
@@ -498,15 +490,15 @@ class Parser:
     to where a block started, and :meth:`settle` to build what is complete.
     """
 
-    __slots__ = ("_builder", "_ps", "_states", "_values", "grammar")
+    __slots__ = ("_builder", "_callbacks", "_states", "_target", "_values", "grammar")
 
     def __init__(self, grammar: CompiledGrammar, builder: object) -> None:
         self.grammar = grammar
         self._builder = type(builder)
-        conf = ParseConf(grammar.parse_table, grammar.callbacks(builder), grammar.start)
-        self._ps = ParserState(conf, None)  # no lexer thread: the stream feeds tokens itself
-        self._states: list[Any] = self._ps.state_stack
-        self._values: list[Any] = self._ps.value_stack
+        self._target = builder
+        self._callbacks = grammar.callbacks(self._builder)
+        self._states: list[Any] = [grammar.start_state]
+        self._values: list[Any] = []
 
     @property
     def state(self) -> Any:
@@ -524,13 +516,12 @@ class Parser:
         """Take ``token``: its reductions (calling their handlers), then its shift.
 
         Raises :class:`Refused` if the grammar does not allow it here (after the reductions made
-        on the way, as lark's ``feed_token`` leaves them); whatever a handler raises goes through.
-        lark's loop, without what a token fed by the stream never needs (terminal callbacks, the
-        end's checks): it runs once per token.
+        on the way, as lark's ``ParserState.feed_token`` leaves them); whatever a handler raises
+        goes through. It is lark's loop, run on this parser's stacks.
         """
         states, values = self._states, self._values
         table = self.grammar.states
-        callbacks = self._ps.parse_conf.callbacks
+        callbacks, builder = self._callbacks, self._target
         kind = token.type
         while True:
             action = table[states[-1]].get(kind)
@@ -548,13 +539,36 @@ class Parser:
                 del values[-size:]
             else:
                 children = []
-            value = callbacks[arg](children)
+            value = callbacks[arg](builder, children)
             states.append(table[states[-1]][arg.origin.name][1])
             values.append(value)
 
     def feed_end(self, pos: int) -> None:
-        """The end of the reply, at offset ``pos``: the last reductions."""
-        self._ps.feed_token(Token("$END", "", start_pos=pos), True)
+        """The end of the reply, at offset ``pos``: the last reductions, up to the start rule's.
+
+        Raises :class:`Refused` where the reply cannot end here (the stream asks :meth:`accepts`
+        first)."""
+        states, values = self._states, self._values
+        table = self.grammar.states
+        callbacks, builder = self._callbacks, self._target
+        end_state = self.grammar.end_state
+        while True:
+            action = table[states[-1]].get("$END")
+            if action is None or action[0] is Shift:
+                raise Refused(Token("$END", "", start_pos=pos), self.grammar.expected(states[-1]))
+            rule = action[1]
+            size = len(rule.expansion)
+            if size:
+                children = values[-size:]
+                del states[-size:]
+                del values[-size:]
+            else:
+                children = []
+            value = callbacks[rule](builder, children)
+            states.append(table[states[-1]][rule.origin.name][1])
+            values.append(value)
+            if states[-1] == end_state:
+                return
 
     def accepts(self, terminal: str) -> bool:
         """Whether the parser would take ``terminal`` now (``$END``: the end of the reply).
@@ -606,7 +620,7 @@ class Parser:
         ``ending``: only those the end of the reply would make too (a state where the reply cannot
         end is left as it is, so that what the end finds missing is found where it is missing)."""
         states, values = self._states, self._values
-        callbacks = self._ps.parse_conf.callbacks
+        callbacks, builder = self._callbacks, self._target
         grammar = self.grammar
         table = grammar.states
         while True:
@@ -618,7 +632,7 @@ class Parser:
             if goto is None:  # the start rule: the reply is not over
                 return
             children = values[-size:] if size else []
-            value = callbacks[rule](children)
+            value = callbacks[rule](builder, children)
             if size:
                 del states[-size:]
                 del values[-size:]

@@ -491,7 +491,7 @@ class Stream:
             self._arrived(chunk)
         else:
             self._length += len(chunk)
-        if has_surrogate(chunk):
+        if not chunk.isascii() and has_surrogate(chunk):
             try:
                 chunk = self._replace_surrogates(chunk, at)
             except ParseError as exc:
@@ -671,7 +671,7 @@ class Stream:
         buf = self._buf
         n = len(buf)
         self._need = 0
-        i = self._past_opener_rest(buf, final)
+        i = self._past_opener_rest(buf, final) if self._opener_rest else 0
         if i < 0:
             return
         syntax = self._syntax
@@ -850,11 +850,11 @@ class Stream:
             if not self._g.decided(state, buf[start:]):
                 return max(start, safe)
         first = max(start, safe)
-        for j in range(first, end):
-            if buf[j] in starts:
-                break
-        else:
+        chars = syntax.marker_chars
+        found_start = chars.search(buf, first, end) if chars is not None else None
+        if found_start is None:
             return end
+        j = found_start.start()
         probe = syntax.text_probes.get(kind)
         if probe is None:
             return j
