@@ -272,6 +272,7 @@ class CompiledGrammar:
         self._partial: dict[Any, regex.Pattern[str] | None] = {}
         self._decided: dict[tuple[Any, str], bool] = {}
         self._sole: dict[Any, tuple[Any, bool]] = {}
+        self._after: dict[tuple[str, tuple[Any, ...]], Any] = {}
 
     # ------------------------------------------------------------------ builders
 
@@ -336,6 +337,31 @@ class CompiledGrammar:
         True if the parser takes it (``$END``: once the stack reaches the end state); False if it
         is refused, if a reduction reaches below ``stack`` or if ``reducing(rule)`` says no.
         """
+        return self._simulate(stack, terminal, reducing) is True
+
+    def after(self, stack: list[Any], terminal: str) -> Any:
+        """The state a parser with ``stack`` would be in after taking ``terminal`` (None: it would
+        refuse it). Answered from the top of the stack where the reductions stay within it, and
+        remembered per terminal and top (a few thousand answers): the same tokens meet the same
+        states in every call of a reply."""
+        top = tuple(stack[-_AFTER_DEPTH:])
+        key = (terminal, top)
+        known = self._after.get(key, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known
+        window = list(top)
+        taken = self._simulate(window, terminal, lambda _: True)
+        if taken is None and len(top) < len(stack):  # it reduces past the top: the whole stack says
+            whole = list(stack)
+            return whole[-1] if self.simulate(whole, terminal) else None
+        known = window[-1] if taken else None
+        if len(self._after) >= _AFTER_KEPT:
+            self._after.clear()
+        self._after[key] = known
+        return known
+
+    def _simulate(self, stack: list[Any], terminal: str, reducing: Callable[[Any], bool]) -> bool | None:
+        """:meth:`simulate`, saying None where a reduction reaches below ``stack``."""
         while True:
             action = self.states[stack[-1]].get(terminal)
             if action is None:
@@ -345,8 +371,10 @@ class CompiledGrammar:
                 stack.append(arg)
                 return True
             size = len(arg.expansion)
-            if not reducing(arg) or size >= len(stack):
+            if not reducing(arg):
                 return False
+            if size >= len(stack):
+                return None
             if size:
                 del stack[-size:]
             goto = self.states[stack[-1]].get(arg.origin.name)
@@ -586,8 +614,7 @@ class Parser:
             return None
         if action[0] is Shift:
             return action[1]
-        stack = list(self._states)
-        return stack[-1] if self.grammar.simulate(stack, terminal) else None
+        return self.grammar.after(self._states, terminal)
 
     def choices(self) -> frozenset[str]:
         """The terminals the current state has an action for (see :meth:`CompiledGrammar.choices`)."""
@@ -639,6 +666,11 @@ class Parser:
             states.append(goto[1])
             values.append(value)
 
+
+#: How deep into the stack :meth:`CompiledGrammar.after` looks first, how many answers it keeps.
+_AFTER_DEPTH = 12
+_AFTER_KEPT = 8192
+_UNKNOWN = object()
 
 #: How long a text :meth:`CompiledGrammar.decided` remembers its answer for can be, and how many
 #: answers it keeps (all are forgotten when that many are kept).

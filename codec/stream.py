@@ -218,6 +218,8 @@ class Syntax:
     #: one search finds the first of them (the first listed where several start at one place),
     #: and how long its matches can be, so that a search can resume where the last one stopped.
     reasoning_markers: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    #: The longest resync marker's length (derived; 1 where there are none).
+    resync_len: int = field(init=False, repr=False, compare=False)
     reasoning_span: int = field(init=False, repr=False, compare=False)
     #: Finds a character of ``marker_starts`` (derived; None: there are none).
     marker_chars: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
@@ -269,6 +271,7 @@ class Syntax:
         # wins (an after-marker before a before-marker), as the block's end is defined.
         markers = tuple(dict.fromkeys(m for m in (*self.resync_after, *self.resync_before) if m))
         object.__setattr__(self, "resync", re.compile("|".join(map(re.escape, markers))) if markers else None)
+        object.__setattr__(self, "resync_len", max(map(len, (*self.resync_after, *self.resync_before)), default=1))
         looked_for = (self.reasoning_close, *self.reasoning_not_opened) if self.reasoning_close else ()
         object.__setattr__(
             self, "reasoning_markers", re.compile("|".join(map(_alternative, looked_for))) if looked_for else None
@@ -462,7 +465,7 @@ class Stream:
         #: Characters examined by the lexer and the delimiter and resync searches so far. It grows
         #: linearly with the reply whatever the chunking; tests use it to catch quadratic rescans.
         self.work = 0
-        self._resync_len = max((len(m) for m in (*syntax.resync_after, *syntax.resync_before)), default=1)
+        self._resync_len = syntax.resync_len
         self._opener_rest = ""  # the rest of the prompt's reasoning opener, if the reply starts with it
         if syntax.opened_reasoning(prompt):
             self._push(Token(syntax.reasoning_open, "", start_pos=0))
