@@ -16,7 +16,9 @@ functiongemma: values written with Python's ``str()``) or ``ast.parse`` + ``lite
 Python-list formats), and for qwen3_coder, qwen3_5 and gemma4 transformers' ``ResponseParser``
 with its fallback templates (``transformers.cli.serving.utils``), where transformers is installed.
 Streamed, the regex baseline re-runs on the whole buffer at each chunk, as those servers do
-(quadratic: past 50 KB it is estimated from 2 000 evenly spaced chunks, and at 1 MB not run). Cold
+(quadratic: past 50 KB it is estimated from 2 000 evenly spaced chunks, and at 1 MB not run). A
+prose-only reply (about 2 KB) streamed in 4-character deltas is timed against the least a streaming
+parser does with it: append each delta and look for the format's call openers. Cold
 start: ``import codec`` and the first parse in a new process, with the grammar cache warm and cold.
 Each ratio is printed next to its target (issue "Speed"), and the tables go to
 ``bench/results/parse.json`` and ``bench/results/parse.md``. ``--quick`` leaves out 200 KB and 1 MB.
@@ -559,6 +561,7 @@ TARGETS = {
     },
     "20k_vs_transformers": {"qwen3_coder": 0.67, "qwen3_5": 0.67, "gemma4": 0.67},
     "stream_vs_parse": 3.0,
+    "prose_vs_append_find": 2.0,
     "first_parse_ms": 15.0,
     "import_s": 0.25,
     "per_byte_1m_vs_20k": 1.3,
@@ -623,6 +626,45 @@ def measure(name: str, fmt: codec.Format, kind: str, text: str, *, stream: bool 
         if len(text) <= 250_000:
             limit = 2000 if len(text) > 50_000 else None
             row["baseline_stream4_us"] = baseline_stream(baseline, text, pieces, limit) * 1e6
+    return row
+
+
+def openers(fmt: codec.Format) -> list[str]:
+    """The fixed texts that open a block (a call) in the format's replies, as a server's parser
+    looks for them in prose; the characters that can start a marker where no opener is fixed text."""
+    syntax = fmt.syntax()
+    terminals = syntax.grammar.terminals
+    found = [
+        terminals[name].pattern.value
+        for name in syntax.blocks
+        if name in terminals and terminals[name].pattern.type == "str" and terminals[name].pattern.value
+    ]
+    return sorted(set(found)) or list(syntax.marker_starts)
+
+
+def append_and_find(pieces: list[str], markers: list[str]) -> None:
+    """The least a streaming parser does with prose: append each delta and look for the openers
+    in what could now hold one."""
+    longest = max(map(len, markers))
+    buf = ""
+    for piece in pieces:
+        start = max(0, len(buf) - longest + 1)
+        buf += piece
+        for marker in markers:
+            buf.find(marker, start)
+
+
+def measure_prose(name: str, fmt: codec.Format) -> dict[str, Any]:
+    """A prose-only reply (about 2 KB, no call) streamed in 4-character deltas, against
+    :func:`append_and_find` on the same deltas: the per-character cost of prose."""
+    tools = TOOLS if name in WITH_TOOLS else None
+    text = " ".join([PROSE] * 8)
+    assert not fmt.parse(text, tools=tools).tool_calls
+    pieces = chunks(text)
+    markers = openers(fmt)
+    row: dict[str, Any] = {"format": name, "reply": "prose only", "bytes": len(text.encode()), "openers": markers}
+    row["stream4_us"] = best_of(lambda: codec_stream(fmt, pieces, tools), budget=1.0, runs=20) * 1e6
+    row["append_find_us"] = best_of(lambda: append_and_find(pieces, markers), budget=1.0, runs=50) * 1e6
     return row
 
 
@@ -720,6 +762,14 @@ def main() -> None:
     sizes = SIZES[:2] if args.quick else SIZES
     rows = [row for name in names for row in run(name, sizes)]
     lines = table(rows)
+    prose = []
+    for name in names:
+        fmt = Gemma3ToolCode(corrected=True) if name == "gemma3_tool_code" else codec.get_format(name)
+        prose.append(measure_prose(name, fmt))
+    lines += ["", "| format | prose only, 4-char deltas | append + find openers | ratio |", "|---|---:|---:|---:|"]
+    for r in prose:
+        ratio = _mark(r["stream4_us"] / r["append_find_us"], TARGETS["prose_vs_append_find"])
+        lines.append(f"| {r['format']} | {_us(r['stream4_us'])} | {_us(r['append_find_us'])} | {ratio} |")
     growth = {}
     for name in names:
         sized = {r["reply"]: r for r in rows if r["format"] == name}
@@ -750,7 +800,9 @@ def main() -> None:
     print("\n".join(lines))
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
-    (out / "parse.json").write_text(json.dumps({"rows": rows, "cold_start": cold}, indent=2) + "\n", encoding="utf-8")
+    (out / "parse.json").write_text(
+        json.dumps({"rows": rows, "prose": prose, "cold_start": cold}, indent=2) + "\n", encoding="utf-8"
+    )
     (out / "parse.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {out / 'parse.json'} and {out / 'parse.md'}")
 
