@@ -972,8 +972,10 @@ class Stream:
             # delta that finished it. Only the reductions every continuation would make; a handler
             # refusing one leaves the parser as it was, and the next token meets the refusal. Only
             # where the reply could end too: elsewhere the end finds what is missing where it is.
-            with suppress(BuildError):
+            try:  # (not suppress(), a context manager made per token)
                 parser.settle(ending=True)
+            except BuildError:
+                return
 
     def _report_cut(self, terminal: str, pos: int) -> None:
         """The reply ends inside a block and ``terminal`` is the first closer it lacks: unless that
