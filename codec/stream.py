@@ -464,6 +464,7 @@ class Stream:
         #: of it continues without changing the parser: how to read a chunk that only continues
         #: it (see _continue_text); else None.
         self._prose: _Prose | None = None
+        self._pushed_text: str | None = None  # the last token fed, where it was free text
         #: The last text probe's search: the terminal, the hold point it found and how far it read
         #: (reply offsets); see _committable_text.
         self._probe_cache: tuple[str, int, int] | None = None
@@ -946,7 +947,11 @@ class Stream:
         kind = tok.type
         syntax = self._syntax
         parser = self._parser
-        if kind in syntax.text_terminals and parser.repeats(kind):
+        text = kind in syntax.text_terminals
+        after, self._pushed_text = self._pushed_text, kind if text else None
+        # Inside a block, asked only after text of the same kind: a value read whole (one token)
+        # does not pay for the question.
+        if text and (self._block is None or after == kind) and parser.repeats(kind):
             # More free text after free text: the parser would end where it is (no rule a handler
             # takes is reduced; what the text is, the builder is told by on_text).
             if self._block is not None:
