@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from codec import jinja
 from codec._compare import template_messages
-from codec.errors import CodecError, RenderError, parse_error_at
+from codec.errors import CodecError, RenderError
 from codec.wire import WireSpec, compile_spec
 
 if TYPE_CHECKING:
@@ -1155,7 +1155,9 @@ def _derived_format(template: str, found: Derivation, name: str, variables: Mapp
         return jinja.render_template(template, prepared, tools, add_generation_prompt=generation, **given)
 
     def prompt_conversation(prompt: str) -> Conversation:
-        raise parse_error_at(prompt, 0, f"{name} is a derived format: it decodes no prompts")
+        from codec._derive_decode import decode_prompt
+
+        return decode_prompt(made, template, prompt)
 
     whose = f" (the spec of {', '.join(found.builtins)})" if found.builtins else ""
     attributes = {
