@@ -239,13 +239,20 @@ class _Reading:
                     )
             # Of the messages whose rendering agrees with the prompt past their turn: a first choice,
             # the shortest turn (a longer one would take in what later turns write as its text),
-            # then the one that agrees furthest.
+            # then the one that agrees furthest (tried in that order, so that few are rendered).
+            candidates = sorted(
+                ((second, end, i, message) for i, (message, end, second) in enumerate(self.next_messages(messages))),
+                key=lambda c: c[:3],
+            )
             best: tuple[tuple[bool, int, int], dict[str, Any]] | None = None
-            for message, end, second in self.next_messages(messages):
+            for second, end, _, message in candidates:
+                if best is not None and (second, end) != best[0][:2]:
+                    break
+                if end <= position:
+                    continue
                 agreed = self.agreement([*messages, message])
-                rank = (second, end, -agreed)
-                if end > position and agreed >= end and (best is None or rank < best[0]):
-                    best = (rank, message)
+                if agreed >= end and (best is None or -agreed < best[0][2]):
+                    best = ((second, end, -agreed), message)
             if best is None:
                 return None
             position = best[0][1]

@@ -326,6 +326,47 @@ def test_refusals_say_why(template: str, reason: str, words: str) -> None:
     assert isinstance(caught.value, codec.CodecError)
 
 
+#: JSON_TOY that leaves a last assistant turn out of its history (the turn is fitted as written
+#: before a later user's message).
+MOVED_TOY = JSON_TOY.replace(
+    "{%- for m in messages -%}", "{%- for m in messages -%}{%- if not (loop.last and m.role == 'assistant') -%}", 1
+).replace("{% endfor -%}", "{% endif -%}{% endfor -%}")
+
+#: Writes users' messages alone, never an assistant's turn.
+NO_TURNS = """\
+{%- for m in messages if m.role == 'user' %}USER: {{ m.content }}
+{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}"""
+
+#: JSON_TOY whose tools block writes each parameter's description, raising on one without it.
+DESCRIBED_TOY = JSON_TOY.replace(
+    "{%- for m in messages -%}",
+    "{%- for t in tools or [] %}{% for k, v in t.function.parameters.properties.items() %}"
+    "{{ k + ': ' + v.description }}\n{% endfor %}{% endfor -%}\n{%- for m in messages -%}",
+    1,
+)
+
+
+def test_a_last_turn_the_history_leaves_out_is_fitted_before_a_later_message() -> None:
+    from codec.derive import BEFORE_LATER
+
+    found = derive_spec(MOVED_TOY)
+    assert found.spec.call == ("<call>", "</call>") and found.spec.stop == "<|end|>"
+    assert BEFORE_LATER in found.notes
+    assert BEFORE_LATER not in derive_spec(JSON_TOY).notes
+
+
+def test_a_template_of_no_assistant_turns_is_refused_as_writing_no_calls() -> None:
+    with pytest.raises(DeriveError) as caught:
+        codec.derive(NO_TURNS)
+    assert caught.value.reason == "no_calls"
+
+
+def test_every_probe_parameter_is_described() -> None:
+    assert derive_spec(DESCRIBED_TOY).spec == derive_spec(JSON_TOY).spec
+    for tool in PROBE_TOOLS:
+        assert all(p.get("description") for p in tool["function"]["parameters"]["properties"].values())
+
+
 def test_added_tokens_snap_the_stop_token() -> None:
     # Without tokens, the stop token is the first word of what ends a turn; with them, the given
     # token it starts with, whatever it is made of.
