@@ -205,6 +205,9 @@ class Syntax:
     whole: Callable[[str, ToolsByName | None], WholeReading | None] | None = None
     #: Per LALR state, the fast lexers of the terminals it has an action for (derived).
     fast_by_state: Mapping[Any, tuple[tuple[str, FastLexer], ...]] = field(init=False, repr=False, compare=False)
+    #: Per LALR state with fast lexers, the characters their tokens can start with, or None where
+    #: one of them does not say (its ``first`` attribute; see ``codec.watch.FastLexer``) (derived).
+    fast_first: Mapping[Any, str | None] = field(init=False, repr=False, compare=False)
     #: The (state, text terminal) pairs where a terminal outranking the text is allowed (derived).
     preempted: frozenset[tuple[Any, str]] = field(init=False, repr=False, compare=False)
     #: Per text terminal, where its text could still end earlier once more arrives (derived; None:
@@ -256,6 +259,8 @@ class Syntax:
             if t in g.terminals
         }
         object.__setattr__(self, "fast_by_state", fast)
+        first = {state: _first_chars(lexers) for state, lexers in fast.items() if lexers}
+        object.__setattr__(self, "fast_first", first)
         object.__setattr__(self, "preempted", preempted)
         object.__setattr__(self, "text_probes", probes)
         # Alternatives in this order: where several markers start at one place, the first listed
@@ -364,6 +369,18 @@ class _Reject(Exception):
         self.message = message
         self.expected = list(expected)
         self.semantic = semantic
+
+
+def _first_chars(lexers: tuple[tuple[str, FastLexer], ...]) -> str | None:
+    """The characters the tokens of ``lexers`` can start with (their ``first``), or None where
+    one of them does not say."""
+    chars: list[str] = []
+    for _, lexer in lexers:
+        first = getattr(lexer, "first", None)
+        if not isinstance(first, str):
+            return None
+        chars.append(first)
+    return "".join(sorted(set("".join(chars))))
 
 
 class Stream:
@@ -747,8 +764,12 @@ class Stream:
         starts = syntax.marker_starts
         if start >= safe and buf[start] in starts and syntax.fast_by_state[state]:
             # A fast lexer of this state found nothing at ``start`` yet: it may once more text
-            # arrives (it leaves what it cannot tell yet to the rules, which hold it back).
-            return start
+            # arrives (it leaves what it cannot tell yet to the rules, which hold it back), unless
+            # no token of theirs starts with that character (gemma4's prose calls start with
+            # ``c``: a line break before a reasoning block is not held for them).
+            lexed = syntax.fast_first[state]
+            if lexed is None or buf[start] in lexed:
+                return start
         if buf[start] in syntax.preempt_starts and (state, kind) in syntax.preempted:
             # Where something followed the text (a marker arrived), the state's scanner may have
             # decided already: no terminal it lexes could reach past what arrived. (Asked once per

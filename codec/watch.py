@@ -27,7 +27,9 @@ class Watch(Protocol):
 
 #: ``lexer(text, pos, final)``: ``(decoded value, end)`` for a complete token at ``pos``; a
 #: :class:`Watch` when one has started but not ended (never when ``final``); None when the text
-#: at ``pos`` is not such a token (the grammar's regular terminals then lex it).
+#: at ``pos`` is not such a token (the grammar's regular terminals then lex it). A lexer may
+#: say which characters its tokens start with as a string attribute ``first``: text starting with
+#: another is then not held back for it near the end of what arrived.
 FastLexer = Callable[[str, int, bool], "tuple[Any, int] | Watch | None"]
 
 

@@ -175,6 +175,28 @@ def test_reasoning_streams_as_reasoning_deltas() -> None:
     assert_events_rebuild(events, stream.result)
 
 
+@pytest.mark.parametrize("size", [1, 4])
+def test_a_block_after_a_line_of_text_streams_as_it_is_generated(size: int) -> None:
+    # The line break before the block starts no call (prose calls start with ``call:``): it is
+    # not held for the fast lexer of calls in prose, and the block's reasoning is not either.
+    reply = "Before\n<|channel>thought\n" + "Some reasoning here. " * 4 + CHANNEL_CLOSE + "\nrest"
+    stream = FMT.stream()
+    text: list[tuple[int, str]] = []
+    reasoning: list[tuple[int, str]] = []
+    for n, chunk in enumerate(split(reply, size)):
+        for event in stream.feed(chunk):
+            if isinstance(event, TextDelta):
+                text.append((size * (n + 1), event.text))
+            elif isinstance(event, ReasoningDelta):
+                reasoning.append((size * (n + 1), event.text))
+    stream.close()
+    assert stream.result.content == "Before\n\nrest" and stream.result.reasoning.startswith("Some")
+    # "Before\n" is out once the opener has begun to arrive; the reasoning as it comes
+    opener = reply.index("<|channel>")
+    assert "".join(t for fed, t in text if fed <= opener + size) == "Before\n"
+    assert reasoning[0][0] <= reply.index("Some") + size
+
+
 def test_reasoning_opened_by_the_prompt_streams_as_reasoning_deltas() -> None:
     reply = "Thinking " * 50 + CHANNEL_CLOSE + "Hello!" + TURN
     run = run_chunks(FMT, split(reply, 4), prompt=PROMPT_THINKING)

@@ -587,6 +587,29 @@ def test_whole_replies_read_reasoning_as_the_stream_does(name: str, reply: str, 
             assert (reasoning or None, content) == want
 
 
+TEXT_FIRST = [
+    "Before\n<|channel>thought\nhm<channel|>\nrest",
+    "Before\n<|channel>thought\nhm<channel|>\n<|tool_call>call:get_time{}<tool_call|>",
+    "Let me check. <|tool_call>call:get_time{}<tool_call|>",
+    "Let me check. call:get_time{}",  # a call inside a line of text: get_time is a declared tool
+    "Let me check.\n<|channel>thought\nhm",  # a block cut: reasoning to the end
+]
+
+
+@pytest.mark.parametrize("reply", TEXT_FIRST)
+def test_text_before_a_gemma4_block_then_the_block_is_reasoning(reply: str) -> None:
+    # The reasoning parser hands over at the first text (it has no tools: it cannot tell prose
+    # from a call in it); the tool parser reads the block after it as reasoning, and the calls.
+    fmt = codec.get_format("gemma4")
+    want = fmt.parse(reply, tools=[TIME])
+    assert want.content.startswith(("Before", "Let me"))
+    assert bool(want.reasoning) is ("<|channel>" in reply)
+    for size in (1, 3, 7, len(reply)):
+        out, _ = stream("gemma4", reply, [TIME], [size])
+        assert (out.reasoning, out.content) == (want.reasoning, want.content), size
+        assert [(c["name"], c["arguments"]) for c in out.calls] == expected_calls(want)
+
+
 @pytest.mark.parametrize("name", sorted(plugin.REASONING_FORMATS))
 def test_reasoning_ends_where_a_block_closed_or_none_opened(name: str) -> None:
     markers = reasoning_markers(codec.get_format(name))

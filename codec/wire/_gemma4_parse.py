@@ -440,6 +440,9 @@ class InlineCalls:
     no quote token (the special tokens were stripped) and reads as exactly one complete call,
     followed at most by text."""
 
+    #: What its tokens start with (``call:``): see ``codec.watch.FastLexer``.
+    first = "c"
+
     def __init__(self, markers: Markers, syntax: Callable[[Markers], Syntax]) -> None:
         self.markers = markers
         self.syntax = syntax
