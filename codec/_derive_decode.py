@@ -55,6 +55,7 @@ class _Reading:
         self.fmt, self.prompt, self.tools, self.variables = fmt, prompt, tools, variables
         #: How far the furthest rendering agreed with the prompt, and that rendering.
         self.furthest, self.closest = -1, ""
+        self.budget = _BUDGET
 
     def render(self, messages: list[dict[str, Any]], generation: bool = False) -> str | None:
         """The template's prompt for ``messages``, or None where it raises on them."""
@@ -88,6 +89,16 @@ class _Reading:
             if at > self.furthest:
                 self.furthest, self.closest = at, text
         return best
+
+    def writes(self, messages: list[dict[str, Any]], message: dict[str, Any]) -> bool:
+        """Whether the template writes anything for ``message`` after ``messages`` (before a later user's
+        message, where it renders so: a template may write a last turn elsewhere, or not at all)."""
+        later = [{"role": "user", "content": _LATER}]
+        for after in (later, []):
+            without, with_it = self.render([*messages, *after]), self.render([*messages, message, *after])
+            if without is not None and with_it is not None:
+                return without != with_it
+        return True
 
     def frame(self, messages: list[dict[str, Any]], message: dict[str, Any]) -> tuple[int, list[str]] | None:
         """Where ``message``'s content starts in the prompt after ``messages`` (its opener matched) and
@@ -185,7 +196,7 @@ class _Reading:
         for opener in self._next_openers(messages, variants, texts):
             at = self.prompt.find(opener, start)
             ends.update([at] if at >= 0 else [])
-        for end in sorted(ends):
+        for end in sorted(e for e in ends if e > start):  # (a turn of nothing read is no turn)
             reply = self.prompt[start:end]
             if stop and stop in reply:  # (the model stops there: a reply is read up to its stop token)
                 reply = reply[: reply.index(stop) + len(stop)]
@@ -224,39 +235,56 @@ class _Reading:
 
     def read(self) -> Conversation | None:
         """The conversation the prompt renders from with these tools and variables, or None."""
-        messages: list[dict[str, Any]] = []
-        position = 0  # (where the last turn read ends: each next one ends further on)
-        while True:
-            for generation in (True, False):
-                if messages and self.render(messages, generation) == self.prompt:
-                    return Conversation.model_validate(
-                        {
-                            "messages": messages,
-                            "tools": self.tools,
-                            "add_generation_prompt": generation,
-                            "variables": self.variables,
-                        }
-                    )
-            # Of the messages whose rendering agrees with the prompt past their turn: a first choice,
-            # the shortest turn (a longer one would take in what later turns write as its text),
-            # then the one that agrees furthest (tried in that order, so that few are rendered).
-            candidates = sorted(
-                ((second, end, i, message) for i, (message, end, second) in enumerate(self.next_messages(messages))),
-                key=lambda c: c[:3],
-            )
-            best: tuple[tuple[bool, int, int], dict[str, Any]] | None = None
-            for second, end, _, message in candidates:
-                if best is not None and (second, end) != best[0][:2]:
-                    break
-                if end <= position:
-                    continue
-                agreed = self.agreement([*messages, message])
-                if agreed >= end and (best is None or -agreed < best[0][2]):
-                    best = ((second, end, -agreed), message)
-            if best is None:
-                return None
-            position = best[0][1]
-            messages.append(best[1])
+        self.budget = _BUDGET
+        return self._read_from([], 0)
+
+    def _read_from(self, messages: list[dict[str, Any]], position: int) -> Conversation | None:
+        """The conversation that goes on from ``messages`` (their turns read up to ``position``), each
+        next message tried in rank order until one leads to the whole prompt, while the budget lasts."""
+        for generation in (True, False):
+            if messages and self.render(messages, generation) == self.prompt:
+                return Conversation.model_validate(
+                    {
+                        "messages": messages,
+                        "tools": self.tools,
+                        "add_generation_prompt": generation,
+                        "variables": self.variables,
+                    }
+                )
+        # The messages whose rendering agrees with the prompt past their turn, in rank order: a first
+        # choice, the shortest turn (a longer one would take in what later turns write as its text),
+        # then the one that agrees furthest; the next is tried where one leads nowhere (a system
+        # prompt that reads as the template's default one, say).
+        candidates = sorted(
+            ((second, end, i, message) for i, (message, end, second) in enumerate(self.next_messages(messages))),
+            key=lambda c: c[:3],
+        )
+        ranked: list[tuple[tuple[bool, int, int], dict[str, Any]]] = []
+        for second, end, _, message in candidates:
+            if self.budget <= 0:
+                break
+            if end <= position or not self.writes(messages, message):
+                continue
+            self.budget -= 1
+            agreed = self.agreement([*messages, message])
+            if agreed >= end:
+                ranked.append(((second, end, -agreed), message))
+        tried: list[dict[str, Any]] = []
+        for (_, end, _), message in sorted(ranked, key=lambda r: r[0]):
+            if message in tried:
+                continue
+            if len(tried) == _TRIED:
+                break
+            tried.append(message)
+            found = self._read_from([*messages, message], end)
+            if found is not None:
+                return found
+        return None
+
+
+#: How many messages' renderings a reading tries in all, and how many of each turn's it goes on from.
+_BUDGET = 1500
+_TRIED = 2
 
 
 def _assistant_messages(result: ParseResult) -> list[dict[str, Any]]:
@@ -326,8 +354,9 @@ def _as_tool(value: Any) -> dict[str, Any] | None:
 
 
 def _tools_opener(fmt: Format) -> str:
-    """The first line of what the template writes for tools (``# Tools``, ``<tools>``), "" where it
-    writes none."""
+    """A line the template writes with any tools and never without them (its longest line of the
+    tools' part that holds no probe tool's name or description, else its first, cut to 40
+    characters), "" where it writes none."""
     reading = _Reading(fmt, "", None, {})
     messages = [{"role": "user", "content": _HERE}]
     without = reading.render(messages, True)
@@ -337,8 +366,14 @@ def _tools_opener(fmt: Format) -> str:
         return ""
     at = first_difference(with_tools, without) or 0
     added = with_tools[at : at + len(with_tools) - len(without)]
-    line = next((line.strip() for line in added.splitlines() if line.strip()), "")
-    return line[:24]
+    told: list[str] = []  # (the probe tools' names and descriptions: a line holding one is theirs)
+    for tool in PROBE_TOOLS:
+        function = tool["function"]
+        properties = function["parameters"]["properties"]
+        told += [function["name"], function["description"], *(p["description"] for p in properties.values())]
+    lines = [line.strip() for line in added.splitlines() if line.strip() and not any(t in line for t in told)]
+    first = next((line.strip() for line in added.splitlines() if line.strip()), "")
+    return max(lines, key=len, default=first)[:40]
 
 
 def decode_prompt(fmt: Format, template: str, prompt: str) -> Conversation:
@@ -358,6 +393,8 @@ def decode_prompt(fmt: Format, template: str, prompt: str) -> Conversation:
             found = reading.read()
             if found is not None and tools is None and (opener := _tools_opener(fmt)):
                 held = next((m for m in found.messages if isinstance(m.content, str) and opener in m.content), None)
+                if held is not None and declared:  # (the tools were read: where their reading broke says more)
+                    break
                 if held is not None:
                     raise parse_error_at(prompt, prompt.find(opener), _unread_tools(fmt, opener, held.role))
             if found is not None:
