@@ -79,7 +79,7 @@ def reply_formats() -> list[str]:
     return sorted(seen.values())
 
 
-def sample_cuts(text: str, markers: Sequence[str], spread: int = 32) -> list[int]:
+def sample_cuts(text: str, markers: Sequence[str], spread: int = 24) -> list[int]:
     """The lengths to cut ``text`` at: every one in the deep profile; in the default one, each cut
     within a character of where one of ``markers`` starts or ends in it (where a cut meets the
     parser's states), ``spread`` evenly spaced others, and the text's ends."""
@@ -95,11 +95,11 @@ def sample_cuts(text: str, markers: Sequence[str], spread: int = 32) -> list[int
     return sorted(cuts)
 
 
-def examples(n: int, *, least: int = 5, **options: Any) -> settings:
+def examples(n: int, *, least: int = 3, **options: Any) -> settings:
     """The settings of a property that deserves ``n`` examples at scale 100, scaled by the active profile.
 
-    The profiles (``tests/conftest.py``) set the scale: ``default`` runs about a tenth of ``n`` (never
-    fewer than ``least``, or ``n`` itself when smaller), ``deep`` twice ``n``. ``least`` is lower for
+    The profiles (``tests/conftest.py``) set the scale: ``default`` runs about a sixteenth of ``n``
+    (never fewer than ``least``, or ``n`` itself when smaller), ``deep`` twice ``n``. ``least`` is lower for
     a property whose every example is costly (a grammar compiled per example). ``options`` are other
     settings of this property (``phases``...); derandomization, the database and the deadline come
     from the profile.

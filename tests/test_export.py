@@ -35,7 +35,7 @@ from codec.testing.grammars import llguidance_accepts  # noqa: E402  (the one co
 FORMATS = reply_formats()
 # No shrinking: a failure prints its example as drawn. Each example compiles its request's grammar
 # in three dialects (lark's LALR analysis of it takes about a second), hence three by default.
-SETTINGS = examples(10, least=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+SETTINGS = examples(10, least=2, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
 
 # ---------------------------------------------------------------------------- checkers
