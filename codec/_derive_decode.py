@@ -56,6 +56,8 @@ class _Reading:
         #: How far the furthest rendering agreed with the prompt, and that rendering.
         self.furthest, self.closest = -1, ""
         self.budget = _BUDGET
+        #: What opens calls in a reply (a turn of text holding one is no turn of text).
+        self.openers = (fmt.wire.block[0], fmt.wire.call[0])
 
     def render(self, messages: list[dict[str, Any]], generation: bool = False) -> str | None:
         """The template's prompt for ``messages``, or None where it raises on them."""
@@ -152,6 +154,8 @@ class _Reading:
                     linked = _link(messages)
                     unnamed = {k: v for k, v in linked.items() if k != "name"}
                     variants = [{**content, **linked}, {**content, **unnamed}, content]
+                if role == "assistant" and any(m and m in content["content"] for m in self.openers):
+                    continue  # (calls the wire spec does not read back are not taken for text)
                 for variant in [v for i, v in enumerate(variants) if v not in variants[:i]]:
                     yield variant, end, role == "assistant"
 
@@ -364,8 +368,8 @@ def _tools_opener(fmt: Format) -> str:
     with_tools = reading.render(messages, True)
     if without is None or with_tools is None or without == with_tools:
         return ""
-    at = first_difference(with_tools, without) or 0
-    added = with_tools[at : at + len(with_tools) - len(without)]
+    written = set(without.splitlines())
+    added = "\n".join(line for line in with_tools.splitlines() if line not in written)
     told: list[str] = []  # (the probe tools' names and descriptions: a line holding one is theirs)
     for tool in PROBE_TOOLS:
         function = tool["function"]
