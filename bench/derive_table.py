@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from codec.derive import DeriveError, _snap_cut, config_tokens, derive
+from codec.derive import BEFORE_LATER, DeriveError, _common_prefix, _snap_cut, config_tokens, derive
 from codec.errors import RenderError
 from codec.format import Format
 
@@ -84,7 +84,14 @@ def _reply(fmt: Format, calls: list[dict[str, Any]]) -> tuple[str, str]:
     """The template's reply for ``calls`` and the prompt it follows."""
     message = {"role": "assistant", "content": "", "tool_calls": calls}
     generation = fmt.render([_USER], _TOOLS, add_generation_prompt=True)
-    history = fmt.render([_USER, message], _TOOLS)
+    if BEFORE_LATER in fmt.derivation.notes:  # (the turn as written before a later user's message)
+        later = {"role": "user", "content": "And then?"}
+        alone, both = fmt.render([_USER], _TOOLS), fmt.render([_USER, later], _TOOLS)
+        opener = both[len(_common_prefix([alone, both])) : both.index(later["content"])]
+        history = fmt.render([_USER, message, later], _TOOLS)
+        history = history[: history.rindex(opener + later["content"])]
+    else:
+        history = fmt.render([_USER, message], _TOOLS)
     if history.startswith(generation):
         prompt = generation
     else:  # what both write, cut back to the start of a marker it would end inside (as derive cuts it)

@@ -890,13 +890,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
             fmt, verified = derived, False
             derivation = derived.derivation  # type: ignore[attr-defined]
             whose = f", the spec of {', '.join(derivation.builtins)}" if derivation.builtins else ""
-            how = f"a {derivation.spec.family} spec fitted to the template{whose}; decode not checked"
+            how = f"a {derivation.spec.family} spec fitted to the template{whose}"
         else:
             label, template, detection = found
             fmt, verified = get_format(detection.format), detection.verified
             how = "detected" if verified else "detected, not verified: its prompts differ from the template's"
-    # A derived format decodes no prompts: its decode check is left out.
-    checks = [c for c in CHECKS if c != "decode"] if args.format is None and derived is not None else list(CHECKS)
+    checks = list(CHECKS)
     progress = _CheckProgress() if sys.stderr.isatty() else None
     try:
         report = check_template(template, fmt, examples=args.examples, seed=args.seed, progress=progress, checks=checks)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from codec import jinja
 from codec._compare import template_messages
-from codec.errors import CodecError, RenderError, parse_error_at
+from codec.errors import CodecError, RenderError
 from codec.wire import WireSpec, compile_spec
 
 if TYPE_CHECKING:
@@ -82,32 +82,40 @@ def _tool(name: str, description: str, properties: dict[str, Any], required: lis
 
 #: The tools every probe conversation declares: two of a call's names and two argument names
 #: (``get_weather``: ``city``, ``days``; ``search_notes``: ``query``, ``limit``), and one whose
-#: arguments are every kind of JSON value (``record``), typed by its schema.
+#: arguments are every kind of JSON value (``record``), typed by its schema. Every parameter is
+#: described and the object one says what its values may be (templates that write a parameter's
+#: description, or the type of an object's values, raise on one without it: Command R's).
 PROBE_TOOLS: list[dict[str, Any]] = [
     _tool(
         "get_weather",
         "Current weather for a city.",
-        {"city": {"type": "string", "description": "City name"}, "days": {"type": "integer"}},
+        {
+            "city": {"type": "string", "description": "City name"},
+            "days": {"type": "integer", "description": "Days ahead"},
+        },
         ["city"],
     ),
     _tool(
         "search_notes",
         "Search the user's notes.",
-        {"query": {"type": "string"}, "limit": {"type": "integer"}},
+        {
+            "query": {"type": "string", "description": "Words to find"},
+            "limit": {"type": "integer", "description": "Most notes"},
+        },
         [],
     ),
     _tool(
         "record",
         "Store a value.",
         {
-            "text": {"type": "string"},
-            "count": {"type": "integer"},
-            "big": {"type": "integer"},
-            "ratio": {"type": "number"},
-            "flag": {"type": "boolean"},
-            "nothing": {"type": "null"},
-            "items": {"type": "array"},
-            "options": {"type": "object"},
+            "text": {"type": "string", "description": "A text"},
+            "count": {"type": "integer", "description": "A count"},
+            "big": {"type": "integer", "description": "A large count"},
+            "ratio": {"type": "number", "description": "A ratio"},
+            "flag": {"type": "boolean", "description": "A flag"},
+            "nothing": {"type": "null", "description": "Nothing"},
+            "items": {"type": "array", "description": "Some items"},
+            "options": {"type": "object", "description": "Some options", "additionalProperties": True},
         },
         [],
     ),
@@ -116,7 +124,7 @@ PROBE_TOOLS: list[dict[str, Any]] = [
 #: :data:`PROBE_TOOLS` without the type of ``record``'s ``nothing`` (the probes are rendered with these
 #: where a template raises on a parameter of type ``null``; the null probe is then left out).
 UNTYPED_NULL_TOOLS: list[dict[str, Any]] = json.loads(
-    json.dumps(PROBE_TOOLS).replace('"nothing": {"type": "null"}', '"nothing": {"description": "Anything."}')
+    json.dumps(PROBE_TOOLS).replace('"nothing": {"type": "null", ', '"nothing": {')
 )
 
 #: A string value that shows how strings are written: a quote, a backslash, a line break,
@@ -279,9 +287,21 @@ def derive_spec(
         if arguments == "json_text" and shown:
             break  # arguments as JSON text only for a template that cannot take them as an object
         try:
-            rendered = _render_probes(template, arguments, tools, variables, tokens)
+            try:
+                rendered = _render_probes(template, arguments, tools, variables, tokens)
+            except DeriveError as exc:
+                # A last turn written otherwise than the history's (moved, its calls dropped): the
+                # turns as written before a later user's message, if those fit.
+                if exc.reason not in ("history", "no_calls"):
+                    raise
+                try:
+                    rendered = _render_probes(template, arguments, tools, variables, tokens, before_later=True)
+                except DeriveError:
+                    raise exc from None
         except DeriveError as exc:
-            first_error = first_error or exc
+            # (A refusal past the renders, with the tools a template takes, says more than a raise.)
+            if first_error is None or (first_error.reason == "raises" and exc.reason != "raises"):
+                first_error = exc
             continue
         shown = shown or rendered.calls_text(rendered.turns["one call"])
         found = _fit(rendered, failures, builtins)
@@ -353,14 +373,44 @@ def _render(
     return jinja.render_template(template, prepared, tools, add_generation_prompt=generation, **variables)
 
 
+#: The note of a derivation whose probes' turns were read as written before a later user's message.
+BEFORE_LATER = "the turns are read as the template writes them before a later user's message"
+
+
+def _followed(template: str, arguments: str, tools: list[dict[str, Any]], variables: Mapping[str, Any]) -> str | None:
+    """What the template writes to open a later user's message right after the first one (the text
+    between what both renderings share and the later message's content), or None where that does not
+    show."""
+    try:
+        alone = _render(template, [_USER], arguments, tools, False, variables)
+        both = _render(template, [_USER, _FOLLOW_UP], arguments, tools, False, variables)
+    except RenderError:
+        return None
+    at = both.find(_FOLLOW_UP["content"])
+    shared = len(_common_prefix([alone, both]))
+    return both[shared:at] if 0 <= shared <= at else None
+
+
+def _before_followed(text: str, opener: str) -> str:
+    """``text`` (a rendering with a later user's message) up to where that message's turn opens."""
+    at = text.rfind(opener + _FOLLOW_UP["content"]) if opener else -1
+    if at < 0:
+        raise RenderError("the later user's message is not written after the turn")
+    return text[:at]
+
+
 def _render_probes(
     template: str,
     arguments: str,
     tools: list[dict[str, Any]],
     variables: Mapping[str, Any],
     tokens: tuple[str, ...],
+    before_later: bool = False,
 ) -> _Rendered:
-    """Every probe's turn as ``template`` writes it, or the :class:`DeriveError` that stops it."""
+    """Every probe's turn as ``template`` writes it, or the :class:`DeriveError` that stops it.
+    ``before_later``: each turn as written before a later user's message (a template that writes a
+    last turn otherwise than its history: nemotron_json moves a last assistant turn after the
+    generation prompt)."""
     thinking = {"enable_thinking": True, **variables}
     try:
         generation = _render(template, [_USER], arguments, tools, True, thinking)
@@ -371,9 +421,14 @@ def _render_probes(
         ) from exc
     histories: dict[str, str] = {}
     skipped: dict[str, str] = {}
+    followed = _followed(template, arguments, tools, thinking) if before_later else None
     for probe, message in PROBE_REPLIES.items():
         try:
-            histories[probe] = _render(template, [_USER, message], arguments, tools, False, thinking)
+            if followed is None:
+                histories[probe] = _render(template, [_USER, message], arguments, tools, False, thinking)
+            else:  # the turn as written before a later user's message, up to that message's turn
+                text = _render(template, [_USER, message, _FOLLOW_UP], arguments, tools, False, thinking)
+                histories[probe] = _before_followed(text, followed)
         except RenderError as exc:
             _reraise_syntax(exc)
             if probe == "two calls":  # a template of one call a turn: the rest of the probes still tell
@@ -383,7 +438,9 @@ def _render_probes(
                 "raises", f"the template raises on the probe {probe!r}: {exc.reason}", probe=probe
             ) from exc
     prompt = _snap_cut(generation, len(_common_prefix([generation, *histories.values()])), tokens)
-    notes = []
+    if not any("get_weather" in histories[p][len(prompt) :] for p in ("one call", "content and a call")):
+        raise _no_calls()  # (before comparing forms: a template that writes no assistant turn has none)
+    notes = [BEFORE_LATER] if before_later else []
     opened = generation[len(prompt) :]
     #: A reasoning opener only the generation prompt writes, the history writing the reasoning right at
     #: the turn's start and a closer after it (Apriel 1.6's "Here are my reasoning steps:"), or "".
@@ -430,9 +487,7 @@ def _render_probes(
                 probe=probe,
             )
     if not any("get_weather" in turns[p].text for p in ("one call", "content and a call")):
-        raise DeriveError(
-            "no_calls", "the template renders no tool calls: an assistant message's calls do not appear in its turn"
-        )
+        raise _no_calls()
     if "two calls" in turns and turns["two calls"].text == turns["one call"].text:
         skipped["two calls"] = "the template writes only the first of parallel calls"
     if turns["null"].text == turns["no arguments"].text.replace("search_notes", "record"):
@@ -458,6 +513,12 @@ def _render_probes(
         skipped,
         tuple(notes),
         _opened_reasoning(generation[len(prompt) :], tokens),
+    )
+
+
+def _no_calls() -> DeriveError:
+    return DeriveError(
+        "no_calls", "the template renders no tool calls: an assistant message's calls do not appear in its turn"
     )
 
 
@@ -1155,7 +1216,9 @@ def _derived_format(template: str, found: Derivation, name: str, variables: Mapp
         return jinja.render_template(template, prepared, tools, add_generation_prompt=generation, **given)
 
     def prompt_conversation(prompt: str) -> Conversation:
-        raise parse_error_at(prompt, 0, f"{name} is a derived format: it decodes no prompts")
+        from codec._derive_decode import decode_prompt
+
+        return decode_prompt(made, template, prompt)
 
     whose = f" (the spec of {', '.join(found.builtins)})" if found.builtins else ""
     attributes = {

@@ -7,8 +7,10 @@ members of two families with markers no built-in format uses, and the refusals e
 
 from __future__ import annotations
 
+import functools
 import io
 import json
+import warnings
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -324,6 +326,47 @@ def test_refusals_say_why(template: str, reason: str, words: str) -> None:
     assert isinstance(caught.value, codec.CodecError)
 
 
+#: JSON_TOY that leaves a last assistant turn out of its history (the turn is fitted as written
+#: before a later user's message).
+MOVED_TOY = JSON_TOY.replace(
+    "{%- for m in messages -%}", "{%- for m in messages -%}{%- if not (loop.last and m.role == 'assistant') -%}", 1
+).replace("{% endfor -%}", "{% endif -%}{% endfor -%}")
+
+#: Writes users' messages alone, never an assistant's turn.
+NO_TURNS = """\
+{%- for m in messages if m.role == 'user' %}USER: {{ m.content }}
+{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}"""
+
+#: JSON_TOY whose tools block writes each parameter's description, raising on one without it.
+DESCRIBED_TOY = JSON_TOY.replace(
+    "{%- for m in messages -%}",
+    "{%- for t in tools or [] %}{% for k, v in t.function.parameters.properties.items() %}"
+    "{{ k + ': ' + v.description }}\n{% endfor %}{% endfor -%}\n{%- for m in messages -%}",
+    1,
+)
+
+
+def test_a_last_turn_the_history_leaves_out_is_fitted_before_a_later_message() -> None:
+    from codec.derive import BEFORE_LATER
+
+    found = derive_spec(MOVED_TOY)
+    assert found.spec.call == ("<call>", "</call>") and found.spec.stop == "<|end|>"
+    assert BEFORE_LATER in found.notes
+    assert BEFORE_LATER not in derive_spec(JSON_TOY).notes
+
+
+def test_a_template_of_no_assistant_turns_is_refused_as_writing_no_calls() -> None:
+    with pytest.raises(DeriveError) as caught:
+        codec.derive(NO_TURNS)
+    assert caught.value.reason == "no_calls"
+
+
+def test_every_probe_parameter_is_described() -> None:
+    assert derive_spec(DESCRIBED_TOY).spec == derive_spec(JSON_TOY).spec
+    for tool in PROBE_TOOLS:
+        assert all(p.get("description") for p in tool["function"]["parameters"]["properties"].values())
+
+
 def test_added_tokens_snap_the_stop_token() -> None:
     # Without tokens, the stop token is the first word of what ends a turn; with them, the given
     # token it starts with, whatever it is made of.
@@ -390,7 +433,7 @@ def test_check_falls_back_to_the_derived_format(tmp_path: Path) -> None:
     report = json.loads(out)
     assert status == 0 and report["ok"] is True and report["format"] == "derived"
     assert report["derived"]["spec"]["family"] == "xml_params"
-    assert "decode" not in report["checks"] and "round_trip" in report["checks"]
+    assert report["checks"]["decode"]["ok"] is True and "round_trip" in report["checks"]
 
 
 def test_derive_source_reads_a_tokenizer_config() -> None:
@@ -528,3 +571,109 @@ def test_the_outcome_table_script_derives_a_folder(tmp_path: Path) -> None:
     assert rows["lists"]["outcome"] == "derived" and rows["lists"]["source"] == "a toy"
     assert (rows["lists"]["whole"], rows["lists"]["streamed"]) == ("ok", "ok")
     assert (rows["none"]["outcome"], rows["none"]["reason"]) == ("refused", "no_calls")
+
+
+# --------------------------------------------------------------------------- decoding prompts
+
+
+#: JSON_TOY with the tools declared as JSON lines in a turn of their own.
+TOOLS_TOY = JSON_TOY.replace(
+    "{%- for m in messages -%}",
+    "{%- if tools %}<|tools|>\n{% for t in tools %}{{ t | tojson }}\n{% endfor %}<|end|>\n{% endif -%}\n"
+    "{%- for m in messages -%}",
+    1,
+)
+
+#: TOOLS_TOY with each tool written as a line of its name and description, not as JSON.
+PROSE_TOOLS_TOY = TOOLS_TOY.replace("{{ t | tojson }}", "- {{ t.function.name }}: {{ t.function.description }}")
+
+
+def _conversation() -> list[dict[str, object]]:
+    call = {"id": "call_0", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
+    other = {"id": "call_1", "type": "function", "function": {"name": "record", "arguments": {"text": 'a <b> "c"'}}}
+    return [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Oslo?"},
+        {"role": "assistant", "content": "Checking.", "tool_calls": [call, other]},
+        {"role": "tool", "tool_call_id": "call_0", "name": "get_weather", "content": "Rain, 9C"},
+        {"role": "tool", "tool_call_id": "call_1", "name": "record", "content": "stored"},
+        {"role": "assistant", "content": "It rains."},
+        {"role": "user", "content": "Thanks!"},
+    ]
+
+
+@functools.cache
+def _derived(template: str, builtins: bool = True, **variables: str) -> codec.Format:
+    from codec.derive import _derived_format
+
+    found = derive_spec(template, builtins=builtins, **variables)
+    return _derived_format(template, found, "derived", variables)
+
+
+def _assert_decodes(fmt: codec.Format, messages: list[dict[str, object]], tools: object) -> codec.Conversation:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", codec.RenderWarning)
+        prompt = fmt.render(messages, tools, add_generation_prompt=True)
+        decoded = fmt.decode(prompt)
+        again = fmt.render(decoded.messages, decoded.tools, add_generation_prompt=decoded.add_generation_prompt)
+    assert again == prompt
+    calls = [(c["function"]["name"], c["function"]["arguments"]) for m in messages for c in m.get("tool_calls") or []]
+    got = [(c.function.name, c.function.arguments) for m in decoded.messages for c in m.tool_calls or []]
+    assert got == calls
+    assert [m.content for m in decoded.messages if m.role == "tool"] == [
+        m["content"] for m in messages if m["role"] == "tool"
+    ]
+    return decoded
+
+
+@pytest.mark.parametrize("template", [JSON_TOY, XML_TOY, PAIRS_TOY, TOOLS_TOY])
+def test_a_derived_format_decodes_its_prompts(template: str) -> None:
+    fmt = _derived(template)
+    decoded = _assert_decodes(fmt, _conversation(), PROBE_TOOLS)
+    assert [m.role for m in decoded.messages] == [m["role"] for m in _conversation()]
+    assert decoded.messages[2].content == "Checking." and decoded.add_generation_prompt
+    # Tools the template writes as JSON are read back; a template that writes none leaves them out.
+    assert decoded.tools == (codec.jinja.prepare_tools(PROBE_TOOLS) if "tojson }}\n{%" in template else None)
+
+
+def test_reasoning_decodes_where_the_template_writes_it() -> None:
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello.", "reasoning_content": "Greet back."},
+        {"role": "user", "content": "Bye"},
+    ]
+    decoded = _assert_decodes(_derived(PAIRS_TOY), messages, None)
+    assert decoded.messages[1].reasoning_content == "Greet back."
+
+
+@pytest.mark.parametrize("name", ["qwen3", "minimax_m2", "lfm2", "mistral_nemo"])
+def test_a_reference_template_s_prompts_decode_with_the_families_alone(name: str) -> None:
+    fmt = codec.get_format(name)
+    derived = _derived(_reference(type(fmt)), False, **dict(fmt.tokenizer_variables))
+    assert derived.derivation.builtins == ()  # type: ignore[attr-defined]
+    messages = _conversation()
+    for message in messages:  # (Mistral's templates take ids of nine letters and digits alone)
+        for call in message.get("tool_calls") or []:
+            call["id"] = call["id"].replace("call_", "callA000")
+        if "tool_call_id" in message:
+            message["tool_call_id"] = str(message["tool_call_id"]).replace("call_", "callA000")
+    decoded = _assert_decodes(derived, messages, PROBE_TOOLS)
+    assert decoded.tools == codec.jinja.prepare_tools(PROBE_TOOLS)
+
+
+def test_a_prompt_that_does_not_render_back_is_refused_where_it_differs() -> None:
+    fmt = _derived(JSON_TOY)
+    prompt = fmt.render(_conversation(), PROBE_TOOLS, add_generation_prompt=True)
+    broken = prompt.replace("<|turn|>user\nThanks", "<|turn|>usr\nThanks", 1)
+    with pytest.raises(codec.ParseError) as caught:
+        fmt.decode(broken)
+    assert isinstance(caught.value, codec.CodecError)
+    assert "first difference" in str(caught.value) and "usr" in str(caught.value)
+    assert caught.value.pos == broken.index("<|turn|>usr") + len("<|turn|>us")
+
+
+def test_tools_written_otherwise_than_as_json_are_refused_not_taken_for_text() -> None:
+    fmt = _derived(PROSE_TOOLS_TOY)
+    prompt = fmt.render(_conversation(), PROBE_TOOLS, add_generation_prompt=True)
+    with pytest.raises(codec.ParseError, match="otherwise than as JSON"):
+        fmt.decode(prompt)
