@@ -657,10 +657,10 @@ def _fit(rendered: _Rendered, failures: list[tuple[float, WireSpec, str, bool]],
 
 
 def _builtin_specs() -> list[tuple[WireSpec, tuple[str, ...]]]:
-    from codec.formats import BUILTINS
+    from codec.formats import builtins
 
     owners: dict[WireSpec, list[str]] = {}
-    for cls in BUILTINS:
+    for cls in builtins():
         owners.setdefault(cls.wire, []).append(cls.name)
     return [(spec, tuple(names)) for spec, names in owners.items()]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from codec._compare import CONTEXT, first_difference, format_outcome, offset_at, template_outcome
 from codec.format import Format
-from codec.formats import BUILTINS, formats, get_format, reply_owner
+from codec.formats import builtins, formats, get_format, reply_owner
 
 __all__ = ["PROBES", "Detection", "PromptDifference", "TemplateDetection", "detect", "detect_reply", "detect_template"]
 
@@ -310,7 +310,7 @@ def detect_reply(text: str) -> list[Detection]:
     Equal confidences are ordered by how much of the reply the format leaves as plain content
     (less first), then by how many issues its parse reports (fewer first: Mistral Nemo's list is
     Nemo's, though Mistral Small 3.2 reads it too, reporting the older form), then by the
-    registry's order (``BUILTINS``: a format registered later, whose
+    registry's order (``codec.formats.builtins()``: a format registered later, whose
     replies only its stop token tells from an older one's, as ``granite4``'s from ``hermes``', does
     not take that format's replies without it). Only a reply that writes a tool call can be told
     apart reliably: formats that share a stop token (``<|im_end|>``) tie on plain text. Prompt
@@ -328,7 +328,7 @@ def detect_reply(text: str) -> list[Detection]:
 @cache
 def _registry_rank() -> dict[str, int]:
     """Each format's place in the registry."""
-    return {cls.name: i for i, cls in enumerate(BUILTINS)}
+    return {cls.name: i for i, cls in enumerate(builtins())}
 
 
 def _weigh(fmt: Format, text: str) -> tuple[float, int, int, Detection]:

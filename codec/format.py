@@ -266,9 +266,9 @@ class Format:
         system text. Raise rather than lose the tools silently."""
         if conversation.tools:
             return
-        from codec.formats import BUILTINS, get_format  # the registry imports this module
+        from codec.formats import builtins, get_format  # the registry imports this module
 
-        for cls in BUILTINS:
+        for cls in builtins():
             if cls.name == self.name or get_format(cls.name).syntax() is not self.syntax():
                 continue
             try:

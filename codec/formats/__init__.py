@@ -2,67 +2,75 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
+
 from codec.errors import UnknownFormat
 from codec.format import Format
-from codec.formats.deepseek_pythonic import DeepseekPythonic
-from codec.formats.deepseek_v3_1 import DeepSeekV31
-from codec.formats.deepseek_v3_2 import DeepseekV32
-from codec.formats.functiongemma import FunctionGemma
-from codec.formats.gemma3_tool_code import Gemma3ToolCode
-from codec.formats.gemma4 import Gemma4
-from codec.formats.gemma4_31b import Gemma4_31b
-from codec.formats.gemma4_31b_interleaved import Gemma4_31bInterleaved
-from codec.formats.glm4_6 import Glm4_6
-from codec.formats.glm4_7 import Glm4_7
-from codec.formats.gpt_oss import GptOss
-from codec.formats.granite4 import Granite4
-from codec.formats.hermes import Hermes
-from codec.formats.hermes3 import Hermes3
-from codec.formats.kimi_k2 import KimiK2
-from codec.formats.lfm2 import Lfm2
-from codec.formats.llama3_1 import Llama3_1
-from codec.formats.llama3_2 import Llama3_2
-from codec.formats.llama4_pythonic import Llama4Pythonic
-from codec.formats.minimax_m2 import MinimaxM2
-from codec.formats.ministral3 import Ministral3
-from codec.formats.mistral_nemo import MistralNemo
-from codec.formats.mistral_small3_2 import MistralSmall3_2
-from codec.formats.nemotron3 import Nemotron3
-from codec.formats.qwen2_5 import Qwen2_5
-from codec.formats.qwen3 import Qwen3
-from codec.formats.qwen3_5 import Qwen3_5
-from codec.formats.qwen3_coder import Qwen3Coder
-from codec.formats.qwen3_coder_official import Qwen3CoderOfficial
-from codec.formats.qwq import Qwq
-from codec.formats.seed_oss import SeedOss
 
-#: Every built-in format class. Adding a format is one module, one grammar and one line here.
-BUILTINS: tuple[type[Format], ...] = (DeepseekPythonic, Gemma3ToolCode, Gemma4, Hermes, Qwen3Coder)
-BUILTINS += (MinimaxM2, DeepseekV32)  # members of the invoke family
-BUILTINS += (
-    Hermes3,
-    Qwen3,
-    Qwen3CoderOfficial,
-    Qwen2_5,
-    Qwq,
-    Gemma4_31b,
-    Gemma4_31bInterleaved,
-    Qwen3_5,
-    Nemotron3,
-    Granite4,
-    Llama3_1,
-    Llama3_2,
-)  # variants of a format's prompts, one line each
-BUILTINS += (SeedOss,)  # a member of xml_params with markers of its own
-BUILTINS += (Glm4_6, Glm4_7)  # the arg_pairs family's members
-BUILTINS += (DeepSeekV31, KimiK2, MistralSmall3_2, Ministral3)  # a name, then JSON arguments (named_json)
-BUILTINS += (Lfm2, Llama4Pythonic)  # members of a family with replies of their own
-BUILTINS += (GptOss,)
-BUILTINS += (MistralNemo,)  # JSON call objects listed after a block opener (json_object)
-BUILTINS += (FunctionGemma,)  # a gemma4 member with prompts of its own
+#: Every built-in format: its module and class, in the registry's order (the order detection
+#: breaks ties by). A module is imported when its format is first asked for, so that ``import
+#: codec`` and a command on one format do not import them all. Adding a format is one module, one
+#: grammar and one line here.
+_TABLE: tuple[tuple[str, str], ...] = (
+    ("deepseek_pythonic", "DeepseekPythonic"),
+    ("gemma3_tool_code", "Gemma3ToolCode"),
+    ("gemma4", "Gemma4"),
+    ("hermes", "Hermes"),
+    ("qwen3_coder", "Qwen3Coder"),
+    ("minimax_m2", "MinimaxM2"),
+    ("deepseek_v3_2", "DeepseekV32"),
+    ("hermes3", "Hermes3"),
+    ("qwen3", "Qwen3"),
+    ("qwen3_coder_official", "Qwen3CoderOfficial"),
+    ("qwen2_5", "Qwen2_5"),
+    ("qwq", "Qwq"),
+    ("gemma4_31b", "Gemma4_31b"),
+    ("gemma4_31b_interleaved", "Gemma4_31bInterleaved"),
+    ("qwen3_5", "Qwen3_5"),
+    ("nemotron3", "Nemotron3"),
+    ("granite4", "Granite4"),
+    ("llama3_1", "Llama3_1"),
+    ("llama3_2", "Llama3_2"),
+    ("seed_oss", "SeedOss"),
+    ("glm4_6", "Glm4_6"),
+    ("glm4_7", "Glm4_7"),
+    ("deepseek_v3_1", "DeepSeekV31"),
+    ("kimi_k2", "KimiK2"),
+    ("mistral_small3_2", "MistralSmall3_2"),
+    ("ministral3", "Ministral3"),
+    ("lfm2", "Lfm2"),
+    ("llama4_pythonic", "Llama4Pythonic"),
+    ("gpt_oss", "GptOss"),
+    ("mistral_nemo", "MistralNemo"),
+    ("functiongemma", "FunctionGemma"),
+)
 
-_INSTANCES: dict[str, Format] = {cls.name: cls() for cls in BUILTINS}
-_ALIASES: dict[str, str] = {alias: cls.name for cls in BUILTINS for alias in cls.aliases}
+#: The formats made so far, by canonical name (a format's module's name is its name).
+_INSTANCES: dict[str, Format] = {}
+_NAMES: frozenset[str] = frozenset(module for module, _ in _TABLE)
+
+
+def _made(name: str) -> Format:
+    """The built-in format called ``name`` (a canonical name), made on first use."""
+    made = _INSTANCES.get(name)
+    if made is None:
+        module, attribute = next(row for row in _TABLE if row[0] == name)
+        cls: type[Format] = getattr(importlib.import_module(f"codec.formats.{module}"), attribute)
+        made = _INSTANCES.setdefault(name, cls())
+    return made
+
+
+def builtins() -> tuple[type[Format], ...]:
+    """Every built-in format class, in the registry's order (importing every format's module)."""
+    return tuple(type(_made(module)) for module, _ in _TABLE)
+
+
+@functools.cache
+def _aliases() -> dict[str, str]:
+    """Each alias of a built-in format, as :func:`get_format` spells the name it is given
+    (``gemma-4-31b`` is ``gemma_4_31b``), and the format's name (importing every format's module)."""
+    return {_key(alias): cls.name for cls in builtins() for alias in cls.aliases}
 
 
 #: Names that were aliases of formats whose templates are not those models' own: refused, with
@@ -77,20 +85,16 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("-", "_")
 
 
-#: The aliases as :func:`get_format` spells the name it is given (``gemma-4-31b`` is ``gemma_4_31b``).
-_ALIAS_KEYS: dict[str, str] = {_key(alias): name for alias, name in _ALIASES.items()}
-
-
 def formats() -> list[str]:
     """The canonical names of the formats that work, sorted."""
-    return sorted(_INSTANCES)
+    return sorted(_NAMES | set(_INSTANCES))
 
 
 def reply_owner(name: str) -> str:
     """The format whose replies format ``name`` writes: the first built-in with the same compiled reply
     syntax (a prompt variant, such as ``hermes3``, writes its base format's replies)."""
     syntax = get_format(name).syntax()
-    return next(cls.name for cls in BUILTINS if _INSTANCES[cls.name].syntax() is syntax)
+    return next(module for module, _ in _TABLE if _made(module).syntax() is syntax)
 
 
 def get_format(name: str) -> Format:
@@ -98,11 +102,14 @@ def get_format(name: str) -> Format:
     if not isinstance(name, str):
         raise TypeError(f"get_format() takes a format's name (str), such as 'hermes', not {type(name).__name__}")
     key = _key(name)
-    key = _ALIAS_KEYS.get(key, key)
-    try:
+    if key not in _INSTANCES and key not in _NAMES:
+        key = _aliases().get(key, key)
+    if key in _INSTANCES:
         return _INSTANCES[key]
-    except KeyError:
-        error = UnknownFormat(name, list(_INSTANCES) + list(_ALIASES))
-        if key in RETIRED:
-            error.args = (f"{error.args[0]} ({name!r} is not an alias any more: {RETIRED[key]})",)
-        raise error from None
+    if key in _NAMES:
+        return _made(key)
+    aliases = [alias for cls in builtins() for alias in cls.aliases]
+    error = UnknownFormat(name, formats() + aliases)
+    if key in RETIRED:
+        error.args = (f"{error.args[0]} ({name!r} is not an alias any more: {RETIRED[key]})",)
+    raise error
