@@ -560,6 +560,7 @@ class Parser:
                 states.append(arg)
                 values.append(token)
                 return
+            # (:meth:`_reduce`, written out: this loop runs once per token)
             size = len(arg.expansion)
             if size:
                 children = values[-size:]
@@ -571,30 +572,33 @@ class Parser:
             states.append(table[states[-1]][arg.origin.name][1])
             values.append(value)
 
+    def _reduce(self, rule: Any, goto: Any) -> None:
+        """Reduce ``rule``: its handler called on the top values, which it replaces, and the
+        stack's top states replaced by ``goto`` (the state the one below them goes to on it)."""
+        states, values = self._states, self._values
+        size = len(rule.expansion)
+        children = values[-size:] if size else []
+        value = self._callbacks[rule](self._target, children)
+        if size:
+            del states[-size:]
+            del values[-size:]
+        states.append(goto)
+        values.append(value)
+
     def feed_end(self, pos: int) -> None:
         """The end of the reply, at offset ``pos``: the last reductions, up to the start rule's.
 
         Raises :class:`Refused` where the reply cannot end here (the stream asks :meth:`accepts`
         first)."""
-        states, values = self._states, self._values
+        states = self._states
         table = self.grammar.states
-        callbacks, builder = self._callbacks, self._target
         end_state = self.grammar.end_state
         while True:
             action = table[states[-1]].get("$END")
             if action is None or action[0] is Shift:
                 raise Refused(Token("$END", "", start_pos=pos), self.grammar.expected(states[-1]))
             rule = action[1]
-            size = len(rule.expansion)
-            if size:
-                children = values[-size:]
-                del states[-size:]
-                del values[-size:]
-            else:
-                children = []
-            value = callbacks[rule](builder, children)
-            states.append(table[states[-1]][rule.origin.name][1])
-            values.append(value)
+            self._reduce(rule, table[states[-1 - len(rule.expansion)]][rule.origin.name][1])
             if states[-1] == end_state:
                 return
 
@@ -646,8 +650,7 @@ class Parser:
         A stream does this before it gives up a block, so that the block's finished parts are kept.
         ``ending``: only those the end of the reply would make too (a state where the reply cannot
         end is left as it is, so that what the end finds missing is found where it is missing)."""
-        states, values = self._states, self._values
-        callbacks, builder = self._callbacks, self._target
+        states = self._states
         grammar = self.grammar
         table = grammar.states
         while True:
@@ -658,13 +661,7 @@ class Parser:
             goto = table[states[-1 - size]].get(rule.origin.name) if size < len(states) else None
             if goto is None:  # the start rule: the reply is not over
                 return
-            children = values[-size:] if size else []
-            value = callbacks[rule](builder, children)
-            if size:
-                del states[-size:]
-                del values[-size:]
-            states.append(goto[1])
-            values.append(value)
+            self._reduce(rule, goto[1])
 
 
 #: How deep into the stack :meth:`CompiledGrammar.after` looks first, how many answers it keeps.
